@@ -1,0 +1,48 @@
+"""aotc: compile numpy-style Python functions ahead of time with IREE.
+
+    import aotc, aotc.numpy as anp
+
+    @aotc.jit
+    def f(x):
+        return anp.tanh(x) * 2
+
+    art = aotc.export(f, aotc.ShapeDtypeStruct((4,), "float32"))
+    art.save("f.vmfb")                    # run it later with aotc.runtime.load("f.vmfb")
+
+The compiler-side names are imported lazily, so ``import aotc.runtime`` works on a
+machine that has only the IREE runtime (no compiler).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "jit": ("aotc.api", "jit"),
+    "Lowered": ("aotc.api", "Lowered"),
+    "Compiled": ("aotc.api", "Compiled"),
+    "export": ("aotc.export", "export"),
+    "Artifact": ("aotc.export", "Artifact"),
+    "ShapeDtypeStruct": ("aotc.core", "ShapeDtypeStruct"),
+    "CompileError": ("aotc.errors", "CompileError"),
+    "AotcError": ("aotc.errors", "AotcError"),
+    "TracerConversionError": ("aotc.errors", "TracerConversionError"),
+    "UnsupportedOpError": ("aotc.errors", "UnsupportedOpError"),
+    "UnsupportedDtypeError": ("aotc.errors", "UnsupportedDtypeError"),
+    "TracingError": ("aotc.errors", "TracingError"),
+}
+
+__all__ = sorted(_LAZY) + ["numpy", "runtime", "__version__"]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    if name in ("numpy", "runtime", "passes", "errors", "targets"):
+        return importlib.import_module(f"aotc.{name}")
+    raise AttributeError(f"module 'aotc' has no attribute {name!r}")

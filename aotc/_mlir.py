@@ -1,0 +1,30 @@
+"""The one module that imports the MLIR Python bindings shipped inside iree-base-compiler.
+
+Everything else in aotc that builds IR imports ``ir`` and the dialects from here, so a
+change of where the bindings live touches one file.
+"""
+
+from __future__ import annotations
+
+from iree.compiler import ir, passmanager  # noqa: F401
+from iree.compiler.dialects import arith, func, linalg, math, scf, tensor  # noqa: F401
+
+PARALLEL = "#linalg.iterator_type<parallel>"
+REDUCTION = "#linalg.iterator_type<reduction>"
+
+
+def iterator_types(kinds: list[str]) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([ir.Attribute.parse(k) for k in kinds])
+
+
+def affine_maps(maps: list[ir.AffineMap]) -> ir.ArrayAttr:
+    return ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
+
+
+def dim_map(n_dims: int, dims: list[int]) -> ir.AffineMap:
+    """An affine map over ``n_dims`` loop dimensions selecting ``dims`` in order."""
+    return ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(d) for d in dims])
+
+
+def index_constant(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result

@@ -1,0 +1,196 @@
+"""``aotc.jit`` and its ahead-of-time stages (``lower`` → ``Lowered`` → ``compile`` →
+``Compiled``), with JAX's names and semantics."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, Sequence
+
+from . import build, cache
+from .compiler import compile_bytecode, iree_version
+from .core import is_tracing
+from .runtime import tree
+from .runtime.metadata import FunctionMetadata
+from .signature import ArgumentBinder, CallSignature
+from .targets import Target, get_target
+
+_PY_SCALARS = (bool, int, float)
+
+
+def _leaf_key(x) -> Any:
+    t = type(x)
+    if t in _PY_SCALARS:
+        return t
+    return (x.shape, x.dtype)
+
+
+class Lowered:
+    """A traced function as MLIR, before IREE: ``as_text()`` shows it, ``compile()``
+    builds it."""
+
+    def __init__(self, module, metadata: FunctionMetadata, flags: tuple[str, ...],
+                 binder: ArgumentBinder, signature: CallSignature, stats: dict | None = None):
+        self._module = module
+        self.metadata = metadata
+        self.flags = flags
+        self._binder = binder
+        self._signature = signature
+        self._stats = stats if stats is not None else {}
+        self._bytecode: bytes | None = None
+
+    def as_text(self) -> str:
+        """The MLIR module (linalg on tensors) that IREE compiles."""
+        return build.module_text(self._module)
+
+    @property
+    def bytecode(self) -> bytes:
+        if self._bytecode is None:
+            self._bytecode = build.bytecode(self._module)
+        return self._bytecode
+
+    def cache_key(self) -> str:
+        from . import __version__
+
+        return cache.make_key(self.bytecode, "\0".join(self.flags), iree_version(), __version__)
+
+    def compile(self) -> "Compiled":
+        """Compiles with IREE (or takes the module from the disk cache)."""
+        key = self.cache_key() if cache.enabled() else None
+        vmfb = cache.load(key) if key else None
+        if vmfb is not None:
+            self._stats["disk_hits"] = self._stats.get("disk_hits", 0) + 1
+            try:
+                return Compiled(vmfb, self.metadata, self._binder, self._signature)
+            except Exception:
+                vmfb = None  # unloadable despite its checksum: rebuild it
+        vmfb = compile_bytecode(self.bytecode, self.flags, self.metadata.name)
+        self._stats["compiles"] = self._stats.get("compiles", 0) + 1
+        if key:
+            cache.store(key, vmfb)
+        return Compiled(vmfb, self.metadata, self._binder, self._signature)
+
+
+class Compiled:
+    """A compiled function, loaded in the runtime and callable with arrays."""
+
+    def __init__(self, vmfb: bytes, metadata: FunctionMetadata, binder: ArgumentBinder,
+                 signature: CallSignature):
+        from .runtime import load
+
+        self.vmfb = vmfb
+        self.metadata = metadata
+        self._binder = binder
+        self._signature = signature
+        self.module = load(vmfb)
+        self._function = self.module[metadata.name]
+        self._out_tree = metadata.out_tree
+
+    def call_flat(self, leaves: list):
+        return tree.unflatten(self._out_tree, self._function.call_flat(leaves))
+
+    def __call__(self, *args, **kwargs):
+        signature, leaves = self._binder.bind(args, kwargs)
+        if signature.key != self._signature.key:
+            raise TypeError(
+                f"{self.metadata.name}: this compiled function takes {self.metadata.signature}; "
+                f"the call's arguments differ. Use the jitted function (it compiles per "
+                f"signature) or lower/compile again for these arguments."
+            )
+        return self.call_flat(leaves)
+
+
+class JittedFunction:
+    """A function compiled with IREE on first call per signature (see ``aotc.jit``)."""
+
+    def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), target="cpu"):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._binder = ArgumentBinder(fn, static_argnums, static_argnames)
+        self._target: Target = get_target(target)
+        self._compiled: dict[Any, Compiled] = {}
+        self._lock = threading.Lock()
+        # Counters that tests and users can read: how often this function was traced,
+        # compiled by IREE, or taken from the disk cache.
+        self.stats = {"traces": 0, "compiles": 0, "disk_hits": 0}
+
+    def _fast_key(self, args, kwargs):
+        if not kwargs and not self._binder.static_argnums:
+            return (len(args),) + tuple(_leaf_key(a) for a in args) if all(
+                type(a) in _PY_SCALARS or hasattr(a, "dtype") for a in args) else None
+        return None
+
+    def __call__(self, *args, **kwargs):
+        if is_tracing():
+            # Called inside another traced function: trace through (the outer compile
+            # inlines it), as nested jax.jit calls do.
+            return self._fn(*args, **kwargs)
+        key = self._fast_key(args, kwargs)
+        compiled = self._compiled.get(key) if key is not None else None
+        if compiled is not None:
+            return compiled.call_flat(list(args))
+        signature, leaves = self._binder.bind(args, kwargs)
+        compiled = self._compiled.get(signature.key)
+        if compiled is None:
+            with self._lock:
+                compiled = self._compiled.get(signature.key)
+                if compiled is None:
+                    compiled = self._lower(signature).compile()
+                    self._compiled[signature.key] = compiled
+        if key is not None:
+            self._compiled[key] = compiled
+        return compiled.call_flat(leaves)
+
+    def _lower(self, signature: CallSignature) -> Lowered:
+        module = build.new_module()
+        name = _symbol_name(self._binder.fn_name)
+        lowered = build.trace_into(module, self._binder, signature, name, self._target)
+        self.stats["traces"] += 1
+        flags = build.finish_module(module, self._target, lowered.contractions)
+        return Lowered(module, lowered.metadata, flags, self._binder, signature, self.stats)
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        """Traces for these arguments (arrays or ``aotc.ShapeDtypeStruct``) without compiling.
+
+        >>> aotc.jit(f).lower(aotc.ShapeDtypeStruct((4,), "float32")).as_text()
+        """
+        signature, _ = self._binder.bind(args, kwargs)
+        return self._lower(signature)
+
+    def clear_cache(self) -> None:
+        self._compiled.clear()
+
+
+def _symbol_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else f"f_{cleaned}"
+
+
+def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), target: str = "cpu"):
+    """Compiles ``fn`` ahead of time with IREE, once per call signature.
+
+    Like ``jax.jit``: the first call with new shapes, dtypes or static values traces ``fn``
+    on abstract arrays, compiles it and caches the result in memory and on disk
+    (``AOTC_CACHE_DIR``); later calls with the same signature run the compiled code.
+    Arguments and results are pytrees (tuples, lists, dicts, None) of arrays.
+
+    Args:
+      fn: the function, written with ``aotc.numpy`` (numpy's names and semantics).
+      static_argnums, static_argnames: arguments passed as Python values (hashable);
+        each distinct value compiles once. Use them for shapes, flags and modes.
+      target: where the code runs; see ``aotc.targets.TARGETS`` (default: this CPU).
+
+    Returns:
+      A callable with ``.lower(*args)`` for the ahead-of-time path.
+
+    Example:
+      >>> import aotc, aotc.numpy as anp, numpy as np
+      >>> f = aotc.jit(lambda x: anp.tanh(x) * 2)
+      >>> np.asarray(f(np.zeros(3, np.float32)))
+      array([0., 0., 0.], dtype=float32)
+    """
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, target=target)
+    return JittedFunction(fn, static_argnums, static_argnames, target)

@@ -1,0 +1,82 @@
+"""Compiling MLIR to a .vmfb with IREE's in-process compiler.
+
+One compiler session per flag set is kept for the process (sessions are costly to make
+and reusable); each compile is one invocation. IREE prints its diagnostics to the C-level
+stderr, so they are captured from file descriptor 2 and carried in ``CompileError``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+
+from .errors import CompileError
+
+_sessions: dict[tuple[str, ...], object] = {}
+_lock = threading.Lock()
+
+
+def _session(flags: tuple[str, ...]):
+    from iree.compiler.api import Session
+
+    session = _sessions.get(flags)
+    if session is None:
+        session = Session()
+        try:
+            session.set_flags(*flags)
+        except ValueError as e:
+            raise CompileError(f"IREE rejected the compiler flags {' '.join(flags)}", str(e)) from None
+        _sessions[flags] = session
+    return session
+
+
+class _CaptureStderr:
+    """Redirects file descriptor 2 into a temporary file while IREE runs."""
+
+    def __enter__(self):
+        self.file = tempfile.TemporaryFile()
+        self.saved = os.dup(2)
+        os.dup2(self.file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.file.seek(0)
+        self.text = self.file.read().decode(errors="replace")
+        self.file.close()
+
+
+def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:
+    """Compiles MLIR (text or bytecode) to .vmfb bytes; raises CompileError with diagnostics."""
+    from iree.compiler.api import Output, Source
+
+    with _lock:
+        session = _session(tuple(flags))
+        invocation = session.invocation()
+        try:
+            invocation.enable_console_diagnostics()
+            source = Source.wrap_buffer(session, mlir if mlir.startswith(b"ML\xefR") else mlir + b"\0")
+            with _CaptureStderr() as captured:
+                ok = invocation.parse_source(source) and invocation.execute()
+                output = None
+                if ok:
+                    output = Output.open_membuffer()
+                    invocation.output_vm_bytecode(output)
+            if not ok:
+                raise CompileError(
+                    f"IREE could not compile '{name}' (flags: {' '.join(flags)}). The "
+                    f"diagnostics below name the failing op; if it is an op or dtype the "
+                    f"target cannot run, change the dtype or the target.",
+                    captured.text.strip(),
+                )
+            return bytes(output.map_memory())
+        finally:
+            invocation.close()
+
+
+def iree_version() -> str:
+    from iree.compiler.version import VERSION
+
+    return VERSION

@@ -1,0 +1,329 @@
+"""Tracing: run a Python function on abstract arrays and record it as an MLIR function.
+
+A ``Tracer`` stands for an array while a function is traced: it has a shape and a dtype
+and holds the ``ir.Value`` that computes it. Operations on tracers (``aotc.numpy``, the
+operator overloads) append MLIR ops to the function being built. There is no other IR:
+the func.func built here is the program.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import dtypes
+from ._mlir import func, ir
+from .errors import TracerConversionError, TracingError
+from .runtime import tree
+
+_AOTC_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@dataclass(frozen=True)
+class ShapeDtypeStruct:
+    """An abstract array: a shape and a dtype, no data. Pass it where arrays go to trace,
+    lower or export a function without example data.
+
+    >>> aotc.ShapeDtypeStruct((64, 784), "float32")
+    ShapeDtypeStruct(shape=(64, 784), dtype=float32)
+    """
+
+    shape: tuple
+    dtype: np.dtype
+
+    def __init__(self, shape, dtype):
+        if isinstance(shape, int):
+            shape = (shape,)
+        shape = tuple(shape)
+        for d in shape:
+            if not (d is None or isinstance(d, str) or (isinstance(d, (int, np.integer)) and d >= 0)):
+                raise TracingError(
+                    f"ShapeDtypeStruct: expected dimensions that are non-negative ints, got "
+                    f"shape {shape}"
+                )
+        object.__setattr__(self, "shape", tuple(d if d is None or isinstance(d, str) else int(d) for d in shape))
+        object.__setattr__(self, "dtype", dtypes.canonicalize(dtype, "ShapeDtypeStruct dtype"))
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+
+def user_frame():
+    """The innermost stack frame outside aotc: where the user's code asked for this."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_AOTC_DIR):
+        frame = frame.f_back
+    return frame
+
+
+def user_location() -> ir.Location:
+    frame = user_frame()
+    if frame is None:
+        return ir.Location.unknown()
+    return ir.Location.file(frame.f_code.co_filename, frame.f_lineno, 0)
+
+
+class Trace:
+    """One function being traced: its MLIR context, module, func.func and block."""
+
+    def __init__(self, fn_name: str, module: ir.Module | None = None):
+        self.fn_name = fn_name
+        self.context = module.context if module is not None else ir.Context()
+        self.module = module
+        self.block: ir.Block | None = None
+        self.work = 0.0  # estimated flops of one call, summed by the ops as they are emitted
+        # (flops, has a constant operand) per contraction: decides data tiling.
+        self.contractions: list[tuple[float, bool]] = []
+        self._constants: dict[int, tuple[Any, "Tracer"]] = {}
+
+    def constant(self, array: np.ndarray) -> "Tracer":
+        """A numpy array as a constant of the traced function (deduplicated by identity)."""
+        key = id(array)
+        hit = self._constants.get(key)
+        if hit is not None and hit[0] is array:
+            return hit[1]
+        from .lowering import dense_constant
+
+        value = np.asarray(array)
+        tracer = Tracer(dense_constant(value), value.shape, dtypes.canonicalize(value.dtype, "constant"))
+        self._constants[key] = (array, tracer)  # keep the array alive so its id stays unique
+        return tracer
+
+
+_state = threading.local()
+
+
+def _stack() -> list[Trace]:
+    if not hasattr(_state, "stack"):
+        _state.stack = []
+    return _state.stack
+
+
+def current_trace() -> Trace:
+    stack = _stack()
+    if not stack:
+        raise TracingError(
+            "aotc.numpy functions build compiled programs and run only inside a function "
+            "traced by aotc.jit or aotc.export; call them from such a function, or use numpy "
+            "for eager computation"
+        )
+    return stack[-1]
+
+
+def is_tracing() -> bool:
+    return bool(_stack())
+
+
+class Tracer:
+    """An array inside a traced function: shape and dtype known, value computed later."""
+
+    __slots__ = ("value", "shape", "dtype", "trace", "weak")
+    # numpy binary operators defer to ours (ndarray + Tracer -> Tracer.__radd__).
+    __array_priority__ = 1000
+
+    def __init__(self, value: ir.Value, shape: Sequence[int], dtype: np.dtype,
+                 trace: Trace | None = None, weak: bool = False):
+        self.value = value
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.trace = trace if trace is not None else current_trace()
+        # A Python scalar passed as an argument: like the scalar itself, it takes the dtype
+        # of the arrays it meets (numpy's weak scalar rule) instead of forcing float64.
+        self.weak = weak
+
+    # ---- array attributes -------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def T(self) -> "Tracer":
+        return _anp().transpose(self)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        return f"Tracer({self.dtype.name}[{','.join(map(str, self.shape))}])"
+
+    # ---- conversions that need a value: not available while tracing --------------------
+    def _no_value(self, what: str):
+        frame = user_frame()
+        where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "<unknown>"
+        raise TracerConversionError(
+            f"{what} was asked of a traced array {self.dtype.name}{list(self.shape)} in "
+            f"function '{self.trace.fn_name}' at {where}: while tracing, arrays have a shape "
+            f"and dtype but no value. Fix: pass this value as a static argument "
+            f"(aotc.jit(f, static_argnums=...) or static_argnames=...), or express the "
+            f"choice with array operations such as aotc.numpy.where (structured control "
+            f"flow, aotc.lax.cond/while_loop, covers loops and branches)."
+        )
+
+    def __bool__(self):
+        self._no_value("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
+
+    def __int__(self):
+        self._no_value("int()")
+
+    def __float__(self):
+        self._no_value("float()")
+
+    def __complex__(self):
+        self._no_value("complex()")
+
+    def __index__(self):
+        self._no_value("an integer index (__index__)")
+
+    def __array__(self, dtype=None, copy=None):
+        self._no_value("conversion to a numpy array (np.asarray / a numpy function)")
+
+    def tolist(self):
+        self._no_value("tolist()")
+
+    def item(self):
+        self._no_value("item()")
+
+    __hash__ = object.__hash__
+
+
+def _anp():
+    from . import numpy as anp
+
+    return anp
+
+
+def _bind_methods() -> None:
+    """Operator overloads and array methods, delegating to aotc.numpy (one definition)."""
+    binary = {
+        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+        "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+        "lshift": "left_shift", "rshift": "right_shift",
+    }
+    for dunder, name in binary.items():
+        def forward(self, other, _n=name):
+            return getattr(_anp(), _n)(self, other)
+
+        def reverse(self, other, _n=name):
+            return getattr(_anp(), _n)(other, self)
+
+        setattr(Tracer, f"__{dunder}__", forward)
+        setattr(Tracer, f"__r{dunder}__", reverse)
+    compare = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+               "eq": "equal", "ne": "not_equal"}
+    for dunder, name in compare.items():
+        setattr(Tracer, f"__{dunder}__", lambda self, other, _n=name: getattr(_anp(), _n)(self, other))
+    unary = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "invert"}
+    for dunder, name in unary.items():
+        setattr(Tracer, f"__{dunder}__", lambda self, _n=name: getattr(_anp(), _n)(self))
+    Tracer.__getitem__ = lambda self, index: _anp()._getitem(self, index)
+    # Methods with numpy's ndarray names: x.sum(axis=0) is anp.sum(x, axis=0).
+    for name in ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "any", "all",
+                 "var", "std", "ravel", "squeeze", "swapaxes", "clip", "round", "dot",
+                 "flatten"):
+        setattr(Tracer, name, lambda self, *a, _n=name, **k: getattr(_anp(), _n)(self, *a, **k))
+    Tracer.reshape = lambda self, *shape, **k: _anp().reshape(
+        self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, **k)
+    Tracer.transpose = lambda self, *axes: _anp().transpose(
+        self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
+    Tracer.astype = lambda self, dtype: _anp().astype(self, dtype)
+
+
+_bind_methods()
+
+
+# ---- tracing a whole function ------------------------------------------------------------
+
+@dataclass
+class TracedFunction:
+    """The result of tracing: an MLIR module holding one public func.func."""
+
+    trace: Trace
+    module: ir.Module
+    func_op: Any
+    in_avals: list[ShapeDtypeStruct]
+    out_avals: list[ShapeDtypeStruct]
+    out_tree: tree.TreeDef
+
+
+def trace_function(
+    fn: Callable,
+    name: str,
+    args_tree: tree.TreeDef,
+    in_avals: Sequence[ShapeDtypeStruct],
+    rebuild_args: Callable[[list], tuple[tuple, dict]],
+    trace: Trace | None = None,
+) -> TracedFunction:
+    """Traces ``fn`` into ``func.func @name``.
+
+    ``in_avals`` are the flat abstract leaves; ``rebuild_args(leaf_tracers)`` returns the
+    ``(args, kwargs)`` to call ``fn`` with (static arguments put back in place).
+    """
+    trace = trace or Trace(getattr(fn, "__name__", name))
+    with trace.context, ir.Location.unknown():
+        if trace.module is None:
+            trace.module = ir.Module.create()
+        arg_types = [dtypes.tensor_type(a.shape, a.dtype) for a in in_avals]
+        with ir.InsertionPoint(trace.module.body):
+            func_op = func.FuncOp(name, (arg_types, []))
+            func_op.attributes["sym_visibility"] = ir.StringAttr.get("public")
+        trace.block = func_op.add_entry_block()
+        _stack().append(trace)
+        try:
+            with ir.InsertionPoint(trace.block):
+                tracers = [
+                    Tracer(v, a.shape, a.dtype, trace, weak=getattr(a, "weak", False))
+                    for v, a in zip(trace.block.arguments, in_avals)
+                ]
+                args, kwargs = rebuild_args(tracers)
+                out = fn(*args, **kwargs)
+                out_leaves, out_tree = tree.flatten(out)
+                out_tracers = [_as_output(leaf, i, trace) for i, leaf in enumerate(out_leaves)]
+                func.ReturnOp([t.value for t in out_tracers])
+        finally:
+            _stack().pop()
+        func_op.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(arg_types, [t.value.type for t in out_tracers])
+        )
+    out_avals = [ShapeDtypeStruct(t.shape, t.dtype) for t in out_tracers]
+    return TracedFunction(trace, trace.module, func_op, list(in_avals), out_avals, out_tree)
+
+
+def _as_output(leaf: Any, index: int, trace: Trace) -> Tracer:
+    if isinstance(leaf, Tracer):
+        if leaf.trace is not trace:
+            raise TracingError(
+                f"output {index} of '{trace.fn_name}' is a traced array from another "
+                f"function (a leaked tracer); return values computed inside this function"
+            )
+        return leaf
+    if isinstance(leaf, (np.ndarray, np.generic, bool, int, float)):
+        return _anp().asarray(leaf)
+    raise TracingError(
+        f"output {index} of '{trace.fn_name}': expected arrays (or tuples, lists, dicts and "
+        f"None of arrays), got {type(leaf).__name__}"
+    )

@@ -1,0 +1,107 @@
+"""One table from numpy dtypes to MLIR element types, and numpy as the type oracle.
+
+aotc computes every op in the dtype numpy would use. Rather than re-deriving numpy's
+promotion rules, it asks numpy: ``ufunc.resolve_dtypes`` gives the loop dtypes of a ufunc
+for given operand dtypes, with Python scalars as weak types (NEP 50), exactly as numpy
+2 computes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .errors import UnsupportedDtypeError
+
+
+@dataclass(frozen=True)
+class DtypeInfo:
+    name: str
+    kind: str  # "bool" | "int" | "uint" | "float"
+    bits: int
+
+
+# The dtypes aotc compiles. Signedness lives here, not in MLIR: MLIR integers are signless
+# and each op picks its signed or unsigned form from this table.
+DTYPES: dict[str, DtypeInfo] = {
+    "bool": DtypeInfo("bool", "bool", 1),
+    "int8": DtypeInfo("int8", "int", 8),
+    "int16": DtypeInfo("int16", "int", 16),
+    "int32": DtypeInfo("int32", "int", 32),
+    "int64": DtypeInfo("int64", "int", 64),
+    "uint8": DtypeInfo("uint8", "uint", 8),
+    "float16": DtypeInfo("float16", "float", 16),
+    "float32": DtypeInfo("float32", "float", 32),
+    "float64": DtypeInfo("float64", "float", 64),
+}
+
+SUPPORTED = ", ".join(DTYPES)
+
+
+def canonicalize(dtype, where: str = "dtype") -> np.dtype:
+    """Returns the numpy dtype for ``dtype`` (a name, type or dtype) if aotc supports it."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise UnsupportedDtypeError(
+            f"{where}: expected a numpy dtype, got {dtype!r}. Use one of: {SUPPORTED}"
+        ) from e
+    if dt.name not in DTYPES:
+        raise UnsupportedDtypeError(
+            f"{where}: dtype {dt.name} is not supported by aotc; supported dtypes are "
+            f"{SUPPORTED}. Convert with .astype(...) before the call."
+        )
+    return dt
+
+
+def info(dtype: np.dtype) -> DtypeInfo:
+    return DTYPES[np.dtype(dtype).name]
+
+
+def kind(dtype: np.dtype) -> str:
+    return DTYPES[np.dtype(dtype).name].kind
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return kind(dtype) == "float"
+
+
+def mlir_type(dtype: np.dtype):
+    from ._mlir import ir
+
+    d = info(dtype)
+    if d.kind == "float":
+        return {16: ir.F16Type, 32: ir.F32Type, 64: ir.F64Type}[d.bits].get()
+    return ir.IntegerType.get_signless(d.bits)
+
+
+def tensor_type(shape, dtype: np.dtype):
+    from ._mlir import ir
+
+    dims = [ir.ShapedType.get_dynamic_size() if d is None else d for d in shape]
+    return ir.RankedTensorType.get(dims, mlir_type(dtype))
+
+
+@lru_cache(maxsize=None)
+def ufunc_loop(ufunc_name: str, operand_types: tuple) -> tuple[np.dtype, ...]:
+    """numpy's loop dtypes for a ufunc: (inputs..., output).
+
+    ``operand_types`` holds numpy dtypes for arrays and the Python types ``bool``, ``int``,
+    ``float`` for weakly typed Python scalars.
+    """
+    ufunc = getattr(np, ufunc_name)
+    signature = tuple(operand_types) + (None,) * ufunc.nout
+    try:
+        loop = ufunc.resolve_dtypes(signature)
+    except TypeError as e:
+        names = ", ".join(getattr(t, "name", getattr(t, "__name__", str(t))) for t in operand_types)
+        raise UnsupportedDtypeError(
+            f"{ufunc_name}: numpy has no loop for operand dtypes ({names}): {e}"
+        ) from e
+    return tuple(np.dtype(t) for t in loop)
+
+
+def result_type(*dtypes_or_scalars) -> np.dtype:
+    return np.result_type(*dtypes_or_scalars)

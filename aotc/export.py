@@ -1,0 +1,97 @@
+"""``aotc.export``: functions → one self-describing ``.vmfb`` artifact."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import build
+from .api import _symbol_name
+from .compiler import compile_bytecode
+from .errors import AotcError
+from .runtime.metadata import FunctionMetadata
+from .signature import ArgumentBinder
+from .targets import get_target
+
+
+@dataclass
+class Artifact:
+    """A compiled artifact: ``.vmfb`` bytes, the MLIR they came from, and the metadata
+    of each function (also stored inside the ``.vmfb``)."""
+
+    vmfb: bytes
+    mlir: str
+    functions: dict[str, FunctionMetadata]
+    target: str
+    flags: tuple[str, ...] = field(default=())
+
+    @property
+    def metadata(self) -> dict:
+        """Per-function metadata as plain JSON-ready dicts."""
+        return {name: json.loads(m.to_json()) for name, m in self.functions.items()}
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Writes the ``.vmfb`` (atomically) and returns the path."""
+        path = os.fspath(path)
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(self.vmfb)
+        os.replace(tmp, path)
+        return path
+
+    def load(self, device=None):
+        """Loads the artifact into the runtime (``aotc.runtime.load(artifact.vmfb)``)."""
+        from .runtime import load
+
+        return load(self.vmfb, device=device)
+
+
+def export(fn, *specs, target: str = "cpu", name: str | None = None,
+           static_argnums=(), static_argnames=(), **kwspecs) -> Artifact:
+    """Compiles functions into one ``.vmfb`` artifact for ``target``.
+
+    One function::
+
+        art = aotc.export(predict, aotc.ShapeDtypeStruct((64, 784), "float32"))
+        art.save("predict.vmfb")
+
+    Several functions in one artifact: pass a dict from name to ``(fn, *specs)``::
+
+        art = aotc.export({"predict": (predict, x_spec), "loss": (loss, x_spec, y_spec)})
+
+    ``specs`` are ``aotc.ShapeDtypeStruct``s or example arrays (pytrees of them);
+    static arguments are given as plain values at their positions together with
+    ``static_argnums``/``static_argnames``, as in ``aotc.jit``.
+    """
+    tgt = get_target(target)
+    if isinstance(fn, dict):
+        if specs or kwspecs:
+            raise AotcError("export: with a dict of functions, give each function's specs in the dict: {name: (fn, *specs)}")
+        entries = []
+        for fname, entry in fn.items():
+            if not (isinstance(entry, tuple) and entry and callable(entry[0])):
+                raise AotcError(f"export: entry {fname!r} must be a tuple (fn, *specs), got {type(entry).__name__}")
+            entries.append((fname, entry[0], entry[1:], {}))
+    elif callable(fn):
+        entries = [(name or _symbol_name(getattr(fn, "__name__", "main")), fn, specs, kwspecs)]
+    else:
+        raise AotcError(f"export: expected a function or a dict of name -> (fn, *specs), got {type(fn).__name__}")
+
+    module = build.new_module()
+    functions: dict[str, FunctionMetadata] = {}
+    contractions: list = []
+    for fname, f, fspecs, fkw in entries:
+        if _symbol_name(fname) != fname:
+            raise AotcError(f"export: function name {fname!r} must be an identifier (letters, digits, _)")
+        if fname in functions:
+            raise AotcError(f"export: function name {fname!r} is used twice")
+        binder = ArgumentBinder(getattr(f, "_fn", f), static_argnums, static_argnames)
+        signature, _ = binder.bind(tuple(fspecs), dict(fkw))
+        lowered = build.trace_into(module, binder, signature, fname, tgt)
+        functions[fname] = lowered.metadata
+        contractions.extend(lowered.contractions)
+    flags = build.finish_module(module, tgt, contractions)
+    vmfb = compile_bytecode(build.bytecode(module), flags, ", ".join(functions))
+    return Artifact(vmfb, build.module_text(module), functions, tgt.name, flags)

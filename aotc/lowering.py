@@ -1,0 +1,203 @@
+"""Small builders for the MLIR ops that every aotc operation is made of.
+
+All of them emit at the current insertion point of the trace being built.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import dtypes
+from ._mlir import PARALLEL, affine_maps, arith, dim_map, ir, iterator_types, linalg, tensor
+from .core import Tracer, current_trace, user_location
+
+
+def empty(shape: Sequence[int], dtype: np.dtype) -> ir.Value:
+    return tensor.EmptyOp(list(shape), dtypes.mlir_type(dtype)).result
+
+
+def dense_constant(array: np.ndarray) -> ir.Value:
+    array = np.ascontiguousarray(array)
+    ty = dtypes.tensor_type(array.shape, array.dtype)
+    if array.size and np.all(array == array.flat[0]) and not _has_nan(array):
+        attr = ir.DenseElementsAttr.get_splat(ty, scalar_attr(array.flat[0], array.dtype))
+    else:
+        # Signless MLIR integers: unsigned data goes in as the same bits, signed view.
+        raw = array.view(f"i{array.dtype.itemsize}") if dtypes.kind(array.dtype) == "uint" else array
+        attr = ir.DenseElementsAttr.get(raw, type=ty) if array.dtype != np.bool_ else ir.DenseElementsAttr.get(raw)
+    return arith.ConstantOp(ty, attr).result
+
+
+def _has_nan(array: np.ndarray) -> bool:
+    return dtypes.is_float(array.dtype) and bool(np.isnan(array).any())
+
+
+def scalar_attr(value, dtype: np.dtype) -> ir.Attribute:
+    dtype = np.dtype(dtype)
+    ty = dtypes.mlir_type(dtype)
+    if dtypes.is_float(dtype):
+        return ir.FloatAttr.get(ty, float(value))
+    if dtype == np.bool_:
+        return ir.IntegerAttr.get(ty, int(bool(value)))
+    # Signless integers: store the two's-complement bit pattern.
+    bits = dtypes.info(dtype).bits
+    v = int(np.asarray(value).astype(dtype))
+    if v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return ir.IntegerAttr.get(ty, v)
+
+
+def scalar_constant(value, dtype: np.dtype) -> ir.Value:
+    """A scalar (not tensor) constant, for use inside linalg bodies."""
+    return arith.ConstantOp(dtypes.mlir_type(dtype), scalar_attr(value, dtype)).result
+
+
+def fill(shape: Sequence[int], dtype: np.dtype, value) -> ir.Value:
+    """A tensor filled with ``value`` (a Python scalar or a scalar ir.Value)."""
+    if not isinstance(value, ir.Value):
+        value = scalar_constant(value, dtype)
+    return linalg.fill(value, outs=[empty(shape, dtype)])
+
+
+def wrap(value: ir.Value, shape: Sequence[int], dtype: np.dtype) -> Tracer:
+    return Tracer(value, shape, dtype)
+
+
+def add_work(amount: float) -> None:
+    current_trace().work += float(amount)
+
+
+BodyFn = Callable[..., Sequence[ir.Value]]
+
+
+def generic(
+    inputs: Sequence[tuple[ir.Value, ir.AffineMap]],
+    outputs: Sequence[tuple[ir.Value, ir.AffineMap]],
+    iterators: Sequence[str],
+    body: BodyFn,
+) -> list[ir.Value]:
+    """A ``linalg.generic``: ``body(*input_scalars, *output_scalars)`` returns the yields."""
+    in_values = [v for v, _ in inputs]
+    out_values = [v for v, _ in outputs]
+    op = linalg.GenericOp(
+        [v.type for v in out_values],
+        in_values,
+        out_values,
+        affine_maps([m for _, m in inputs] + [m for _, m in outputs]),
+        iterator_types(list(iterators)),
+        loc=user_location(),
+    )
+    arg_types = [ir.RankedTensorType(v.type).element_type for v in in_values + out_values]
+    block = op.regions[0].blocks.append(*arg_types)
+    with ir.InsertionPoint(block):
+        results = body(*block.arguments)
+        linalg.YieldOp(list(results))
+    return list(op.results)
+
+
+def loop_index(dim: int) -> ir.Value:
+    """The current iteration index of loop dimension ``dim`` inside a linalg body."""
+    return linalg.IndexOp(dim).result
+
+
+# ---- reshaping without data movement ------------------------------------------------------
+
+def reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups]
+    )
+
+
+def collapse(value: ir.Value, shape: Sequence[int], groups: Sequence[Sequence[int]], dtype) -> ir.Value:
+    out_shape = [int(np.prod([shape[d] for d in g], dtype=np.int64)) for g in groups]
+    return tensor.CollapseShapeOp(dtypes.tensor_type(out_shape, dtype), value, reassociation(groups)).result
+
+
+def expand(value: ir.Value, out_shape: Sequence[int], groups: Sequence[Sequence[int]], dtype) -> ir.Value:
+    return tensor.ExpandShapeOp(
+        dtypes.tensor_type(out_shape, dtype), value, reassociation(groups), [], list(out_shape)
+    ).result
+
+
+def reshape_value(value: ir.Value, shape: Sequence[int], new_shape: Sequence[int], dtype) -> ir.Value:
+    """Reshapes through collapse/expand (row-major order, as numpy's reshape)."""
+    shape, new_shape = tuple(shape), tuple(new_shape)
+    if shape == new_shape:
+        return value
+    groups = _unit_dim_groups(shape, new_shape)
+    if groups is not None:
+        kind, grouping = groups
+        if kind == "collapse":
+            return collapse(value, shape, grouping, dtype)
+        return expand(value, new_shape, grouping, dtype)
+    flat = value
+    if len(shape) != 1:
+        flat = collapse(value, shape, [list(range(len(shape)))] if shape else [], dtype)
+    if len(new_shape) == 1:
+        return flat
+    return expand(flat, new_shape, [list(range(len(new_shape)))] if new_shape else [], dtype)
+
+
+def _unit_dim_groups(shape, new_shape):
+    """A single collapse or expand when one shape merges runs of the other's dims.
+
+    Returns ("collapse", groups) when ``new_shape`` merges runs of ``shape``, ("expand",
+    groups) when it splits them, else None.
+    """
+    if len(new_shape) < len(shape):
+        groups = merge_groups(shape, new_shape)
+        return ("collapse", groups) if groups is not None else None
+    if len(new_shape) > len(shape):
+        groups = merge_groups(new_shape, shape)
+        return ("expand", groups) if groups is not None else None
+    return None
+
+
+def merge_groups(big: Sequence[int], small: Sequence[int]) -> list[list[int]] | None:
+    """Groups consecutive dims of ``big`` whose products give ``small``, or None."""
+    if not small:
+        return [] if all(d == 1 for d in big) else None
+    groups, i = [], 0
+    for target in small:
+        group, prod = [], 1
+        while i < len(big):
+            group.append(i)
+            prod *= big[i]
+            i += 1
+            if prod == target:
+                break
+        if prod != target:
+            return None
+        groups.append(group)
+    if i < len(big):
+        if any(big[k] != 1 for k in range(i, len(big))):
+            return None
+        groups[-1].extend(range(i, len(big)))
+    return groups
+
+
+def drop_broadcast_dims(t: Tracer, loop_dims: Sequence[int], loop_shape: Sequence[int]) -> tuple[ir.Value, list[int]]:
+    """Prepares an operand for a linalg op that broadcasts it over ``loop_shape``.
+
+    ``loop_dims[i]`` is the loop dimension that axis ``i`` of ``t`` follows. Size-1 axes
+    that the loop stretches are collapsed away, so the indexing map stays a projected
+    permutation (which every IREE codegen path handles) instead of using constant 0s.
+    Returns the value to use and the loop dims of its remaining axes.
+    """
+    keep = [i for i, d in enumerate(loop_dims) if not (t.shape[i] == 1 and loop_shape[d] != 1)]
+    if len(keep) == len(loop_dims):
+        return t.value, list(loop_dims)
+    new_shape = [t.shape[i] for i in keep]
+    value = reshape_value(t.value, t.shape, new_shape, t.dtype)
+    return value, [loop_dims[i] for i in keep]
+
+
+def identity_map(rank: int) -> ir.AffineMap:
+    return dim_map(rank, list(range(rank)))
+
+
+def parallel(rank: int) -> list[str]:
+    return [PARALLEL] * rank

@@ -1,0 +1,248 @@
+"""Reductions with numpy's axis, keepdims and result-dtype semantics.
+
+Each reduction is one ``linalg.generic`` whose reduced loop dimensions are
+``reduction`` iterators; the accumulator starts from a ``linalg.fill``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .. import dtypes
+from .._mlir import PARALLEL, REDUCTION, arith, dim_map
+from ..core import Tracer
+from ..errors import TracingError
+from ..lowering import add_work, fill, generic, loop_index, reshape_value, wrap
+from . import elementwise as ew
+from .scalar import UFUNC_RULES, cmpf, cmpi, convert, select
+
+
+def normalize_axis(axis: int, ndim: int, where: str) -> int:
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TracingError(f"{where}: axis must be an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise TracingError(
+            f"{where}: axis {axis} is out of bounds for an array of dimension {ndim} "
+            f"(valid: {-ndim} to {ndim - 1})" if ndim else f"{where}: axis {axis} given for a 0-d array"
+        )
+    return int(axis) % ndim
+
+
+def normalize_axes(axis, ndim: int, where: str) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple(normalize_axis(a, ndim, where) for a in axes)
+    if len(set(out)) != len(out):
+        raise TracingError(f"{where}: repeated axis in {axis!r}")
+    return out
+
+
+def _as_tracer(x, where: str) -> Tracer:
+    o = ew.as_operand(x, where)
+    if isinstance(o, Tracer):
+        return o
+    from ..core import current_trace
+
+    return current_trace().constant(np.asarray(o.value, o.dtype))
+
+
+def _numpy_result_dtype(name: str, dtype: np.dtype, **kwargs) -> np.dtype:
+    """numpy's result dtype for reduction ``name`` over ``dtype`` (numpy as the oracle)."""
+    return getattr(np, name)(np.ones((1,), dtype), **kwargs).dtype
+
+
+def _accumulation_dtype(dtype: np.dtype) -> np.dtype:
+    # float16 sums accumulate in float32 (numpy itself upcasts float16 means to float32).
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def reduce_generic(
+    x: Tracer,
+    axes: Sequence[int],
+    keepdims: bool,
+    acc_dtypes: Sequence[np.dtype],
+    inits: Sequence,
+    combine: Callable[..., list],
+    where: str,
+) -> list[Tracer]:
+    """One linalg.generic reducing ``axes`` of ``x`` into accumulators of ``acc_dtypes``.
+
+    ``combine(value, *accs)`` returns the new accumulators; ``value`` is x's element in
+    its own dtype.
+    """
+    rank = x.ndim
+    kept = [d for d in range(rank) if d not in axes]
+    out_shape = [x.shape[d] for d in kept]
+    outputs = [(fill(out_shape, dt, init), dim_map(rank, kept)) for dt, init in zip(acc_dtypes, inits)]
+    iterators = [REDUCTION if d in axes else PARALLEL for d in range(rank)]
+    results = generic([(x.value, dim_map(rank, list(range(rank))))], outputs, iterators,
+                      lambda v, *accs: combine(v, *accs))
+    add_work(x.size)
+    final_shape = [1 if d in axes else x.shape[d] for d in range(rank)] if keepdims else out_shape
+    return [wrap(reshape_value(r, out_shape, final_shape, dt), final_shape, dt)
+            for r, dt in zip(results, acc_dtypes)]
+
+
+def _check_nonempty(x: Tracer, axes, name: str):
+    if builtins.any(x.shape[a] == 0 for a in axes):
+        raise TracingError(
+            f"{name}: zero-size array to reduction operation {name} which has no identity "
+            f"(shape {x.shape}, axis {axes})"
+        )
+
+
+def _sum_like(name: str, ufunc: str, identity):
+    def reduction(a, axis=None, dtype=None, keepdims=False):
+        x = _as_tracer(a, name)
+        axes = normalize_axes(axis, x.ndim, name)
+        out_dtype = dtypes.canonicalize(dtype, f"{name} dtype") if dtype is not None else \
+            dtypes.canonicalize(_numpy_result_dtype(name, x.dtype), name)
+        acc = _accumulation_dtype(out_dtype)
+        rule = UFUNC_RULES[ufunc]
+        (r,) = reduce_generic(x, axes, keepdims, [acc], [identity],
+                              lambda v, s: [rule(acc, convert(v, x.dtype, acc), s)], name)
+        return ew.astype(r, out_dtype)
+    reduction.__name__ = name
+    return reduction
+
+
+sum = _sum_like("sum", "add", 0)  # noqa: A001 - numpy's name
+prod = _sum_like("prod", "multiply", 1)
+
+
+def _extremum(name: str, ufunc: str, float_init: float):
+    def reduction(a, axis=None, keepdims=False):
+        x = _as_tracer(a, name)
+        axes = normalize_axes(axis, x.ndim, name)
+        _check_nonempty(x, axes, name)
+        dt = x.dtype
+        info = dtypes.info(dt)
+        if info.kind == "float":
+            init = float_init
+        elif info.kind == "bool":
+            init = float_init < 0  # max starts False, min starts True
+        else:
+            lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
+            init = lo if float_init < 0 else hi
+        rule = UFUNC_RULES[ufunc]
+        (r,) = reduce_generic(x, axes, keepdims, [dt], [init], lambda v, m: [rule(dt, v, m)], name)
+        return r
+    reduction.__name__ = name
+    return reduction
+
+
+max = _extremum("max", "maximum", -np.inf)  # noqa: A001
+min = _extremum("min", "minimum", np.inf)  # noqa: A001
+amax, amin = max, min
+
+
+def _boolean(name: str, ufunc: str, init: bool):
+    def reduction(a, axis=None, keepdims=False):
+        x = _as_tracer(a, name)
+        axes = normalize_axes(axis, x.ndim, name)
+        rule = UFUNC_RULES[ufunc]
+        (r,) = reduce_generic(x, axes, keepdims, [np.dtype(np.bool_)], [init],
+                              lambda v, acc: [rule(np.dtype(np.bool_), convert(v, x.dtype, np.bool_), acc)], name)
+        return r
+    reduction.__name__ = name
+    return reduction
+
+
+any = _boolean("any", "logical_or", False)  # noqa: A001
+all = _boolean("all", "logical_and", True)  # noqa: A001
+
+
+def _count(x: Tracer, axes) -> int:
+    return int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+
+
+def mean(a, axis=None, dtype=None, keepdims=False):
+    x = _as_tracer(a, "mean")
+    axes = normalize_axes(axis, x.ndim, "mean")
+    out_dtype = dtypes.canonicalize(dtype if dtype is not None else _numpy_result_dtype("mean", x.dtype), "mean")
+    acc = _accumulation_dtype(out_dtype)
+    total = sum(x, axis=axes, dtype=acc, keepdims=keepdims)
+    return ew.astype(ew.ufunc("divide", total, acc.type(_count(x, axes))), out_dtype)
+
+
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    x = _as_tracer(a, "var")
+    axes = normalize_axes(axis, x.ndim, "var")
+    out_dtype = dtypes.canonicalize(dtype if dtype is not None else _numpy_result_dtype("var", x.dtype), "var")
+    acc = _accumulation_dtype(out_dtype)
+    xa = ew.astype(x, acc)
+    centered = ew.ufunc("subtract", xa, mean(xa, axis=axes, keepdims=True))
+    squares = ew.ufunc("multiply", centered, centered)
+    total = sum(squares, axis=axes, keepdims=keepdims)
+    divisor = builtins.max(_count(x, axes) - ddof, 0)
+    return ew.astype(ew.ufunc("divide", total, acc.type(divisor)), out_dtype)
+
+
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    return ew.astype(ew.ufunc("sqrt", v), v.dtype)
+
+
+def _arg_extremum(name: str, better_float: str, better_int: str, better_uint: str):
+    """argmax/argmin: a two-accumulator reduction (value, index), first index wins ties.
+
+    The comparison is order-independent (ties and NaNs resolve to the lower index), so it
+    stays right when IREE splits or reorders the reduction.
+    """
+    def reduction(a, axis=None, keepdims=False):
+        x = _as_tracer(a, name)
+        if axis is None:
+            x = reshape_flat(x)
+            axes = (0,)
+        else:
+            axes = (normalize_axis(axis, x.ndim, name),)
+        _check_nonempty(x, axes, name)
+        dt = x.dtype
+        index_dt = np.dtype(np.int64)
+        kind = dtypes.kind(dt)
+        if kind == "float":
+            init = np.inf if better_float == "olt" else -np.inf
+        elif kind == "bool":
+            init = better_uint == "ult"
+        else:
+            info = np.iinfo(dt)
+            init = info.max if better_int == "slt" else info.min
+        axis_dim = axes[0]
+
+        def combine(v, best, best_index):
+            i = arith.IndexCastOp(dtypes.mlir_type(index_dt), loop_index(axis_dim)).result
+            earlier = cmpi("slt", i, best_index)
+            if kind == "float":
+                better = cmpf(better_float, v, best)
+                equal = cmpf("oeq", v, best)
+                v_nan, best_nan = cmpf("uno", v, v), cmpf("uno", best, best)
+                # NaN beats everything; between NaNs the earlier index wins.
+                take = select(best_nan, arith.AndIOp(v_nan, earlier).result,
+                              arith.OrIOp(v_nan, arith.OrIOp(better, arith.AndIOp(equal, earlier).result).result).result)
+            else:
+                pred = better_int if kind == "int" else better_uint
+                better = cmpi(pred, v, best)
+                equal = cmpi("eq", v, best)
+                take = arith.OrIOp(better, arith.AndIOp(equal, earlier).result).result
+            return [select(take, v, best), select(take, i, best_index)]
+
+        _, index = reduce_generic(x, axes, keepdims and axis is not None, [dt, index_dt],
+                                  [init, np.iinfo(np.int64).max], combine, name)
+        if keepdims and axis is None:
+            from .shape import reshape
+            index = reshape(index, (1,) * len(a.shape if isinstance(a, Tracer) else np.shape(a)))
+        return index
+    reduction.__name__ = name
+    return reduction
+
+
+def reshape_flat(x: Tracer) -> Tracer:
+    return wrap(reshape_value(x.value, x.shape, (x.size,), x.dtype), (x.size,), x.dtype)
+
+
+argmax = _arg_extremum("argmax", "ogt", "sgt", "ugt")
+argmin = _arg_extremum("argmin", "olt", "slt", "ult")

@@ -1,0 +1,347 @@
+"""Scalar arithmetic inside linalg bodies, with numpy's semantics per dtype kind.
+
+Each numpy ufunc maps to a rule: ``rule(dtype, *values) -> value``, where ``dtype`` is the
+numpy loop dtype (the dtype numpy computes in) and the values are MLIR scalars of that
+type. Rules that differ by dtype kind are tables keyed by kind ("float", "int", "uint",
+"bool"); a kind missing from a table means numpy has no loop for it either.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .. import dtypes
+from .._mlir import arith, ir, math
+from ..lowering import scalar_constant
+
+Rule = Callable[..., ir.Value]
+
+
+def const(value, dtype) -> ir.Value:
+    return scalar_constant(value, dtype)
+
+
+def _pred(name: str, float_pred: bool) -> ir.IntegerAttr:
+    table = _FLOAT_PREDICATES if float_pred else _INT_PREDICATES
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), table[name])
+
+
+# arith.cmpf / arith.cmpi predicate numbers (from the arith dialect's enums).
+_FLOAT_PREDICATES = {"oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "one": 6, "ord": 7,
+                     "ueq": 8, "ugt": 9, "uge": 10, "ult": 11, "ule": 12, "une": 13, "uno": 14}
+_INT_PREDICATES = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5,
+                   "ult": 6, "ule": 7, "ugt": 8, "uge": 9}
+
+
+def cmpf(pred: str, a, b) -> ir.Value:
+    return arith.CmpFOp(_pred(pred, True), a, b).result
+
+
+def cmpi(pred: str, a, b) -> ir.Value:
+    return arith.CmpIOp(_pred(pred, False), a, b).result
+
+
+def select(c, a, b) -> ir.Value:
+    return arith.SelectOp(c, a, b).result
+
+
+# ---- conversions ------------------------------------------------------------------------
+
+def convert(value: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
+    """Casts a scalar as numpy's ``astype`` does (C casts; float->bool is x != 0)."""
+    src, dst = np.dtype(src), np.dtype(dst)
+    if src == dst:
+        return value
+    sk, dk = dtypes.kind(src), dtypes.kind(dst)
+    sb, db = dtypes.info(src).bits, dtypes.info(dst).bits
+    ty = dtypes.mlir_type(dst)
+    if dk == "bool":
+        zero = const(0, src)
+        return cmpf("une", value, zero) if sk == "float" else cmpi("ne", value, zero)
+    if sk == "float" and dk == "float":
+        return (arith.ExtFOp if db > sb else arith.TruncFOp)(ty, value).result
+    if sk == "float":
+        return (arith.FPToSIOp if dk == "int" else arith.FPToUIOp)(ty, value).result
+    if dk == "float":
+        signed = sk == "int"
+        return (arith.SIToFPOp if signed else arith.UIToFPOp)(ty, value).result
+    if db == sb:
+        return value  # int8 <-> uint8: same bits, signless in MLIR
+    if db < sb:
+        return arith.TruncIOp(ty, value).result
+    return (arith.ExtSIOp if sk == "int" else arith.ExtUIOp)(ty, value).result
+
+
+# ---- helpers to build rule tables ---------------------------------------------------------
+
+def by_kind(**rules: Rule) -> Rule:
+    """A rule that dispatches on the loop dtype's kind; ``int`` covers ``uint`` unless given."""
+    def rule(dtype, *xs):
+        k = dtypes.kind(dtype)
+        fn = rules.get(k) or (rules.get("int") if k == "uint" else None)
+        if fn is None:
+            raise NotImplementedError(f"no {k} rule")
+        return fn(dtype, *xs)
+    return rule
+
+
+def op(builder) -> Rule:
+    """A rule from an arith/math op class taking its operands only."""
+    return lambda dtype, *xs: builder(*xs).result
+
+
+# ---- numpy-exact integer and float division ----------------------------------------------
+
+def _int_floor_divide(dtype, a, b):
+    zero, one, minus_one = const(0, dtype), const(1, dtype), const(-1, dtype)
+    b_is_zero = cmpi("eq", b, zero)
+    # x // 0 is 0 in numpy; INT_MIN // -1 wraps to INT_MIN. Both trap in hardware division.
+    b_is_minus_one = cmpi("eq", b, minus_one)
+    safe_b = select(arith.OrIOp(b_is_zero, b_is_minus_one).result, one, b)
+    q = arith.FloorDivSIOp(a, safe_b).result
+    q = select(b_is_minus_one, arith.SubIOp(zero, a).result, q)
+    return select(b_is_zero, zero, q)
+
+
+def _uint_floor_divide(dtype, a, b):
+    zero, one = const(0, dtype), const(1, dtype)
+    b_is_zero = cmpi("eq", b, zero)
+    q = arith.DivUIOp(a, select(b_is_zero, one, b)).result
+    return select(b_is_zero, zero, q)
+
+
+def _int_remainder(dtype, a, b):
+    zero, one, minus_one = const(0, dtype), const(1, dtype), const(-1, dtype)
+    b_is_zero = cmpi("eq", b, zero)
+    b_is_minus_one = cmpi("eq", b, minus_one)
+    safe_b = select(arith.OrIOp(b_is_zero, b_is_minus_one).result, one, b)
+    r = arith.RemSIOp(a, safe_b).result
+    # numpy's remainder takes the sign of the divisor.
+    fix = arith.AndIOp(cmpi("ne", r, zero), arith.XOrIOp(cmpi("slt", r, zero), cmpi("slt", safe_b, zero)).result).result
+    r = select(fix, arith.AddIOp(r, safe_b).result, r)
+    return select(arith.OrIOp(b_is_zero, b_is_minus_one).result, zero, r)
+
+
+def _uint_remainder(dtype, a, b):
+    zero, one = const(0, dtype), const(1, dtype)
+    b_is_zero = cmpi("eq", b, zero)
+    r = arith.RemUIOp(a, select(b_is_zero, one, b)).result
+    return select(b_is_zero, zero, r)
+
+
+def _float_divmod(dtype, a, b):
+    """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign)."""
+    zero = const(0.0, dtype)
+    mod = arith.RemFOp(a, b).result
+    div = arith.DivFOp(arith.SubFOp(a, mod).result, b).result
+    mod_nonzero = cmpf("une", mod, zero)
+    signs_differ = arith.XOrIOp(cmpf("olt", b, zero), cmpf("olt", mod, zero)).result
+    adjust = arith.AndIOp(mod_nonzero, signs_differ).result
+    mod = select(adjust, arith.AddFOp(mod, b).result, mod)
+    div = select(adjust, arith.SubFOp(div, const(1.0, dtype)).result, div)
+    mod = select(mod_nonzero, mod, math.CopySignOp(zero, b).result)
+    floordiv = math.FloorOp(div).result
+    round_up = cmpf("ogt", arith.SubFOp(div, floordiv).result, const(0.5, dtype))
+    floordiv = select(round_up, arith.AddFOp(floordiv, const(1.0, dtype)).result, floordiv)
+    true_div = arith.DivFOp(a, b).result
+    floordiv = select(cmpf("une", div, zero), floordiv, math.CopySignOp(zero, true_div).result)
+    # Division by zero: numpy gives a/b (inf or nan) for the quotient, nan for the rest.
+    b_is_zero = cmpf("oeq", b, zero)
+    floordiv = select(b_is_zero, true_div, floordiv)
+    mod = select(b_is_zero, arith.RemFOp(a, b).result, mod)
+    return floordiv, mod
+
+
+def _float_floor_divide(dtype, a, b):
+    return _float_divmod(dtype, a, b)[0]
+
+
+def _float_remainder(dtype, a, b):
+    return _float_divmod(dtype, a, b)[1]
+
+
+def _int_power(dtype, a, e):
+    """Exponentiation by squaring over every exponent bit, with numpy's wrap-around.
+
+    Negative exponents (which numpy rejects for integer arrays) give JAX's answer:
+    1 for base 1, +-1 for base -1, else 0.
+    """
+    bits = dtypes.info(dtype).bits
+    one, zero = const(1, dtype), const(0, dtype)
+    result, base = one, a
+    for i in range(bits):
+        bit = arith.AndIOp(arith.ShRUIOp(e, const(i, dtype)).result, one).result
+        result = select(cmpi("ne", bit, zero), arith.MulIOp(result, base).result, result)
+        base = arith.MulIOp(base, base).result
+    if dtypes.kind(dtype) == "uint":
+        return result
+    minus_one = const(-1, dtype)
+    odd = cmpi("ne", arith.AndIOp(e, one).result, zero)
+    negative_result = select(
+        cmpi("eq", a, one), one,
+        select(cmpi("eq", a, minus_one), select(odd, minus_one, one), zero),
+    )
+    return select(cmpi("slt", e, zero), negative_result, result)
+
+
+def _float_sign(dtype, x):
+    zero, one, minus_one = const(0.0, dtype), const(1.0, dtype), const(-1.0, dtype)
+    return select(cmpf("ogt", x, zero), one, select(cmpf("olt", x, zero), minus_one, x))
+
+
+def _int_sign(dtype, x):
+    zero, one, minus_one = const(0, dtype), const(1, dtype), const(-1, dtype)
+    return select(cmpi("sgt", x, zero), one, select(cmpi("slt", x, zero), minus_one, zero))
+
+
+def _uint_sign(dtype, x):
+    return select(cmpi("ne", x, const(0, dtype)), const(1, dtype), const(0, dtype))
+
+
+def _compare(float_pred: str, int_pred: str, uint_pred: str) -> Rule:
+    return by_kind(
+        float=lambda dt, a, b: cmpf(float_pred, a, b),
+        int=lambda dt, a, b: cmpi(int_pred, a, b),
+        uint=lambda dt, a, b: cmpi(uint_pred, a, b),
+        bool=lambda dt, a, b: cmpi(uint_pred, a, b),
+    )
+
+
+def _to_bool(dtype, x):
+    return convert(x, dtype, np.bool_)
+
+
+def _logical(combine) -> Rule:
+    return lambda dt, a, b: combine(_to_bool(dt, a), _to_bool(dt, b)).result
+
+
+def _is_inf(dtype, x):
+    return cmpf("oeq", math.AbsFOp(x).result, const(np.inf, dtype))
+
+
+def _float_unary(builder) -> Rule:
+    return by_kind(float=op(builder))
+
+
+def _identity(dtype, x):
+    return x
+
+
+def _false(dtype, *xs):
+    return const(False, np.bool_)
+
+
+def _true(dtype, *xs):
+    return const(True, np.bool_)
+
+
+def _float_round(dtype, x):
+    return math.RoundEvenOp(x).result
+
+
+def _reciprocal(dtype, x):
+    return arith.DivFOp(const(1.0, dtype), x).result
+
+
+def _int_reciprocal(dtype, x):
+    return _int_floor_divide(dtype, const(1, dtype), x) if dtypes.kind(dtype) == "int" else _uint_floor_divide(dtype, const(1, dtype), x)
+
+
+def _float_square(dtype, x):
+    return arith.MulFOp(x, x).result
+
+
+def _int_square(dtype, x):
+    return arith.MulIOp(x, x).result
+
+
+def _shift_right(dtype, a, b):
+    bits = dtypes.info(dtype).bits
+    # numpy: shifting by >= the width gives 0 (or -1 for negative signed values).
+    too_far = cmpi("uge", b, const(bits, dtype))
+    if dtypes.kind(dtype) == "uint":
+        return select(too_far, const(0, dtype), arith.ShRUIOp(a, b).result)
+    return select(too_far, select(cmpi("slt", a, const(0, dtype)), const(-1, dtype), const(0, dtype)),
+                  arith.ShRSIOp(a, b).result)
+
+
+def _shift_left(dtype, a, b):
+    too_far = cmpi("uge", b, const(dtypes.info(dtype).bits, dtype))
+    return select(too_far, const(0, dtype), arith.ShLIOp(a, b).result)
+
+
+# The table: numpy ufunc name -> scalar rule over the loop dtype.
+UFUNC_RULES: dict[str, Rule] = {
+    # arithmetic
+    "add": by_kind(float=op(arith.AddFOp), int=op(arith.AddIOp), bool=op(arith.OrIOp)),
+    "subtract": by_kind(float=op(arith.SubFOp), int=op(arith.SubIOp)),
+    "multiply": by_kind(float=op(arith.MulFOp), int=op(arith.MulIOp), bool=op(arith.AndIOp)),
+    "divide": by_kind(float=op(arith.DivFOp)),
+    "floor_divide": by_kind(float=_float_floor_divide, int=_int_floor_divide, uint=_uint_floor_divide),
+    "remainder": by_kind(float=_float_remainder, int=_int_remainder, uint=_uint_remainder),
+    "power": by_kind(float=op(math.PowFOp), int=_int_power),
+    "negative": by_kind(float=op(arith.NegFOp), int=lambda dt, x: arith.SubIOp(const(0, dt), x).result),
+    "positive": by_kind(float=_identity, int=_identity),
+    "absolute": by_kind(float=op(math.AbsFOp), int=op(math.AbsIOp), uint=_identity, bool=_identity),
+    "sign": by_kind(float=_float_sign, int=_int_sign, uint=_uint_sign),
+    "square": by_kind(float=_float_square, int=_int_square, bool=op(arith.AndIOp)),
+    "reciprocal": by_kind(float=_reciprocal, int=_int_reciprocal),
+    # transcendental (numpy only has float loops for these)
+    "exp": _float_unary(math.ExpOp),
+    "exp2": _float_unary(math.Exp2Op),
+    "log": _float_unary(math.LogOp),
+    "log2": _float_unary(math.Log2Op),
+    "log10": _float_unary(math.Log10Op),
+    "log1p": _float_unary(math.Log1pOp),
+    "expm1": _float_unary(math.ExpM1Op),
+    "sqrt": _float_unary(math.SqrtOp),
+    "cbrt": _float_unary(math.CbrtOp),
+    "sin": _float_unary(math.SinOp),
+    "cos": _float_unary(math.CosOp),
+    "tan": _float_unary(math.TanOp),
+    "arcsin": _float_unary(math.AsinOp),
+    "arccos": _float_unary(math.AcosOp),
+    "arctan": _float_unary(math.AtanOp),
+    "sinh": _float_unary(math.SinhOp),
+    "cosh": _float_unary(math.CoshOp),
+    "tanh": _float_unary(math.TanhOp),
+    "arcsinh": _float_unary(math.AsinhOp),
+    "arccosh": _float_unary(math.AcoshOp),
+    "arctanh": _float_unary(math.AtanhOp),
+    "arctan2": by_kind(float=op(math.Atan2Op)),
+    "floor": by_kind(float=op(math.FloorOp), int=_identity, bool=_identity),
+    "ceil": by_kind(float=op(math.CeilOp), int=_identity, bool=_identity),
+    "trunc": by_kind(float=op(math.TruncOp), int=_identity, bool=_identity),
+    "rint": by_kind(float=_float_round, int=_identity, bool=_identity),
+    # numpy's maximum/minimum propagate NaN: arith.maximumf does, maxnumf would not.
+    "maximum": by_kind(float=op(arith.MaximumFOp), int=op(arith.MaxSIOp), uint=op(arith.MaxUIOp), bool=op(arith.OrIOp)),
+    "minimum": by_kind(float=op(arith.MinimumFOp), int=op(arith.MinSIOp), uint=op(arith.MinUIOp), bool=op(arith.AndIOp)),
+    "fmax": by_kind(float=op(arith.MaxNumFOp), int=op(arith.MaxSIOp), uint=op(arith.MaxUIOp), bool=op(arith.OrIOp)),
+    "fmin": by_kind(float=op(arith.MinNumFOp), int=op(arith.MinSIOp), uint=op(arith.MinUIOp), bool=op(arith.AndIOp)),
+    # predicates
+    "isnan": by_kind(float=lambda dt, x: cmpf("uno", x, x), int=_false, bool=_false),
+    "isinf": by_kind(float=_is_inf, int=_false, bool=_false),
+    "isfinite": by_kind(float=lambda dt, x: cmpf("one", math.AbsFOp(x).result, const(np.inf, dt)), int=_true, bool=_true),
+    "signbit": by_kind(float=lambda dt, x: cmpi("slt", arith.BitcastOp(ir.IntegerType.get_signless(dtypes.info(dt).bits), x).result, const(0, f"int{dtypes.info(dt).bits}")), int=lambda dt, x: cmpi("slt", x, const(0, dt)), uint=_false, bool=_false),
+    # comparisons: NaN compares unequal to everything, as in numpy
+    "equal": _compare("oeq", "eq", "eq"),
+    "not_equal": _compare("une", "ne", "ne"),
+    "less": _compare("olt", "slt", "ult"),
+    "less_equal": _compare("ole", "sle", "ule"),
+    "greater": _compare("ogt", "sgt", "ugt"),
+    "greater_equal": _compare("oge", "sge", "uge"),
+    # logic
+    "logical_and": _logical(arith.AndIOp),
+    "logical_or": _logical(arith.OrIOp),
+    "logical_xor": _logical(arith.XOrIOp),
+    "logical_not": lambda dt, x: arith.XOrIOp(_to_bool(dt, x), const(True, np.bool_)).result,
+    "bitwise_and": by_kind(int=op(arith.AndIOp), bool=op(arith.AndIOp)),
+    "bitwise_or": by_kind(int=op(arith.OrIOp), bool=op(arith.OrIOp)),
+    "bitwise_xor": by_kind(int=op(arith.XOrIOp), bool=op(arith.XOrIOp)),
+    "invert": by_kind(int=lambda dt, x: arith.XOrIOp(x, const(-1, dt)).result,
+                      bool=lambda dt, x: arith.XOrIOp(x, const(True, np.bool_)).result),
+    "left_shift": by_kind(int=_shift_left),
+    "right_shift": by_kind(int=_shift_right),
+}

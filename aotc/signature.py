@@ -1,0 +1,198 @@
+"""From Python call arguments to what tracing and caching need: abstract leaves, the
+argument structure, static values, names, and the artifact metadata."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import dtypes
+from .core import ShapeDtypeStruct, Tracer
+from .errors import AotcError, TracingError
+from .runtime import tree
+from .runtime.metadata import FunctionMetadata, TensorSpec
+
+
+@dataclass(frozen=True)
+class Aval(ShapeDtypeStruct):
+    """An abstract argument leaf; ``weak`` marks a Python scalar argument."""
+
+    weak: bool = False
+
+    def __init__(self, shape, dtype, weak: bool = False):
+        super().__init__(shape, dtype)
+        object.__setattr__(self, "weak", weak)
+
+    @property
+    def key(self) -> tuple:
+        return (self.shape, self.dtype.name, self.weak)
+
+
+_PY_SCALAR_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
+def abstractify(x: Any, where: str) -> Aval:
+    """The abstract value of one argument leaf."""
+    if isinstance(x, Aval):
+        return x
+    if isinstance(x, ShapeDtypeStruct):
+        return Aval(x.shape, x.dtype)
+    if type(x) in _PY_SCALAR_DTYPES:
+        return Aval((), _PY_SCALAR_DTYPES[type(x)], weak=True)
+    if isinstance(x, Tracer):
+        raise TracingError(
+            f"{where}: a traced array was passed to a jitted function inside another traced "
+            f"function; call the inner function directly (nested jit is inlined) instead"
+        )
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is None or dtype is None:
+        if isinstance(x, (list, tuple)) or x is None:
+            raise TracingError(f"{where}: unexpected container {type(x).__name__}")
+        try:
+            arr = np.asarray(x)
+        except Exception:
+            arr = None
+        if arr is None or arr.dtype == object:
+            raise TracingError(
+                f"{where}: expected an array, a Python scalar or aotc.ShapeDtypeStruct, got "
+                f"{type(x).__name__}. Pass non-array values as static arguments "
+                f"(static_argnums / static_argnames)."
+            )
+        shape, dtype = arr.shape, arr.dtype
+    return Aval(tuple(shape), dtypes.canonicalize(dtype, where))
+
+
+@dataclass(frozen=True)
+class CallSignature:
+    """What one call looks like to the compiler: the cache key and how to rebuild args."""
+
+    avals: tuple[Aval, ...]
+    args_tree: tree.TreeDef  # tree of (dynamic positional args tuple, dynamic kwargs dict)
+    static_args: tuple  # ((position or name, value), ...)
+    leaf_names: tuple[str, ...]
+
+    @property
+    def key(self) -> tuple:
+        return (tuple(a.key for a in self.avals), self.args_tree, self.static_args)
+
+
+def _hashable_static(value, where: str):
+    try:
+        hash(value)
+    except TypeError:
+        raise AotcError(
+            f"{where}: static arguments must be hashable (they key the compile cache), got "
+            f"{type(value).__name__}; pass a tuple instead of a list, or make it a regular "
+            f"array argument"
+        ) from None
+    return value
+
+
+class ArgumentBinder:
+    """Splits calls of ``fn`` into static and dynamic parts, as jax.jit does."""
+
+    def __init__(self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = ()):
+        self.fn = fn
+        self.fn_name = getattr(fn, "__name__", "function")
+        try:
+            self.parameters = list(inspect.signature(fn).parameters.values())
+        except (TypeError, ValueError):
+            self.parameters = []
+        names = [p.name for p in self.parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        # JAX semantics: a static argument can be named by position or by name.
+        self.static_argnums = set(static_argnums) | {names.index(n) for n in static_argnames if n in names}
+        self.static_argnames = set(static_argnames) | {names[i] for i in static_argnums if 0 <= i < len(names)}
+        self.positional_names = names
+
+    def arg_name(self, i: int) -> str:
+        return self.positional_names[i] if i < len(self.positional_names) else f"arg{i}"
+
+    def bind(self, args: tuple, kwargs: dict) -> tuple[CallSignature, list]:
+        """Returns the call's signature and its dynamic leaves (the values to pass)."""
+        n = len(args)
+        static = []
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in self.static_argnums or (i - n) in self.static_argnums:
+                static.append((i, _hashable_static(a, f"{self.fn_name}() static argument {self.arg_name(i)}")))
+            else:
+                dyn_args.append(a)
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in self.static_argnames:
+                static.append((k, _hashable_static(v, f"{self.fn_name}() static argument {k}")))
+            else:
+                dyn_kwargs[k] = v
+        leaves, args_tree = tree.flatten((tuple(dyn_args), dyn_kwargs))
+        names = self._leaf_names(args, kwargs, args_tree)
+        avals = tuple(abstractify(x, f"{self.fn_name}() argument {name}") for x, name in zip(leaves, names))
+        return CallSignature(avals, args_tree, tuple(static), tuple(names)), leaves
+
+    def _leaf_names(self, args, kwargs, args_tree: tree.TreeDef) -> list[str]:
+        dyn_positions = [i for i in range(len(args)) if not (i in self.static_argnums or (i - len(args)) in self.static_argnums)]
+        pos_tree, kw_tree = args_tree.children
+        names = []
+        for i, child in zip(dyn_positions, pos_tree.children):
+            names.extend(leaf_paths(child, self.arg_name(i)))
+        for key, child in zip(kw_tree.keys, kw_tree.children):
+            names.extend(leaf_paths(child, str(key)))
+        return names
+
+    def rebuild(self, signature: CallSignature, leaves: list) -> tuple[tuple, dict]:
+        """Puts tracers (or values) back into the call's structure, static values included."""
+        dyn_args, kwargs = tree.unflatten(signature.args_tree, leaves)
+        args = list(dyn_args)
+        for where, value in signature.static_args:
+            if isinstance(where, int):
+                args.insert(where if where >= 0 else len(args) + where + 1, value)
+            else:
+                kwargs[where] = value
+        return tuple(args), kwargs
+
+
+def leaf_paths(treedef: tree.TreeDef, prefix: str) -> list[str]:
+    """Readable names of a tree's leaves: ``params['w']``, ``xs[0]``."""
+    if treedef.kind == "leaf":
+        return [prefix]
+    if treedef.kind == "none":
+        return []
+    keys = treedef.keys if treedef.kind == "dict" else range(len(treedef.children))
+    out = []
+    for k, child in zip(keys, treedef.children):
+        out.extend(leaf_paths(child, f"{prefix}[{k!r}]"))
+    return out
+
+
+def build_metadata(
+    name: str,
+    signature: CallSignature,
+    out_avals: Sequence[ShapeDtypeStruct],
+    out_tree: tree.TreeDef,
+    target: str,
+    source_hash: str,
+    work: float,
+) -> FunctionMetadata:
+    from . import __version__
+    from .compiler import iree_version
+
+    pos_tree, kw_tree = signature.args_tree.children
+    in_tree = pos_tree if not kw_tree.children else signature.args_tree
+    out_names = leaf_paths(out_tree, "out") if out_tree.kind != "leaf" else ["out"]
+    return FunctionMetadata(
+        name=name,
+        args=tuple(TensorSpec(n, a.shape, a.dtype.name) for n, a in zip(signature.leaf_names, signature.avals)),
+        results=tuple(TensorSpec(n, a.shape, a.dtype.name) for n, a in zip(out_names, out_avals)),
+        in_tree=in_tree,
+        out_tree=out_tree,
+        target=target,
+        aotc_version=__version__,
+        iree_version=iree_version(),
+        source_hash=source_hash,
+        work_estimate=work,
+        static_args={str(k): repr(v) for k, v in signature.static_args},
+    )

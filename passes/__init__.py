@@ -1,0 +1,17 @@
+"""aotc's MLIR passes and the machinery that runs them next to upstream passes.
+
+    from aotc.passes import run_pipeline, CheckDtypes
+    run_pipeline(module, ["canonicalize", "cse", CheckDtypes(frozenset({"f64"}))])
+
+A pipeline is a list of upstream pass-pipeline strings and aotc passes (``ModulePass``
+instances); ``run_pipeline`` runs them in one MLIR PassManager. Each pass lives in a file
+of its own and is registered by name in ``REGISTRY`` for ``aotc-opt`` and lit tests.
+"""
+
+from __future__ import annotations
+
+from .base import ModulePass, PassError, REGISTRY, register
+from .check_dtypes import CheckDtypes
+from .pipeline import CLEANUP, run_pipeline
+
+__all__ = ["ModulePass", "PassError", "REGISTRY", "register", "CheckDtypes", "CLEANUP", "run_pipeline"]

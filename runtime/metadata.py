@@ -1,0 +1,82 @@
+"""The self-description every exported function carries in ``iree.reflection``.
+
+The compiler side writes it (``FunctionMetadata.to_reflection``) and the runtime reads
+it back from a loaded ``.vmfb`` (``FunctionMetadata.from_reflection``); nothing else is
+needed to validate calls, rebuild result pytrees or show signatures. IREE returns
+reflection values as strings, so the whole record is one JSON string under one key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .tree import TreeDef
+
+REFLECTION_KEY = "aotc"
+SCHEMA_VERSION = 1
+
+# A dimension is a static size (int) or dynamic: None, or a name shared between arguments.
+Dim = Any
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    shape: tuple[Dim, ...]
+    dtype: str  # numpy dtype name: "float32", "bool", "uint8", ...
+
+    def __str__(self) -> str:
+        dims = ",".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.name}: {self.dtype}[{dims}]"
+
+
+@dataclass(frozen=True)
+class FunctionMetadata:
+    name: str
+    args: tuple[TensorSpec, ...]
+    results: tuple[TensorSpec, ...]
+    in_tree: TreeDef  # structure of the positional arguments (a tuple), static ones removed
+    out_tree: TreeDef
+    target: str
+    aotc_version: str
+    iree_version: str
+    source_hash: str
+    # Estimated arithmetic work of one call (flops, elementwise ops counted as one). The
+    # runtime uses it to pick a driver when the user names none.
+    work_estimate: float = 0.0
+    static_args: dict[str, str] = field(default_factory=dict)
+    donated: dict[str, int] = field(default_factory=dict)  # argument name -> result index
+
+    @property
+    def signature(self) -> str:
+        args = ", ".join(str(a) for a in self.args)
+        results = ", ".join(str(r) for r in self.results)
+        return f"{self.name}({args}) -> ({results})"
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["schema"] = SCHEMA_VERSION
+        data["in_tree"] = self.in_tree.to_json()
+        data["out_tree"] = self.out_tree.to_json()
+        return json.dumps(data, sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str) -> "FunctionMetadata":
+        data = json.loads(text)
+        schema = data.pop("schema", None)
+        if schema != SCHEMA_VERSION:
+            raise ValueError(
+                f"artifact metadata has schema {schema}, this runtime reads schema "
+                f"{SCHEMA_VERSION}; re-export the artifact with this version of aotc"
+            )
+        data["args"] = tuple(_spec(a) for a in data["args"])
+        data["results"] = tuple(_spec(r) for r in data["results"])
+        data["in_tree"] = TreeDef.from_json(data["in_tree"])
+        data["out_tree"] = TreeDef.from_json(data["out_tree"])
+        return FunctionMetadata(**data)
+
+
+def _spec(data: dict) -> TensorSpec:
+    return TensorSpec(data["name"], tuple(data["shape"]), data["dtype"])
