@@ -56,7 +56,7 @@ def trace_into(
 
 def finish_module(module: ir.Module, target: Target, contractions) -> tuple[str, ...]:
     """Runs the cleanup pipeline and target checks; returns the IREE flags to compile with."""
-    checks = [CheckDtypes(frozenset(target.unsupported_dtypes), target.name)] if target.unsupported_dtypes else []
+    checks = [CheckDtypes(target.unsupported_dtypes, target.unsupported_ops, target.name)]
     try:
         run_pipeline(module, list(CLEANUP) + checks)
     except PassError as e:

@@ -81,19 +81,21 @@ def generic(
     """A ``linalg.generic``: ``body(*input_scalars, *output_scalars)`` returns the yields."""
     in_values = [v for v, _ in inputs]
     out_values = [v for v, _ in outputs]
-    op = linalg.GenericOp(
-        [v.type for v in out_values],
-        in_values,
-        out_values,
-        affine_maps([m for _, m in inputs] + [m for _, m in outputs]),
-        iterator_types(list(iterators)),
-        loc=user_location(),
-    )
-    arg_types = [ir.RankedTensorType(v.type).element_type for v in in_values + out_values]
-    block = op.regions[0].blocks.append(*arg_types)
-    with ir.InsertionPoint(block):
-        results = body(*block.arguments)
-        linalg.YieldOp(list(results))
+    # The user's source line goes on the op and on every op of its body, so errors about
+    # any of them point at the line that asked for it.
+    with user_location():
+        op = linalg.GenericOp(
+            [v.type for v in out_values],
+            in_values,
+            out_values,
+            affine_maps([m for _, m in inputs] + [m for _, m in outputs]),
+            iterator_types(list(iterators)),
+        )
+        arg_types = [ir.RankedTensorType(v.type).element_type for v in in_values + out_values]
+        block = op.regions[0].blocks.append(*arg_types)
+        with ir.InsertionPoint(block):
+            results = body(*block.arguments)
+            linalg.YieldOp(list(results))
     return list(op.results)
 
 

@@ -272,6 +272,36 @@ def _shift_left(dtype, a, b):
     return select(too_far, const(0, dtype), arith.ShLIOp(a, b).result)
 
 
+# IREE's CPU backend links no libm: these float64 functions have no implementation there,
+# so they are computed from float64 functions it does have (exp, expm1, log).
+def _f64_via(identity: Rule, native) -> Rule:
+    def rule(dtype, x):
+        return identity(dtype, x) if np.dtype(dtype) == np.float64 else native(x).result
+    return by_kind(float=rule)
+
+
+def _log_base(base: float) -> Rule:
+    return lambda dt, x: arith.MulFOp(math.LogOp(x).result, const(1.0 / np.log(base), dt)).result
+
+
+def _tanh_f64(dt, x):
+    # tanh|x| = -expm1(-2|x|) / (expm1(-2|x|) + 2): no overflow, no cancellation near 0.
+    t = math.ExpM1Op(arith.MulFOp(math.AbsFOp(x).result, const(-2.0, dt)).result).result
+    magnitude = arith.DivFOp(arith.NegFOp(t).result, arith.AddFOp(t, const(2.0, dt)).result).result
+    return math.CopySignOp(magnitude, x).result
+
+
+def _cbrt_f64(dt, x):
+    # exp(log|x|/3) then one Newton step (y -= (y^3 - |x|) / 3y^2) for full precision.
+    ax = math.AbsFOp(x).result
+    y = math.ExpOp(arith.DivFOp(math.LogOp(ax).result, const(3.0, dt)).result).result
+    y2 = arith.MulFOp(y, y).result
+    step = arith.DivFOp(arith.SubFOp(arith.MulFOp(y2, y).result, ax).result, arith.MulFOp(const(3.0, dt), y2).result).result
+    refined = select(cmpf("ogt", y, const(0.0, dt)), arith.SubFOp(y, step).result, y)
+    refined = select(cmpf("oeq", ax, const(np.inf, dt)), ax, refined)
+    return math.CopySignOp(refined, x).result
+
+
 # The table: numpy ufunc name -> scalar rule over the loop dtype.
 UFUNC_RULES: dict[str, Rule] = {
     # arithmetic
@@ -292,12 +322,12 @@ UFUNC_RULES: dict[str, Rule] = {
     "exp": _float_unary(math.ExpOp),
     "exp2": _float_unary(math.Exp2Op),
     "log": _float_unary(math.LogOp),
-    "log2": _float_unary(math.Log2Op),
-    "log10": _float_unary(math.Log10Op),
+    "log2": _f64_via(_log_base(2.0), math.Log2Op),
+    "log10": _f64_via(_log_base(10.0), math.Log10Op),
     "log1p": _float_unary(math.Log1pOp),
     "expm1": _float_unary(math.ExpM1Op),
     "sqrt": _float_unary(math.SqrtOp),
-    "cbrt": _float_unary(math.CbrtOp),
+    "cbrt": _f64_via(_cbrt_f64, math.CbrtOp),
     "sin": _float_unary(math.SinOp),
     "cos": _float_unary(math.CosOp),
     "tan": _float_unary(math.TanOp),
@@ -306,7 +336,7 @@ UFUNC_RULES: dict[str, Rule] = {
     "arctan": _float_unary(math.AtanOp),
     "sinh": _float_unary(math.SinhOp),
     "cosh": _float_unary(math.CoshOp),
-    "tanh": _float_unary(math.TanhOp),
+    "tanh": _f64_via(_tanh_f64, math.TanhOp),
     "arcsinh": _float_unary(math.AsinhOp),
     "arccosh": _float_unary(math.AcoshOp),
     "arctanh": _float_unary(math.AtanhOp),
