@@ -55,7 +55,7 @@ def abstractify(x: Any, where: str) -> Aval:
             arr = np.asarray(x)
         except Exception:
             arr = None
-        if arr is None or arr.dtype == object:
+        if arr is None or arr.dtype.kind in "OUSV":  # objects, strings, bytes, records
             raise TracingError(
                 f"{where}: expected an array, a Python scalar or aotc.ShapeDtypeStruct, got "
                 f"{type(x).__name__}. Pass non-array values as static arguments "

@@ -1,0 +1,103 @@
+"""aotc.export: artifacts with one or several functions, their metadata, saving and
+loading them, and compile errors that carry IREE's diagnostics."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import aotc
+import aotc.numpy as anp
+from aotc.compiler import compile_bytecode
+from aotc.runtime import load
+from aotc.targets import TARGETS
+
+F32 = "float32"
+
+
+def predict(x, w):
+    return anp.maximum(x @ w, 0.0)
+
+
+@pytest.fixture(scope="module")
+def artifact():
+    return aotc.export(predict, aotc.ShapeDtypeStruct((4, 3), F32), aotc.ShapeDtypeStruct((3, 2), F32))
+
+
+def test_artifact_has_vmfb_mlir_and_metadata(artifact):
+    assert artifact.vmfb.startswith(b"PK")  # a .vmfb: flatbuffer module in a zip-compatible archive
+    assert "func.func public @predict" in artifact.mlir and "linalg.matmul" in artifact.mlir
+    meta = artifact.metadata["predict"]
+    assert [a["name"] for a in meta["args"]] == ["x", "w"]
+    assert [a["shape"] for a in meta["args"]] == [[4, 3], [3, 2]]
+    assert meta["results"] == [{"name": "out", "shape": [4, 2], "dtype": F32}]
+    assert meta["target"] == "cpu" and meta["aotc_version"] == aotc.__version__
+    assert meta["iree_version"].startswith("3.13") and len(meta["source_hash"]) == 16
+    assert meta["work_estimate"] > 0
+
+
+def test_save_load_and_run(artifact, tmp_path):
+    path = artifact.save(tmp_path / "predict.vmfb")
+    module = load(path)
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) - 5
+    w = np.ones((3, 2), np.float32)
+    np.testing.assert_allclose(np.asarray(module.predict(x, w)), np.maximum(x @ w, 0))
+    np.testing.assert_allclose(np.asarray(module["predict"](x, w)), np.maximum(x @ w, 0))
+    assert "predict" in module.functions
+    assert json.loads(load(artifact.vmfb).functions["predict"].to_json())["name"] == "predict"
+
+
+def test_several_functions_in_one_artifact(tmp_path):
+    spec = aotc.ShapeDtypeStruct((5,), F32)
+    art = aotc.export({
+        "double": (lambda x: x * 2, spec),
+        "stats": (lambda x: (x.mean(), x.std()), spec),
+    })
+    module = load(art.save(tmp_path / "two.vmfb"))
+    x = np.arange(5, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(module.double(x)), x * 2)
+    mean, std = module.stats(x)
+    assert float(np.asarray(mean)) == pytest.approx(2.0)
+    assert float(np.asarray(std)) == pytest.approx(np.std(x))
+    assert sorted(art.functions) == ["double", "stats"]
+
+
+def test_export_with_example_arrays_and_static_arguments():
+    def scale(x, factor):
+        return x * factor
+
+    art = aotc.export(scale, np.ones(3, np.float32), 3, static_argnums=1)
+    assert art.functions["scale"].static_args == {"1": "3"}
+    out = load(art.vmfb).scale(np.ones(3, np.float32))
+    np.testing.assert_array_equal(np.asarray(out), [3, 3, 3])
+
+
+def test_bad_export_arguments_are_clear():
+    with pytest.raises(aotc.AotcError, match="identifier"):
+        aotc.export({"not a name": (lambda x: x, np.ones(2))})
+    with pytest.raises(aotc.AotcError, match=r"\(fn, \*specs\)"):
+        aotc.export({"f": lambda x: x})
+
+
+def test_compile_error_carries_iree_diagnostics():
+    bad = b"""func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = math.fpowi %a, %a : tensor<4xf32>, tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }"""
+    with pytest.raises(aotc.CompileError) as info:
+        compile_bytecode(bad, TARGETS["cpu"].flags, "f")
+    assert "math.fpowi" in info.value.diagnostics
+    assert "must be signless-integer-like" in info.value.diagnostics
+    assert "IREE could not compile 'f'" in str(info.value)
+
+
+def test_target_that_cannot_compute_a_dtype_says_so_at_compile_time():
+    def f(x):
+        return anp.sin(x)
+
+    with pytest.raises(aotc.CompileError, match=r"(?s)target .cpu. cannot compute.*math.sin on f64") as info:
+        aotc.export(f, aotc.ShapeDtypeStruct((3,), "float64"))
+    assert "test_export.py" in str(info.value)  # the user's source line
+    assert ".astype" in str(info.value)

@@ -1,0 +1,197 @@
+"""aotc.jit: compile once per signature, memory and disk caches, static arguments,
+pytrees, the lower/compile stages, and errors raised while tracing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import aotc
+import aotc.numpy as anp
+from aotc import cache
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("AOTC_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_repeated_signature_neither_retraces_nor_recompiles(cache_dir):
+    traced = []
+
+    def f(x, y):
+        traced.append(1)
+        return anp.tanh(x) * y + 1.0
+
+    jf = aotc.jit(f)
+    x, y = np.linspace(-1, 1, 6, dtype=np.float32), np.full(6, 2.0, np.float32)
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(jf(x, y)), np.tanh(x) * y + 1.0, rtol=1e-6)
+    assert len(traced) == 1
+    assert jf.stats == {"traces": 1, "compiles": 1, "disk_hits": 0}
+
+
+def test_new_shape_or_dtype_compiles_once_each(cache_dir):
+    jf = aotc.jit(lambda x: x * 2)
+    for shape in [(3,), (4,), (3,), (2, 2), (4,)]:
+        np.testing.assert_array_equal(np.asarray(jf(np.ones(shape, np.float32))), np.full(shape, 2, np.float32))
+    assert jf.stats["traces"] == 3 and jf.stats["compiles"] == 3
+    out = jf(np.ones(3, np.int16))
+    assert out.dtype == np.int16 and jf.stats["compiles"] == 4
+
+
+def test_python_scalar_argument_is_weakly_typed(cache_dir):
+    jf = aotc.jit(lambda x, s: x * s)
+    out = jf(np.ones(3, np.float32), 2.5)
+    assert out.dtype == np.float32  # as numpy: float32 array * Python float stays float32
+    np.testing.assert_allclose(np.asarray(out), np.full(3, 2.5, np.float32))
+    # A different value of the scalar reuses the compiled code: it is an argument.
+    np.testing.assert_allclose(np.asarray(jf(np.ones(3, np.float32), 4.0)), np.full(3, 4.0))
+    assert jf.stats["compiles"] == 1
+
+
+def test_static_argnums_and_argnames(cache_dir):
+    def f(x, n, *, mode="sum"):
+        y = x
+        for _ in range(n):  # Python loop over a static value
+            y = y * 2
+        return y.sum() if mode == "sum" else y.max()
+
+    jf = aotc.jit(f, static_argnums=1, static_argnames="mode")
+    x = np.arange(4, dtype=np.float32)
+    assert float(np.asarray(jf(x, 3))) == pytest.approx((x * 8).sum())
+    assert float(np.asarray(jf(x, 3, mode="max"))) == pytest.approx((x * 8).max())
+    assert float(np.asarray(jf(x, 3))) == pytest.approx((x * 8).sum())
+    assert jf.stats["compiles"] == 2
+    with pytest.raises(aotc.AotcError, match="hashable"):
+        jf(x, [1, 2])
+
+
+def test_pytrees_in_and_out(cache_dir):
+    def f(params, xs):
+        w, b = params["w"], params["b"]
+        return {"y": xs[0] @ w + b, "sum": (xs[1].sum(), None)}
+
+    w = np.arange(6, dtype=np.float32).reshape(3, 2)
+    b = np.ones(2, np.float32)
+    xs = [np.ones((4, 3), np.float32), np.arange(5, dtype=np.float32)]
+    out = aotc.jit(f)({"w": w, "b": b}, xs)
+    assert set(out) == {"y", "sum"}
+    np.testing.assert_allclose(np.asarray(out["y"]), xs[0] @ w + b)
+    assert out["sum"][1] is None
+    assert float(np.asarray(out["sum"][0])) == 10.0
+
+
+def test_lower_as_text_and_compile(cache_dir):
+    spec = aotc.ShapeDtypeStruct((2, 3), "float32")
+    lowered = aotc.jit(lambda x: anp.exp(x).sum(axis=1)).lower(spec)
+    text = lowered.as_text()
+    assert "func.func public" in text and "math.exp" in text and "tensor<2x3xf32>" in text
+    compiled = lowered.compile()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(compiled(x)), np.exp(x).sum(axis=1), rtol=1e-6)
+    with pytest.raises(TypeError, match="takes"):
+        compiled(np.ones((3, 3), np.float32))
+
+
+def test_nested_jit_is_inlined(cache_dir):
+    inner = aotc.jit(lambda x: x + 1)
+    outer = aotc.jit(lambda x: inner(x) * 2)
+    np.testing.assert_array_equal(np.asarray(outer(np.zeros(2, np.float32))), [2, 2])
+    assert inner.stats["compiles"] == 0
+
+
+def test_disk_cache_serves_a_second_jit_and_corrupt_entry_is_rebuilt(cache_dir):
+    f = lambda x: anp.sqrt(x) + 1  # noqa: E731
+    x = np.arange(4, dtype=np.float32)
+    first = aotc.jit(f)
+    np.asarray(first(x))
+    assert first.stats["compiles"] == 1
+    entries = list(cache_dir.glob("*.vmfb"))
+    assert len(entries) == 1
+
+    second = aotc.jit(f)
+    np.testing.assert_allclose(np.asarray(second(x)), np.sqrt(x) + 1)
+    assert second.stats == {"traces": 1, "compiles": 0, "disk_hits": 1}
+
+    entries[0].write_bytes(entries[0].read_bytes()[:100])  # truncated: corrupt
+    third = aotc.jit(f)
+    np.testing.assert_allclose(np.asarray(third(x)), np.sqrt(x) + 1)
+    assert third.stats["compiles"] == 1 and third.stats["disk_hits"] == 0
+    assert cache.load(entries[0].stem) is not None  # rebuilt entry is valid again
+
+
+def test_second_process_reuses_disk_cache(cache_dir):
+    script = textwrap.dedent(
+        """
+        import numpy as np, aotc, aotc.numpy as anp
+        f = aotc.jit(lambda x: anp.maximum(x, 0.5) * 3)
+        print(np.asarray(f(np.arange(3, dtype=np.float32))).tolist(), f.stats["compiles"], f.stats["disk_hits"])
+        """
+    )
+    env = dict(os.environ, AOTC_CACHE_DIR=str(cache_dir))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout.split("]")
+            for _ in range(2)]
+    assert runs[0][0] == runs[1][0] == "[1.5, 3.0, 6.0"
+    assert runs[0][1].split() == ["1", "0"]  # first process compiles
+    assert runs[1][1].split() == ["0", "1"]  # second takes it from disk
+
+
+def test_cache_writes_are_atomic_files(cache_dir):
+    cache.store("k" * 64, b"payload")
+    assert cache.load("k" * 64) == b"payload"
+    assert not [p for p in cache_dir.iterdir() if p.name.startswith(".tmp-")]
+
+
+@pytest.mark.parametrize("construct, what", [
+    ("if x > 0:\n        return x", "bool()"),
+    ("while x.sum():\n        x = x - 1\n    return x", "bool()"),
+    ("return int(x.sum())", "int()"),
+    ("return float(x[0])", "float()"),
+])
+def test_python_control_flow_on_traced_value_names_function_and_line(construct, what, tmp_path, cache_dir):
+    source = f"def branchy(x):\n    {construct}\n    return -x\n"
+    path = tmp_path / "user_code.py"
+    path.write_text(source)
+    namespace: dict = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    with pytest.raises(aotc.TracerConversionError) as info:
+        aotc.jit(namespace["branchy"])(np.ones(3, np.float32))
+    message = str(info.value)
+    assert what in message and "'branchy'" in message
+    assert f"{path}:2" in message  # the user's file and line
+    assert "static_argnums" in message
+
+
+def test_unsupported_dtype_argument_lists_supported(cache_dir):
+    with pytest.raises(aotc.UnsupportedDtypeError, match="complex64 is not supported.*float32"):
+        aotc.jit(lambda x: x)(np.ones(2, np.complex64))
+
+
+def test_non_array_argument_says_to_make_it_static(cache_dir):
+    with pytest.raises(aotc.TracingError, match="static"):
+        aotc.jit(lambda x, s: x)(np.ones(2), "mode")
+
+
+def test_unknown_target_lists_targets():
+    with pytest.raises(aotc.AotcError, match="choose one of: cpu"):
+        aotc.jit(lambda x: x, target="tpu")
+
+
+def test_leaked_tracer_is_rejected(cache_dir):
+    leaked = []
+
+    def f(x):
+        leaked.append(x)
+        return x
+
+    aotc.jit(f)(np.ones(2, np.float32))
+    g = aotc.jit(lambda y: y + leaked[0])
+    with pytest.raises(aotc.AotcError):
+        g(np.ones(2, np.float32))
