@@ -52,7 +52,7 @@ def _rng():
 def _mlp_params():
     r = _rng()
     sizes = [784, 512, 512, 10]
-    return [(r.standard_normal((a, b), np.float32) * np.sqrt(2 / a), np.zeros(b, np.float32))
+    return [((r.standard_normal((a, b)) * np.sqrt(2 / a)).astype(np.float32), np.zeros(b, np.float32))
             for a, b in zip(sizes[:-1], sizes[1:])]
 
 

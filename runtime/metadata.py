@@ -55,6 +55,20 @@ class FunctionMetadata:
         results = ", ".join(str(r) for r in self.results)
         return f"{self.name}({args}) -> ({results})"
 
+    def __str__(self) -> str:
+        return self.signature
+
+    def to_reflection(self) -> dict[str, str]:
+        """The entries to put in the function's ``iree.reflection`` dictionary."""
+        return {REFLECTION_KEY: self.to_json()}
+
+    @staticmethod
+    def from_reflection(reflection: dict[str, str]) -> "FunctionMetadata | None":
+        """Reads the record back from ``VmFunction.reflection``; None if there is none
+        (a function compiled without aotc)."""
+        text = reflection.get(REFLECTION_KEY)
+        return None if text is None else FunctionMetadata.from_json(text)
+
     def to_json(self) -> str:
         data = asdict(self)
         data["schema"] = SCHEMA_VERSION

@@ -323,7 +323,9 @@ UFUNC_RULES: dict[str, Rule] = {
     "exp2": _float_unary(math.Exp2Op),
     "log": _float_unary(math.LogOp),
     "log2": _f64_via(_log_base(2.0), math.Log2Op),
-    "log10": _f64_via(_log_base(10.0), math.Log10Op),
+    # math.log10 becomes a libm call (log10f, log10) on IREE's CPU for every float width,
+    # and no libm is linked: log(x) / ln(10) instead.
+    "log10": by_kind(float=_log_base(10.0)),
     "log1p": _float_unary(math.Log1pOp),
     "expm1": _float_unary(math.ExpM1Op),
     "sqrt": _float_unary(math.SqrtOp),

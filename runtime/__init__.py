@@ -1,0 +1,69 @@
+"""aotc.runtime: load exported ``.vmfb`` artifacts and run them.
+
+Depends only on numpy and ``iree.runtime`` (never on the compiler), so it runs on
+machines that have neither MLIR nor the aotc compiler installed.
+
+Example:
+  >>> from aotc import runtime
+  >>> m = runtime.load("mlp.vmfb")                        # doctest: +SKIP
+  >>> y = m.predict(np.zeros((64, 784), np.float32))       # doctest: +SKIP
+  >>> np.asarray(y).shape                                  # doctest: +SKIP
+  (64, 10)
+"""
+
+from __future__ import annotations
+
+from .array import SMALL_HOST_COPY_BYTES, Array, device_put
+from .device import (
+    LOCAL_SYNC_MAX_WORK,
+    TASK_WORKER_GROUPS_MAX,
+    Device,
+    allocator_specs,
+    default_device_uri,
+    get_device,
+)
+from .errors import (
+    AotcRuntimeError,
+    ArgumentError,
+    ArtifactNotFoundError,
+    DeletedArrayError,
+    DeviceError,
+    DeviceMismatchError,
+    FunctionNotFoundError,
+    InvocationError,
+    LoadError,
+    ShapeError,
+)
+from .function import Function, RawSignature
+from .metadata import FunctionMetadata, TensorSpec
+from .module import Module, load
+from .tree import TreeDef
+
+__all__ = [
+    "AotcRuntimeError",
+    "ArgumentError",
+    "Array",
+    "ArtifactNotFoundError",
+    "DeletedArrayError",
+    "Device",
+    "DeviceError",
+    "DeviceMismatchError",
+    "Function",
+    "FunctionMetadata",
+    "FunctionNotFoundError",
+    "InvocationError",
+    "LOCAL_SYNC_MAX_WORK",
+    "LoadError",
+    "Module",
+    "RawSignature",
+    "SMALL_HOST_COPY_BYTES",
+    "ShapeError",
+    "TASK_WORKER_GROUPS_MAX",
+    "TensorSpec",
+    "TreeDef",
+    "allocator_specs",
+    "default_device_uri",
+    "device_put",
+    "get_device",
+    "load",
+]

@@ -1,0 +1,196 @@
+"""Devices: one per URI per process, and the choice of driver when the user names none.
+
+A ``Device`` wraps IREE's ``HalDevice`` together with the VM-level handles that are tied
+to it (the HAL module every loaded artifact links against). Devices are created once
+and cached for the life of the process, because creating one is slow (a local-task
+device starts worker threads) and because buffers must never outlive their device.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import threading
+from typing import Iterable
+
+import iree.runtime as rt
+
+from .errors import DeviceError
+from .metadata import FunctionMetadata
+
+# Below this many flops per call, local-sync (runs on the calling thread) beats
+# local-task (wakes a worker pool, a ~15 us floor per call); above a few MFLOP the
+# worker pool's parallelism wins. Measured crossover on a 2-core x86 machine.
+LOCAL_SYNC_MAX_WORK = 4e6
+
+# local-task gets one worker group per available core, up to this many. Unpinned groups
+# equal to the core count cut p99 latency 3-6x against IREE's pinned default on the
+# 2-core machine it was measured on; more groups than cores hurts badly. Above 2 cores
+# the cap is a judgement call (waking more workers costs small calls), not a measurement.
+TASK_WORKER_GROUPS_MAX = 16
+
+# Drivers whose buffers live in host memory, so results can be read zero-copy.
+HOST_DRIVERS = ("local-sync", "local-task")
+
+# DLPack device type codes (dlpack.h) by driver.
+_DLPACK_DEVICE_TYPES = {"local-sync": 1, "local-task": 1, "cuda": 2, "vulkan": 7, "hip": 10}
+
+_lock = threading.RLock()
+_devices: dict[str, "Device"] = {}
+_instance: rt.VmInstance | None = None
+_task_flags_set = False
+
+
+class Device:
+    """A device that runs loaded functions, e.g. ``get_device("local-sync")``.
+
+    Attributes:
+      uri: the URI it was created from ("local-task", "cuda://0", ...).
+      driver: the driver name ("local-task", "cuda", ...).
+      hal: IREE's ``HalDevice``.
+    """
+
+    def __init__(self, uri: str, driver: str, hal: rt.HalDevice) -> None:
+        self.uri = uri
+        self.driver = driver
+        self.hal = hal
+        self.is_host = driver in HOST_DRIVERS
+        self.dlpack_device = (_DLPACK_DEVICE_TYPES.get(driver, 1), 0)
+        self._hal_modules: dict[int, rt.VmModule] = {}
+
+    @property
+    def device(self) -> "Device":
+        # Arrays put on a device are owned by it; owners answer ``.device``.
+        return self
+
+    @property
+    def allocator(self) -> rt.HalAllocator:
+        return self.hal.allocator
+
+    def hal_module(self, instance: rt.VmInstance) -> rt.VmModule:
+        """The HAL module binding this device into VM contexts of ``instance``."""
+        module = self._hal_modules.get(id(instance))
+        if module is None:
+            module = self._hal_modules[id(instance)] = rt.create_hal_module(instance, self.hal)
+        return module
+
+    def __repr__(self) -> str:
+        return f"Device({self.uri!r})"
+
+
+def vm_instance() -> rt.VmInstance:
+    """The process-wide VM instance every context is created in."""
+    global _instance
+    with _lock:
+        if _instance is None:
+            _instance = rt.VmInstance()
+        return _instance
+
+
+def get_device(uri: str | Device) -> Device:
+    """Returns the device for ``uri``, creating it on first use.
+
+    Example:
+      >>> get_device("local-sync")
+      Device('local-sync')
+
+    Args:
+      uri: a driver name ("local-task", "local-sync", "vulkan", "cuda", "hip") or a full
+        IREE device URI ("cuda://0"); a ``Device`` is returned as is.
+    Raises:
+      DeviceError: unknown driver, or the driver/device is not available here.
+    """
+    if isinstance(uri, Device):
+        return uri
+    if not isinstance(uri, str):
+        raise TypeError(
+            f"get_device: expected a device URI string (e.g. 'local-task') or a Device, "
+            f"got {type(uri).__name__}"
+        )
+    uri = uri.strip()
+    with _lock:
+        device = _devices.get(uri)
+        if device is None:
+            device = _devices[uri] = _create(uri)
+        return device
+
+
+def _create(uri: str) -> Device:
+    driver_name = uri.split("://", 1)[0]
+    available = sorted(rt.query_available_drivers())
+    if driver_name not in available:
+        raise DeviceError(
+            f"get_device: expected one of the drivers {', '.join(available)}, got {uri!r}. "
+            f"Pass one of those names (or a URI such as 'cuda://0')"
+        )
+    if driver_name == "local-task":
+        _set_task_flags()
+    try:
+        driver = rt.get_driver(uri)
+        specs = allocator_specs(driver_name)
+        if specs:
+            hal = driver.create_device_by_uri(uri, allocators=specs)
+        else:
+            hal = driver.create_device_by_uri(uri)
+    except (ValueError, RuntimeError) as e:
+        raise DeviceError(
+            f"get_device({uri!r}): the driver is known but no device could be created "
+            f"({e}). Install the driver's runtime library or pick another device, e.g. "
+            f"'local-task'"
+        ) from e
+    return Device(uri, driver_name, hal)
+
+
+def allocator_specs(driver: str) -> list[str] | None:
+    """The IREE allocator specs a new device of ``driver`` is created with.
+
+    Plain default allocators for now: the one place to choose caching allocators or
+    pools per driver (never ``caching`` on Vulkan: every queue allocation then fails).
+    """
+    return None
+
+
+def _task_group_count() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))  # respects taskset / container CPU limits
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, TASK_WORKER_GROUPS_MAX))
+
+
+def _set_task_flags() -> None:
+    """Sets the local-task worker topology once, before the first local-task device."""
+    global _task_flags_set
+    if _task_flags_set:
+        return
+    _task_flags_set = True
+    # A topology the user set through IREE's own environment variable wins.
+    user_flags = shlex.split(os.environ.get("IREE_PY_RUNTIME_FLAGS", ""))
+    if any(flag.lstrip("-").startswith("task_topology") for flag in user_flags):
+        return
+    rt.flags.parse_flags(f"--task_topology_group_count={_task_group_count()}")
+
+
+def default_device_uri(functions: Iterable[FunctionMetadata | None]) -> str:
+    """The device an artifact runs on when ``load`` is given none.
+
+    GPU targets run on their driver; CPU code runs on local-sync when every function
+    is small (see ``LOCAL_SYNC_MAX_WORK``), else on local-task. Functions without aotc
+    metadata count as large: their work is unknown.
+    """
+    functions = list(functions)
+    for meta in functions:
+        if meta is not None:
+            driver = _gpu_driver(meta.target)
+            if driver is not None:
+                return driver
+    small = bool(functions) and all(
+        meta is not None and meta.work_estimate < LOCAL_SYNC_MAX_WORK for meta in functions
+    )
+    return "local-sync" if small else "local-task"
+
+
+def _gpu_driver(target: str) -> str | None:
+    # Targets are named "<name>[:<detail>]" ("cuda:sm_80", "vulkan", "cpu", "aarch64:...").
+    name = target.split(":", 1)[0].strip().lower()
+    return name if name in ("cuda", "vulkan", "hip") else None

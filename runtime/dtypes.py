@@ -1,0 +1,104 @@
+"""The one table from dtype names (as written in the metadata) to numpy and IREE types.
+
+At the ABI every integer is signless, as in MLIR: an ``i8`` tensor is fed with the
+signless ``INT_8`` element type whether the data is ``int8`` or ``uint8`` (IREE's
+``hal.buffer_view.assert`` accepts signless, signed and unsigned 8-bit types alike, but
+signless is what the compiled function declares). Results come back signless too
+(``INT_8``), so they are always presented with the dtype from the metadata, by a
+zero-copy ``.view``. ``bool`` is ``i1`` in MLIR and one byte per element at the ABI
+(``BOOL_8``), which numpy's ``bool`` already is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from iree.runtime import HalElementType
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str  # numpy's name, as stored in the metadata
+    numpy: np.dtype
+    element_type: int  # the HAL element type arguments are passed with
+    mlir: str  # the element type the compiled function uses
+    exact_element_type: int  # signed/unsigned, for handing buffers to other libraries
+
+
+def _entry(
+    name: str, element_type: HalElementType, mlir: str, exact: HalElementType | None = None
+) -> tuple[str, DType]:
+    exact_type = int(element_type if exact is None else exact)
+    return name, DType(name, np.dtype(name), int(element_type), mlir, exact_type)
+
+
+DTYPES: dict[str, DType] = dict(
+    [
+        _entry("bool", HalElementType.BOOL_8, "i1"),
+        _entry("int8", HalElementType.INT_8, "i8"),
+        _entry("int16", HalElementType.INT_16, "i16"),
+        _entry("int32", HalElementType.INT_32, "i32"),
+        _entry("int64", HalElementType.INT_64, "i64"),
+        _entry("uint8", HalElementType.INT_8, "i8", HalElementType.UINT_8),
+        _entry("float16", HalElementType.FLOAT_16, "f16"),
+        _entry("float32", HalElementType.FLOAT_32, "f32"),
+        _entry("float64", HalElementType.FLOAT_64, "f64"),
+    ]
+)
+
+# Element types a result may come back with, for functions without aotc metadata (the
+# dtype cannot be taken from the metadata, so signless integers read as signed).
+_RESULT_DTYPES: dict[int, np.dtype] = {
+    int(HalElementType.BOOL_8): np.dtype(np.bool_),
+    int(HalElementType.INT_8): np.dtype(np.int8),
+    int(HalElementType.SINT_8): np.dtype(np.int8),
+    int(HalElementType.UINT_8): np.dtype(np.uint8),
+    int(HalElementType.INT_16): np.dtype(np.int16),
+    int(HalElementType.SINT_16): np.dtype(np.int16),
+    int(HalElementType.UINT_16): np.dtype(np.uint16),
+    int(HalElementType.INT_32): np.dtype(np.int32),
+    int(HalElementType.SINT_32): np.dtype(np.int32),
+    int(HalElementType.UINT_32): np.dtype(np.uint32),
+    int(HalElementType.INT_64): np.dtype(np.int64),
+    int(HalElementType.SINT_64): np.dtype(np.int64),
+    int(HalElementType.UINT_64): np.dtype(np.uint64),
+    int(HalElementType.FLOAT_16): np.dtype(np.float16),
+    int(HalElementType.FLOAT_32): np.dtype(np.float32),
+    int(HalElementType.FLOAT_64): np.dtype(np.float64),
+}
+
+SUPPORTED = ", ".join(DTYPES)
+
+
+def lookup(name: str) -> DType:
+    """The table entry for a dtype name; ``KeyError`` naming the supported ones."""
+    try:
+        return DTYPES[name]
+    except KeyError:
+        raise KeyError(f"dtype {name!r} is not supported; supported dtypes: {SUPPORTED}") from None
+
+
+def from_numpy(dtype: np.dtype) -> DType | None:
+    """The table entry for a numpy dtype, or None (the dtype has no ABI type here)."""
+    entry = DTYPES.get(dtype.name)
+    # dtype.name drops byte order: '>f4' is also "float32" but is not what the ABI takes.
+    return entry if entry is not None and entry.numpy == dtype else None
+
+
+def result_dtype(element_type: int) -> np.dtype:
+    """The numpy dtype to present a result with when no metadata names one."""
+    dtype = _RESULT_DTYPES.get(element_type)
+    if dtype is None:
+        raise TypeError(
+            f"result element type {element_type_name(element_type)} has no numpy dtype "
+            f"in aotc.runtime; supported dtypes: {SUPPORTED}"
+        )
+    return dtype
+
+
+def element_type_name(element_type: int) -> str:
+    try:
+        return HalElementType(element_type).name
+    except ValueError:
+        return hex(element_type)

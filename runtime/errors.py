@@ -1,0 +1,69 @@
+"""The errors the runtime raises, one class per thing that can go wrong for a user.
+
+Each also derives from the builtin a Python programmer would expect (``FileNotFoundError``
+for a missing artifact, ``TypeError`` for a wrong argument, ``AttributeError``/``KeyError``
+for an unknown function), so existing ``except`` clauses keep working. Messages follow
+"<where>: expected <X>, got <Y>. <how to fix>", and IREE's own diagnostic, when there is
+one, is carried inside the message rather than dropped.
+"""
+
+from __future__ import annotations
+
+
+class AotcRuntimeError(Exception):
+    """Base class of every error raised by ``aotc.runtime``."""
+
+    def __str__(self) -> str:
+        # KeyError (a base of FunctionNotFoundError) would quote the message; show it plain.
+        return str(self.args[0]) if self.args else ""
+
+
+class LoadError(AotcRuntimeError):
+    """The artifact could not be loaded.
+
+    Cause: the bytes are not a valid ``.vmfb`` (corrupt, truncated, or some other file),
+    the metadata was written by an incompatible aotc version, or the code inside was
+    compiled for another target than the device it is loaded on.
+    Fix: re-export the function (``aotc.export`` or ``aotc compile``) for this target,
+    or load it on a device of the target it was compiled for.
+    """
+
+
+class ArtifactNotFoundError(AotcRuntimeError, FileNotFoundError):
+    """``load`` was given a path that does not exist. Fix: check the path."""
+
+
+class DeviceError(AotcRuntimeError):
+    """A device could not be created: unknown driver name, or the driver (CUDA, Vulkan,
+    ...) is not installed on this machine. Fix: pick one of the listed drivers."""
+
+
+class FunctionNotFoundError(AotcRuntimeError, AttributeError, KeyError):
+    """The module has no function of that name. The message lists the ones it has."""
+
+
+class ArgumentError(AotcRuntimeError, TypeError):
+    """A call's arguments do not match the function's signature: wrong count, wrong
+    nesting (pytree structure), wrong dtype, or something that is not an array.
+    Fix: the message names the argument and shows what was expected."""
+
+
+class ShapeError(ArgumentError, ValueError):
+    """An argument has the wrong shape, or a named dynamic dimension has different sizes
+    in two arguments. Fix: pass the shape shown, or re-export with a dynamic dimension."""
+
+
+class DeviceMismatchError(ArgumentError, ValueError):
+    """An ``Array`` living on one device was passed to a function loaded on another.
+    Fix: ``np.asarray(array)`` to bring it to the host first, or load the module on the
+    array's device."""
+
+
+class DeletedArrayError(AotcRuntimeError, RuntimeError):
+    """An ``Array`` was used after ``delete()`` (or after being donated to a function).
+    Fix: keep using the result of the call instead, or do not delete/donate the array."""
+
+
+class InvocationError(AotcRuntimeError, RuntimeError):
+    """IREE reported a failure while running a function (the message carries IREE's own
+    text). Usually an argument the metadata could not check, or an out-of-memory."""

@@ -1,0 +1,231 @@
+"""``load`` and ``Module``: a ``.vmfb`` artifact loaded on a device.
+
+Loading reads the aotc metadata of every function (from ``iree.reflection``), picks a
+device when none is given, and links the module into its own ``VmContext`` right away,
+so an artifact compiled for another target fails here, with a clear error, and not at
+its first call.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator, Union
+
+import iree.runtime as rt
+
+from .device import Device, default_device_uri, get_device, vm_instance
+from .errors import ArtifactNotFoundError, FunctionNotFoundError, LoadError
+from .function import Function, RawSignature
+from .metadata import FunctionMetadata
+
+PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+
+_REEXPORT = "re-export it with aotc.export or aotc compile"
+
+
+class _Loaded:
+    """What running a function needs alive, and so what every result keeps alive.
+
+    Slots are cleared alphabetically when it dies: the context goes before the device.
+    """
+
+    __slots__ = ("context", "device", "hal_module", "vm_module")
+
+    def __init__(self, context: rt.VmContext, device: Device, hal_module: rt.VmModule,
+                 vm_module: rt.VmModule) -> None:
+        self.context = context
+        self.device = device
+        self.hal_module = hal_module
+        self.vm_module = vm_module
+
+
+def load(path_or_bytes: PathOrBytes, device: str | Device | None = None) -> "Module":
+    """Loads an exported artifact (``.vmfb``) for running.
+
+    Example:
+      >>> m = load("mlp.vmfb")                          # doctest: +SKIP
+      >>> m.predict(np.zeros((64, 784), np.float32))     # doctest: +SKIP
+
+    Args:
+      path_or_bytes: a path (str or PathLike), or the artifact's bytes.
+      device: a device URI ("local-task", "local-sync", "cuda", ...), a ``Device`` from
+        ``get_device``, or None to choose from the artifact: its GPU target's driver, else
+        local-sync when every function is small (``LOCAL_SYNC_MAX_WORK``), else
+        local-task.
+    Raises:
+      ArtifactNotFoundError: the path does not exist (a ``FileNotFoundError``).
+      LoadError: not a valid ``.vmfb``, unreadable metadata, or compiled for a target the
+        device cannot run.
+      DeviceError: the device cannot be created.
+    """
+    data, where = _read(path_or_bytes)
+    instance = vm_instance()
+    try:
+        vm_module = rt.VmModule.copy_buffer(instance, data)
+    except (ValueError, RuntimeError) as e:
+        raise LoadError(f"{where}: not a valid .vmfb ({e}); {_REEXPORT}") from e
+    vm_functions = {
+        name: vm_module.lookup_function(name)
+        for name in vm_module.function_names
+        if not name.startswith("__")  # IREE's own entry points (__init)
+    }
+    metadata = {name: _read_metadata(where, name, fn) for name, fn in vm_functions.items()}
+    dev = get_device(device if device is not None else default_device_uri(metadata.values()))
+    hal_module = dev.hal_module(instance)
+    try:
+        context = rt.VmContext(instance, modules=[hal_module, vm_module])
+    except (ValueError, RuntimeError) as e:
+        raise LoadError(_link_error(where, metadata, dev, e)) from e
+    loaded = _Loaded(context, dev, hal_module, vm_module)
+    try:
+        functions = {
+            name: Function(name, fn, metadata[name], loaded) for name, fn in vm_functions.items()
+        }
+    except KeyError as e:  # a dtype this runtime does not know
+        raise LoadError(f"{where}: {e.args[0]}; {_REEXPORT} using supported dtypes") from e
+    return Module(loaded, functions, where)
+
+
+def _read(path_or_bytes: PathOrBytes) -> tuple[Any, str]:
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        return path_or_bytes, f"<{len(path_or_bytes)} bytes>"
+    try:
+        path = os.fspath(path_or_bytes)
+    except TypeError:
+        raise TypeError(
+            f"load: expected a path (str or os.PathLike) or bytes, got "
+            f"{type(path_or_bytes).__name__}"
+        ) from None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    try:
+        with open(path, "rb") as f:
+            return f.read(), path
+    except FileNotFoundError as e:
+        error = ArtifactNotFoundError(
+            f"{path}: expected a .vmfb file, got no such file. Check the path, or export "
+            f"the function first (aotc.export or aotc compile)"
+        )
+        error.filename = path
+        raise error from e
+    except IsADirectoryError as e:
+        raise LoadError(f"{path}: expected a .vmfb file, got a directory") from e
+
+
+def _read_metadata(where: str, name: str, fn: rt.VmFunction) -> FunctionMetadata | None:
+    try:
+        return FunctionMetadata.from_reflection(fn.reflection)
+    except (ValueError, KeyError, TypeError) as e:
+        raise LoadError(
+            f"{where}: function {name}: expected aotc metadata, got an unreadable record "
+            f"({e}); {_REEXPORT}"
+        ) from e
+
+
+def _link_error(where: str, metadata: dict, device: Device, error: Exception) -> str:
+    text = str(error)
+    if "INCOMPATIBLE" in text or "not found or unavailable" in text:
+        targets = sorted({m.target for m in metadata.values() if m is not None})
+        compiled_for = f"target {', '.join(targets)}" if targets else "another target"
+        return (
+            f"{where}: compiled for {compiled_for}, which device {device.uri!r} cannot run "
+            f"(IREE: {text.strip()}). Load it on a device of that target, or re-export it "
+            f"for this machine (target 'cpu')"
+        )
+    return f"{where}: could not be linked on device {device.uri!r} ({text.strip()}); {_REEXPORT}"
+
+
+class Signatures(dict):
+    """A dict of function signatures that prints one readable signature per line."""
+
+    def __repr__(self) -> str:
+        return "{" + ",\n ".join(f"{name!r}: {sig}" for name, sig in self.items()) + "}"
+
+
+class Module:
+    """A loaded artifact. Call its functions as attributes or items.
+
+    Example:
+      >>> m = load("mlp.vmfb")              # doctest: +SKIP
+      >>> print(m.functions["predict"])     # doctest: +SKIP
+      predict(x: float32[64,784]) -> (out0: float32[64,10])
+      >>> m.predict(x), m["predict"](x)     # doctest: +SKIP
+
+    A function named like one of the attributes below is reachable only as an item.
+    """
+
+    def __init__(self, loaded: _Loaded, functions: dict[str, Function], where: str) -> None:
+        self._loaded = loaded
+        self._functions = functions
+        self._where = where
+        for name, fn in functions.items():
+            # Functions as instance attributes: ``module.f`` is then a dict hit, not a
+            # failed lookup falling back to __getattr__ (~1 us per call).
+            if name.isidentifier() and not name.startswith("_") and not hasattr(Module, name):
+                self.__dict__[name] = fn
+
+    @property
+    def where(self) -> str:
+        """The artifact's path, or ``<N bytes>`` when loaded from bytes."""
+        return self._where
+
+    @property
+    def functions(self) -> "Signatures":
+        """Function name -> signature: ``FunctionMetadata`` (or ``RawSignature`` for a
+        function compiled without aotc), whose ``str()`` reads like a Python signature."""
+        return Signatures(
+            (name, fn.metadata if fn.metadata is not None
+             else RawSignature(name, fn._vm_function.reflection.get("iree.abi.declaration")))
+            for name, fn in self._functions.items()
+        )
+
+    @property
+    def metadata(self) -> dict[str, FunctionMetadata | None]:
+        """Function name -> aotc metadata (None for functions compiled without aotc)."""
+        return {name: fn.metadata for name, fn in self._functions.items()}
+
+    @property
+    def device(self) -> Device:
+        return self._loaded.device
+
+    @property
+    def vm_module(self) -> rt.VmModule:
+        return self._loaded.vm_module
+
+    def __getitem__(self, name: str) -> Function:
+        try:
+            return self._functions[name]
+        except (KeyError, TypeError):
+            raise self._not_found(name) from None
+
+    def __getattr__(self, name: str) -> Function:
+        if name.startswith("_"):
+            raise AttributeError(name)  # internals (copy, pickle probing), never functions
+        try:
+            return self._functions[name]
+        except KeyError:
+            raise self._not_found(name) from None
+
+    def _not_found(self, name: Any) -> FunctionNotFoundError:
+        available = ", ".join(sorted(self._functions)) or "(none)"
+        return FunctionNotFoundError(
+            f"{self._where}: expected one of the functions {available}, got {name!r}. "
+            f"Call one of those, e.g. module[{next(iter(sorted(self._functions)), 'name')!r}](...)"
+        )
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._functions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._functions)
+
+    def __len__(self) -> int:
+        return len(self._functions)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._functions))
+
+    def __repr__(self) -> str:
+        lines = [f"<aotc Module {self._where} on {self.device.uri}:"]
+        lines += [f"  {fn.signature}" for fn in self._functions.values()]
+        return "\n".join(lines) + ">"

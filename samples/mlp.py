@@ -1,0 +1,111 @@
+"""An MLP classifier (784-512-512-10) compiled ahead of time, deployed as one .vmfb.
+
+    python samples/mlp.py [OUT.vmfb]          (default: out/mlp.vmfb)
+
+The weights are numpy arrays captured from the enclosing scope, so they become
+constants inside the artifact: the .vmfb alone is the deployable model. The script
+exports ``predict`` for a batch of 64 images, saves it, loads the saved file with the
+runtime (as a device would, without the compiler), runs it on a batch and compares the
+results with the same network in plain numpy. It exits with status 1 on a mismatch.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+
+import aotc
+import aotc.numpy as anp
+import aotc.runtime
+
+LAYERS = (784, 512, 512, 10)
+BATCH = 64
+RTOL = ATOL = 1e-4
+
+
+def init_params(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+    """He-initialised float32 weights and small biases, deterministic for ``seed``."""
+    rng = np.random.default_rng(seed)
+    params = []
+    for fan_in, fan_out in zip(LAYERS[:-1], LAYERS[1:]):
+        w = rng.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)
+        b = rng.standard_normal(fan_out) * 0.01
+        params.append((w.astype(np.float32), b.astype(np.float32)))
+    return params
+
+
+PARAMS = init_params()
+
+
+def predict(x):
+    """Class probabilities (softmax) and predicted classes for a batch of images."""
+    (w1, b1), (w2, b2), (w3, b3) = PARAMS
+    h = anp.maximum(x @ w1 + b1, 0.0)
+    h = anp.maximum(h @ w2 + b2, 0.0)
+    logits = h @ w3 + b3
+    z = logits - anp.max(logits, axis=1, keepdims=True)
+    e = anp.exp(z)
+    probs = e / anp.sum(e, axis=1, keepdims=True)
+    # softmax keeps the order of the logits: their argmax is the predicted class.
+    return probs, anp.argmax(logits, axis=1)
+
+
+def predict_numpy(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same network in plain numpy: the reference."""
+    (w1, b1), (w2, b2), (w3, b3) = PARAMS
+    h = np.maximum(x @ w1 + b1, 0.0)
+    h = np.maximum(h @ w2 + b2, 0.0)
+    logits = h @ w3 + b3
+    z = logits - np.max(logits, axis=1, keepdims=True)
+    e = np.exp(z)
+    probs = e / np.sum(e, axis=1, keepdims=True)
+    return probs, np.argmax(logits, axis=1)
+
+
+def main(argv: list[str]) -> int:
+    path = argv[1] if len(argv) > 1 else os.path.join("out", "mlp.vmfb")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+
+    # 1. Compile and save (the build machine).
+    start = time.perf_counter()
+    artifact = aotc.export(predict, aotc.ShapeDtypeStruct((BATCH, LAYERS[0]), "float32"))
+    artifact.save(path)
+    compile_s = time.perf_counter() - start
+    print(f"exported  {path} ({os.path.getsize(path) / 2**20:.2f} MiB, target "
+          f"{artifact.target}) in {compile_s:.1f} s")
+
+    # 2. Load the saved file and run it (the device: only the runtime is needed).
+    module = aotc.runtime.load(path)
+    print(f"loaded    {module.functions['predict']}")
+    x = np.random.default_rng(1).standard_normal((BATCH, LAYERS[0]), dtype=np.float32)
+    probs, classes = module.predict(x)
+    probs, classes = np.asarray(probs), np.asarray(classes)
+
+    # 3. Compare with numpy.
+    ref_probs, ref_classes = predict_numpy(x)
+    err = float(np.max(np.abs(probs - ref_probs)))
+    probs_ok = np.allclose(probs, ref_probs, rtol=RTOL, atol=ATOL)
+    # A class may differ only where numpy's top two probabilities tie within tolerance.
+    top2 = np.sort(ref_probs, axis=1)[:, -2:]
+    near_tie = (top2[:, 1] - top2[:, 0]) <= ATOL
+    class_diff = classes != ref_classes
+    classes_ok = classes.shape == ref_classes.shape and bool(np.all(~class_diff | near_tie))
+
+    shown = 16
+    print(f"batch     {BATCH} images; predicted classes (first {shown}):")
+    print(f"  aotc    {classes[:shown].tolist()}")
+    print(f"  numpy   {ref_classes[:shown].tolist()}")
+    print(f"max |probs - numpy| = {err:.2e} (rtol {RTOL:g}, atol {ATOL:g}); "
+          f"{int(class_diff.sum())} of {BATCH} classes differ")
+    if probs_ok and classes_ok:
+        print("MATCH: aotc agrees with numpy")
+        return 0
+    print("MISMATCH: aotc disagrees with numpy", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

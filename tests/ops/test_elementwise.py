@@ -1,0 +1,367 @@
+"""Elementwise ops (every ufunc of aotc.numpy, operators, where, clip, round) against
+numpy, batched: one compiled function per (family, dtype, shape case). Tolerances: see
+conftest.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aotc
+import aotc.numpy as anp
+
+from .conftest import (
+    DTYPES, FLOATS, INTS, SIGNED, assert_all, compare_ops, cross, jit_call, param_dtypes,
+    raises_match, sample, shape_id,
+)
+
+# numpy ufuncs by arity, under every aotc.numpy name (aliases included).
+UFUNC_NAMES = {name: getattr(np, np_name) for name, np_name in anp.UFUNCS.items()}
+UNARY_UFUNCS = sorted(n for n, u in UFUNC_NAMES.items() if u.nin == 1)
+BINARY_UFUNCS = sorted(n for n, u in UFUNC_NAMES.items() if u.nin == 2 and n not in ("power", "pow"))
+
+
+def _ufunc(name):
+    return lambda m, *xs: getattr(m, name)(*xs)
+
+
+UNARY = {name: _ufunc(name) for name in UNARY_UFUNCS}
+UNARY.update({
+    "-x": lambda m, x: -x,
+    "+x": lambda m, x: +x,
+    "~x": lambda m, x: ~x,
+    "abs(x)": lambda m, x: abs(x),
+    "round": lambda m, x: m.round(x),
+    "around": lambda m, x: m.around(x),
+    "round(decimals=1)": lambda m, x: m.round(x, 1),
+    "round(decimals=2)": lambda m, x: m.round(x, decimals=2),
+    "round(decimals=-1)": lambda m, x: m.round(x, -1),
+    "clip(-1, 2)": lambda m, x: m.clip(x, -1, 2),
+    "clip(None, 2)": lambda m, x: m.clip(x, None, 2),
+    "clip(0, None)": lambda m, x: m.clip(x, 0, None),
+    "x.clip(1, 3)": lambda m, x: x.clip(1, 3),
+    "x.round()": lambda m, x: x.round(),
+})
+
+BINARY = {name: _ufunc(name) for name in BINARY_UFUNCS}
+
+# Python operators on two arrays; ** and @ have their own tests below.
+OPERATORS = {
+    "x + y": lambda m, x, y: x + y,
+    "x - y": lambda m, x, y: x - y,
+    "x * y": lambda m, x, y: x * y,
+    "x / y": lambda m, x, y: x / y,
+    "x // y": lambda m, x, y: x // y,
+    "x % y": lambda m, x, y: x % y,
+    "x & y": lambda m, x, y: x & y,
+    "x | y": lambda m, x, y: x | y,
+    "x ^ y": lambda m, x, y: x ^ y,
+    "x << y": lambda m, x, y: x << y,
+    "x >> y": lambda m, x, y: x >> y,
+    "x < y": lambda m, x, y: x < y,
+    "x <= y": lambda m, x, y: x <= y,
+    "x > y": lambda m, x, y: x > y,
+    "x >= y": lambda m, x, y: x >= y,
+    "x == y": lambda m, x, y: x == y,
+    "x != y": lambda m, x, y: x != y,
+    "where(x > y, x, y)": lambda m, x, y: m.where(x > y, x, y),
+    "where(x == y, 1, y)": lambda m, x, y: m.where(x == y, 1, y),
+    "clip(x, y, 3)": lambda m, x, y: m.clip(x, y, 3),
+}
+
+UNARY_SHAPES = [(4, 6), (), (0, 3)]
+
+
+@param_dtypes(DTYPES)
+@pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
+def test_unary(dtype, shape):
+    x = sample(dtype, shape, seed=1)
+    compare_ops(UNARY, x, where=f"unary {dtype}{list(shape)}")
+
+
+@param_dtypes(["float32", "int32", "bool"])
+@pytest.mark.parametrize("shape", [(1,), (3, 1, 2)], ids=shape_id)
+def test_unary_more_shapes(dtype, shape):
+    x = sample(dtype, shape, seed=2)
+    compare_ops(UNARY, x, where=f"unary {dtype}{list(shape)}")
+
+
+@param_dtypes(DTYPES)
+def test_binary_special_pairs(dtype):
+    """Every pair of the dtype's special values (NaN, +-inf, +-0, extremes, -1, ...):
+    division by zero, INT_MIN // -1, NaN comparisons, shifts past the width."""
+    x, y = cross(dtype)
+    compare_ops({**BINARY, **OPERATORS}, x, y, where=f"binary {dtype}")
+
+
+BROADCAST_PAIRS = [((3, 1), (1, 4)), ((5,), (2, 5)), ((), (2, 3)), ((0, 3), (1, 3)), ((2, 1, 3), (4, 1))]
+
+
+@param_dtypes(["float32", "int32"])
+@pytest.mark.parametrize("shapes", BROADCAST_PAIRS, ids=lambda s: f"{shape_id(s[0])}+{shape_id(s[1])}")
+def test_binary_broadcast(dtype, shapes):
+    x = sample(dtype, shapes[0], seed=3)
+    y = sample(dtype, shapes[1], seed=4)
+    compare_ops({**BINARY, **OPERATORS}, x, y, where=f"binary {dtype} {shapes}")
+
+
+# ---- power -----------------------------------------------------------------------------
+
+POWER = {
+    "power(x, e)": lambda m, x, e: m.power(x, e),
+    "pow(x, e)": lambda m, x, e: m.pow(x, e),
+    "x ** e": lambda m, x, e: x ** e,
+    "x ** 2": lambda m, x, e: x ** 2,
+    "x ** 3": lambda m, x, e: x ** 3,
+    "x ** 1": lambda m, x, e: x ** 1,
+    "x ** 0": lambda m, x, e: x ** 0,
+    "power(x, 2)": lambda m, x, e: m.power(x, 2),
+    "3 ** e": lambda m, x, e: 3 ** e,
+    "(-2) ** e": lambda m, x, e: (-2) ** e,
+    "power(e, e)": lambda m, x, e: m.power(e, e),
+}
+FLOAT_POWER = {
+    "x ** 0.5": lambda m, x, e: x ** 0.5,
+    "x ** -1": lambda m, x, e: x ** -1,
+    "x ** -2": lambda m, x, e: x ** -2,
+    "x ** 1.5": lambda m, x, e: x ** 1.5,
+    "2.0 ** x": lambda m, x, e: 2.0 ** x,
+}
+
+
+@param_dtypes(DTYPES)
+def test_power(dtype):
+    """``**`` and power: negative bases, integer wrap-around, numpy's fast paths for
+    float exponents 2, 0.5, 1, -1. Integer exponents are non-negative (numpy rejects
+    negative ones)."""
+    x, y = cross(dtype)
+    if dtype in INTS:
+        e = (np.abs(y.astype(np.int64)) % 9).astype(dtype)  # 0..8: wraps in int8
+        ops = POWER
+    elif dtype == "bool":
+        e = y
+        ops = POWER
+    else:
+        e = y
+        ops = {**POWER, **FLOAT_POWER}
+    compare_ops(ops, x, e, where=f"power {dtype}")
+
+
+# ---- Python and numpy scalars ------------------------------------------------------------
+
+SCALAR_OPS = {
+    "x + 1": lambda m, x: x + 1,
+    "1 + x": lambda m, x: 1 + x,
+    "x * 2": lambda m, x: x * 2,
+    "2 - x": lambda m, x: 2 - x,
+    "x - 1": lambda m, x: x - 1,
+    "x / 2": lambda m, x: x / 2,
+    "2 / x": lambda m, x: 2 / x,
+    "x // 2": lambda m, x: x // 2,
+    "7 // x": lambda m, x: 7 // x,
+    "x % 3": lambda m, x: x % 3,
+    "-7 % x": lambda m, x: -7 % x,
+    "x * 2.0": lambda m, x: x * 2.0,
+    "x + 2.5": lambda m, x: x + 2.5,
+    "2.5 - x": lambda m, x: 2.5 - x,
+    "x * True": lambda m, x: x * True,
+    "x & 1": lambda m, x: x & 1,
+    "6 | x": lambda m, x: 6 | x,
+    "x > 1": lambda m, x: x > 1,
+    "1 < x": lambda m, x: 1 < x,
+    "x == 0": lambda m, x: x == 0,
+    "x != 0": lambda m, x: x != 0,
+    "x >= 0.5": lambda m, x: x >= 0.5,
+    "maximum(x, 0)": lambda m, x: m.maximum(x, 0),
+    "minimum(3.5, x)": lambda m, x: m.minimum(3.5, x),
+    "where(x > 0, x, 0.0)": lambda m, x: m.where(x > 0, x, 0.0),
+    "where(x > 0, 1, 0)": lambda m, x: m.where(x > 0, 1, 0),
+    "where(True, x, 2)": lambda m, x: m.where(True, x, 2),
+    "x + np.float32(2)": lambda m, x: x + np.float32(2),
+    "np.float32(2) * x": lambda m, x: np.float32(2) * x,
+    "x - np.int8(1)": lambda m, x: x - np.int8(1),
+    "np.float64(1.5) + x": lambda m, x: np.float64(1.5) + x,
+    "x * np.float16(3)": lambda m, x: x * np.float16(3),
+    "x + np.uint8(7)": lambda m, x: x + np.uint8(7),
+    "x + np.bool_(True)": lambda m, x: x + np.bool_(True),
+    "x + ndarray(f64)": lambda m, x: x + np.linspace(-1, 1, 6),
+    "ndarray(f64) + x": lambda m, x: np.linspace(-1, 1, 6) + x,
+    "ndarray(i16) * x": lambda m, x: np.arange(6, dtype=np.int16) * x,
+    "x < ndarray(u8)": lambda m, x: x < np.arange(6, dtype=np.uint8),
+    "ndarray(bool) & x": lambda m, x: np.array([True, False] * 3) & x,
+}
+
+
+@param_dtypes(DTYPES)
+def test_scalars_and_numpy_operands(dtype):
+    """Weak Python scalars keep the array's dtype (numpy 2 / NEP 50), numpy scalars and
+    numpy arrays are strong, on either side of the operator."""
+    x = sample(dtype, (4, 6), seed=5, low=-3, high=3)
+    compare_ops(SCALAR_OPS, x, where=f"scalars {dtype}")
+
+
+def test_python_scalar_that_does_not_fit_raises():
+    x = np.arange(4, dtype=np.int8)
+    with pytest.raises(OverflowError, match="300"):
+        np.add(x, 300)  # numpy's behaviour, for reference
+    with raises_match(aotc.TracingError, "300", "int8"):
+        jit_call(lambda a: a + 300, x)
+    with raises_match(aotc.TracingError, "-1", "uint8"):
+        jit_call(lambda a: a * -1, x.astype(np.uint8))
+
+
+@pytest.mark.parametrize("case", [
+    ("int8", 3, "int8"), ("float16", 2.5, "float16"), ("int32", 2.5, "float64"),
+    ("uint8", True, "uint8"), ("float32", 7, "float32"),
+], ids=lambda c: f"{c[0]}*{type(c[1]).__name__}")
+def test_python_scalar_arguments_are_weak(case):
+    """A Python scalar passed as an argument is weakly typed, as the literal would be."""
+    dtype, scalar, expected = case
+    x = np.arange(1, 7, dtype=dtype)
+    got = jit_call(lambda a, s: {"mul": a * s, "add": s + a, "cmp": a > s}, x, scalar)
+    want = {"mul": x * scalar, "add": scalar + x, "cmp": x > scalar}
+    assert got["mul"].dtype == np.dtype(expected)
+    assert_all(got, want, where=f"weak argument {dtype} with {scalar!r}")
+
+
+def test_python_scalar_arguments_alone():
+    got = jit_call(lambda i, f, b: {"i": i * 2, "f": f / 2, "b": b & True, "if": i + f,
+                                    "exp": anp.exp(f)}, 3, 1.5, True)
+    want = {"i": np.asarray(6), "f": np.asarray(0.75), "b": np.asarray(True),
+            "if": np.asarray(4.5), "exp": np.asarray(np.exp(1.5))}
+    assert_all(got, want, where="scalar arguments")
+
+
+# ---- astype ------------------------------------------------------------------------------
+
+def _cast_sources(src: str) -> tuple[np.ndarray, np.ndarray]:
+    """Values whose cast numpy defines for every destination: (for signed/float targets,
+    for unsigned targets). Float sources stay in range of int8 and are non-negative for
+    uint8 (C leaves other float->int casts undefined); NaN/inf only go to float/bool."""
+    dt = np.dtype(src)
+    if dt == np.bool_:
+        v = np.array([True, False, True, True])
+        return v, v
+    if dt.kind == "f":
+        signed = np.array([0, 1, 2, 3, 5, 7, 100, 127, -1, -2, -100, -128, 2.5, -2.5, 0.5, -0.7, 126.9, -0.0], dt)
+        unsigned = np.abs(signed) + np.array(100, dt) * (signed < 0)
+        return signed, unsigned
+    info = np.iinfo(dt)
+    v = np.array([0, 1, 2, 3, 100, 127, info.max, info.max - 1, info.min, info.min + 1, 200 % (info.max + 1), 77], dt)
+    return v, v
+
+
+def _cast_extras(src: str) -> np.ndarray:
+    """Float-only values for float->float and float->bool casts."""
+    dt = np.dtype(src)
+    if dt.kind != "f":
+        return np.zeros(0, dt)
+    values = [np.nan, np.inf, -np.inf, -0.0, 1e-3, 65504.0, 1e5, 1e-6, 3.14159265358979]
+    with np.errstate(over="ignore"):
+        return np.array(values, dt)
+
+
+@param_dtypes(DTYPES)
+def test_astype_to_every_dtype(dtype):
+    signed, unsigned = _cast_sources(dtype)
+    extras = _cast_extras(dtype)
+
+    def casts(m, s, u, e):
+        out = {}
+        for dst in DTYPES:
+            src = u if (np.dtype(dst).kind == "u" and np.dtype(dtype).kind == "f") else s
+            out[f"astype({dst})"] = src.astype(dst) if m is np else m.astype(src, dst)
+            out[f"x.astype({dst})"] = src.astype(np.dtype(dst))
+            if np.dtype(dst).kind in "fb":
+                out[f"extras.astype({dst})"] = e.astype(dst)
+        return out
+
+    with np.errstate(all="ignore"):
+        want = {k: np.asarray(v) for k, v in casts(np, signed, unsigned, extras).items()}
+    got = jit_call(lambda s, u, e: casts(anp, s, u, e), signed, unsigned, extras)
+    assert_all(got, want, where=f"astype from {dtype}")
+
+
+# ---- where and clip with mixed dtypes and broadcasting ----------------------------------
+
+def test_where_and_clip_mixed():
+    c = sample("bool", (3, 1), seed=7)
+    x = sample("float32", (1, 4), seed=8)
+    i = sample("int16", (4,), seed=9)
+    u = sample("uint8", (3, 4), seed=10)
+    ops = {
+        "where(c, x, i)": lambda m, c, x, i, u: m.where(c, x, i),
+        "where(c, i, u)": lambda m, c, x, i, u: m.where(c, i, u),
+        "where(x, i, 0)": lambda m, c, x, i, u: m.where(x, i, 0),
+        "where(i, 1.5, u)": lambda m, c, x, i, u: m.where(i, 1.5, u),
+        "where(u > 3, u, 300)": lambda m, c, x, i, u: m.where(u > 3, u, 300),
+        "clip(x, i, 2)": lambda m, c, x, i, u: m.clip(x, i, 2),
+        "clip(u, 2, 200)": lambda m, c, x, i, u: m.clip(u, 2, 200),
+        "clip(i, u, None)": lambda m, c, x, i, u: m.clip(i, u, None),
+        "clip(x, nan, 1)": lambda m, c, x, i, u: m.clip(x, np.nan, 1),
+    }
+    compare_ops(ops, c, x, i, u, where="where/clip mixed")
+
+
+def test_clip_requires_a_bound():
+    with pytest.raises(ValueError, match="a_min"):
+        jit_call(lambda x: anp.clip(x), np.ones(3, np.float32))
+
+
+# ---- round: half to even, decimals ------------------------------------------------------
+
+ROUND = {f"round(decimals={d})": (lambda m, x, d=d: m.round(x, d)) for d in (0, 1, 2, -1, -2)}
+
+
+@param_dtypes(["float16", "float32", "float64", "int8", "int32", "int64", "uint8"])
+def test_round_half_to_even(dtype):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.25, 0.35, -1.25, 15, 25, 35, -15, -25, 149, 150, 250,
+                      1.005, 2.675, np.nan, np.inf, -0.0, 12.345], dt)
+    else:
+        x = np.array([5, 15, 25, 35, 45, 50, 51, 149, 150, 250, 0, 1, 99, 100, 126, 127], dt)
+        if dt.kind == "i":
+            x = np.concatenate([x, -x[:8]])
+    compare_ops(ROUND, x, where=f"round {dtype}")
+
+
+# ---- float64 math that IREE's CPU lacks ----------------------------------------------------
+
+def test_float64_identity_functions():
+    """aotc computes float64 tanh, log2, log10 and cbrt from exp/expm1/log; they must
+    still be accurate to ~1e-12 over a wide range."""
+    x = np.concatenate([
+        np.array([0.0, -0.0, 1e-300, 1e-20, 1e-8, 0.1, 0.5, 1.0, 2.0, 3.0, 8.0, 10.0, 19.0, 20.0,
+                  25.0, 1e10, 1e300, np.inf, np.nan, 5e-324]),
+        np.geomspace(1e-12, 1e12, 40),
+    ])
+    x = np.concatenate([x, -x])
+    ops = {name: _ufunc(name) for name in ("tanh", "log2", "log10", "cbrt")}
+    compare_ops(ops, x, where="float64 identities")
+
+
+@pytest.mark.parametrize("name", sorted({"sin", "cos", "tan", "arcsin", "arccos", "arctan"}))
+def test_float64_unsupported_math_raises(name):
+    x = np.ones(3, np.float64)
+    line = None
+
+    def f(a):
+        nonlocal line
+        import sys
+        line = sys._getframe().f_lineno + 1
+        return getattr(anp, name)(a)
+
+    mlir = {"arcsin": "asin", "arccos": "acos", "arctan": "atan"}.get(name, name)
+    with pytest.raises(aotc.CompileError) as info:
+        jit_call(f, x)
+    message = str(info.value)
+    assert f"math.{mlir}" in message, message
+    assert f"{__file__}\":{line}" in message or f"{__file__}:{line}" in message, message
+    # The same function in float32 compiles.
+    jit_call(f, x.astype(np.float32))
+
+
+def test_float64_arctan2_raises():
+    with raises_match(aotc.CompileError, "math.atan2", "f64"):
+        jit_call(lambda a, b: anp.arctan2(a, b), np.ones(2), np.ones(2))
