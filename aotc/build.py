@@ -11,7 +11,7 @@ from typing import Callable
 from ._mlir import ir
 from .core import Trace, trace_function
 from .passes import CLEANUP, CheckDtypes, PassError, run_pipeline
-from .errors import CompileError
+from .errors import CompileError, UnsupportedOpError
 from .runtime.metadata import REFLECTION_KEY, FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
 from .targets import Target, compile_flags
@@ -37,6 +37,13 @@ def trace_into(
     target: Target,
 ) -> LoweredFunction:
     """Traces one function into ``module`` as ``func.func @name`` and attaches its metadata."""
+    for leaf_name, aval in zip(signature.leaf_names, signature.avals):
+        if any(not isinstance(d, int) for d in aval.shape):
+            raise UnsupportedOpError(
+                f"{binder.fn_name}() argument {leaf_name}: expected static dimensions, got "
+                f"shape {aval.shape}. Dynamic dimensions (None or a name) are not supported "
+                f"yet; export one artifact per size for now."
+            )
     trace = Trace(binder.fn_name, module)
     traced = trace_function(
         binder.fn, name, signature.args_tree, signature.avals,

@@ -48,8 +48,26 @@ class _CaptureStderr:
         self.file.close()
 
 
+# Known IREE 3.13 codegen failures and the flags that avoid them, tried once when the
+# diagnostics match. Dispatch-creation O2+ fuses a softmax whose result is both returned
+# and reduced again into a dispatch the CPU backend then cannot distribute.
+FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("failed on workgroup distribution verification", ("--iree-dispatch-creation-opt-level=O1",)),
+)
+
+
 def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:
     """Compiles MLIR (text or bytecode) to .vmfb bytes; raises CompileError with diagnostics."""
+    try:
+        return _compile_once(mlir, tuple(flags), name)
+    except CompileError as e:
+        for symptom, extra in FALLBACKS:
+            if symptom in e.diagnostics:
+                return _compile_once(mlir, tuple(flags) + extra, name)
+        raise
+
+
+def _compile_once(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
     from iree.compiler.api import Output, Source
 
     with _lock:

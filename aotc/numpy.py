@@ -14,9 +14,12 @@ arrays inside a function traced by ``aotc.jit`` or ``aotc.export``.
 
 from __future__ import annotations
 
+import builtins as _builtins
+
 import numpy as _np
 
 from . import dtypes as _dtypes
+from . import errors as _errors
 from .core import Tracer as _Tracer
 from .ops import elementwise as _ew
 from .ops.contraction import dot, einsum, inner, matmul, outer, vdot  # noqa: F401
@@ -94,30 +97,49 @@ astype = _ew.astype
 where = _ew.where
 
 
+def _clip_bound(a, bound):
+    # numpy clips an integer array by a Python int outside its dtype's range as if the
+    # bound were the dtype's min or max (as a weak scalar it would not fit).
+    dtype = _ew.as_operand(a, "clip").dtype
+    if type(bound) is int and _dtypes.kind(dtype) in ("int", "uint"):
+        info = _np.iinfo(dtype)
+        return _builtins.min(_builtins.max(bound, int(info.min)), int(info.max))
+    return bound
+
+
 def clip(a, a_min=None, a_max=None):
     """numpy.clip: ``minimum(maximum(a, a_min), a_max)``; either bound may be None."""
     if a_min is None and a_max is None:
         raise ValueError("clip: at least one of a_min and a_max must be given")
     out = a
     if a_min is not None:
-        out = _ew.ufunc("maximum", out, a_min)
+        out = _ew.ufunc("maximum", out, _clip_bound(a, a_min))
     if a_max is not None:
-        out = _ew.ufunc("minimum", out, a_max)
+        out = _ew.ufunc("minimum", out, _clip_bound(a, a_max))
     return out
 
 
 def round(a, decimals=0):  # noqa: A001 - numpy's name
     """numpy.round: half to even; with ``decimals``, scaled by 10**decimals as numpy does."""
+    dtype = _ew.as_operand(a, "round").dtype
+    kind = _dtypes.kind(dtype)
+    if kind in ("int", "uint"):
+        if decimals >= 0:
+            return a  # numpy returns integers unchanged
+        # numpy rounds integers in float64 (half to even: 25 -> 20) and casts back.
+        scale = 10.0 ** -decimals
+        return astype(multiply(rint(divide(astype(a, float64), scale)), scale), dtype)  # noqa: F821
     if decimals == 0:
         return _ew.ufunc("rint", a)
-    x = _ew.as_operand(a, "round")
-    if not _dtypes.is_float(x.dtype):
-        if decimals >= 0:
-            return a
-        scale = 10 ** (-decimals)
-        return multiply(floor_divide(add(a, scale // 2), scale), scale)  # noqa: F821
-    scale = 10.0 ** decimals
-    return divide(rint(multiply(a, scale)), scale)  # noqa: F821
+    if kind == "bool":
+        raise _errors.UnsupportedDtypeError(
+            f"round: numpy cannot round a bool array to decimals={decimals} (the scaled "
+            f"result is float); convert it with .astype(...) first"
+        )
+    # Same operations as numpy: a * 10**d for d > 0, a / 10**-d for d < 0 (0.1 is inexact).
+    if decimals > 0:
+        return divide(rint(multiply(a, 10.0 ** decimals)), 10.0 ** decimals)  # noqa: F821
+    return multiply(rint(divide(a, 10.0 ** -decimals)), 10.0 ** -decimals)  # noqa: F821
 
 
 around = round

@@ -101,3 +101,23 @@ def test_target_that_cannot_compute_a_dtype_says_so_at_compile_time():
         aotc.export(f, aotc.ShapeDtypeStruct((3,), "float64"))
     assert "test_export.py" in str(info.value)  # the user's source line
     assert ".astype" in str(info.value)
+
+
+def test_softmax_returned_and_reduced_compiles_and_matches_numpy():
+    # IREE 3.13 fails this program at dispatch-creation O2+; the driver retries with the
+    # fallback flags from aotc.compiler.FALLBACKS.
+    def f(x):
+        e = anp.exp(x - anp.max(x, axis=1, keepdims=True))
+        p = e / anp.sum(e, axis=1, keepdims=True)
+        return p, anp.argmax(p, axis=1)
+
+    x = np.random.default_rng(0).standard_normal((64, 10)).astype(np.float32)
+    p, k = load(aotc.export(f, x).vmfb).f(x)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(p), e / e.sum(1, keepdims=True), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(np.asarray(k), np.argmax(e, axis=1))
+
+
+def test_dynamic_dimensions_are_rejected_clearly():
+    with pytest.raises(aotc.UnsupportedOpError, match=r"argument x: expected static dimensions, got shape \(None, 3\)"):
+        aotc.export(lambda x: x + 1, aotc.ShapeDtypeStruct((None, 3), F32))

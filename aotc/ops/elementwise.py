@@ -36,7 +36,7 @@ def as_operand(x, where: str):
     """Classifies an argument: Tracer, weak Python scalar, or a numpy constant."""
     if isinstance(x, Tracer):
         return x
-    if isinstance(x, PY_SCALARS):
+    if type(x) in PY_SCALARS:  # not isinstance: np.float64 subclasses float but is strongly typed
         return Scalar(x, np.dtype(type(x) if not isinstance(x, bool) else np.bool_), weak=True)
     if isinstance(x, np.generic):
         return Scalar(x, dtypes.canonicalize(x.dtype, where), weak=False)

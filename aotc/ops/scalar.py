@@ -221,8 +221,23 @@ def _is_inf(dtype, x):
     return cmpf("oeq", math.AbsFOp(x).result, const(np.inf, dtype))
 
 
+def _widen_f16(rule: Rule) -> Rule:
+    """Computes a float16 rule in float32 and rounds once, as numpy's float16 loops do.
+
+    IREE's float16 approximations are less accurate than float16 itself (exp2(13) came
+    out as 8232, not 8192), and some (fmax, fmin) lower to libm calls that do not link.
+    """
+    def widened(dtype, *xs):
+        if np.dtype(dtype) != np.float16:
+            return rule(dtype, *xs)
+        f32 = np.dtype(np.float32)
+        wide = [convert(x, dtype, f32) for x in xs]
+        return convert(rule(f32, *wide), f32, dtype)
+    return widened
+
+
 def _float_unary(builder) -> Rule:
-    return by_kind(float=op(builder))
+    return by_kind(float=_widen_f16(op(builder)))
 
 
 def _identity(dtype, x):
@@ -246,7 +261,12 @@ def _reciprocal(dtype, x):
 
 
 def _int_reciprocal(dtype, x):
-    return _int_floor_divide(dtype, const(1, dtype), x) if dtypes.kind(dtype) == "int" else _uint_floor_divide(dtype, const(1, dtype), x)
+    # numpy computes 1.0 / x and truncates toward zero (1 / -2 is 0, not floor's -1).
+    # 1 / 0 is undefined there (a float->int cast of inf); 0 here.
+    zero, one = const(0, dtype), const(1, dtype)
+    is_zero = cmpi("eq", x, zero)
+    divide = arith.DivSIOp if dtypes.kind(dtype) == "int" else arith.DivUIOp
+    return select(is_zero, zero, divide(one, select(is_zero, one, x)).result)
 
 
 def _float_square(dtype, x):
@@ -277,7 +297,7 @@ def _shift_left(dtype, a, b):
 def _f64_via(identity: Rule, native) -> Rule:
     def rule(dtype, x):
         return identity(dtype, x) if np.dtype(dtype) == np.float64 else native(x).result
-    return by_kind(float=rule)
+    return by_kind(float=_widen_f16(rule))
 
 
 def _log_base(base: float) -> Rule:
@@ -302,6 +322,65 @@ def _cbrt_f64(dt, x):
     return math.CopySignOp(refined, x).result
 
 
+def _fmax_fmin(extremum) -> Rule:
+    # numpy's fmax/fmin ignore a NaN operand. arith.maxnumf/minnumf would, but IREE lowers
+    # them to libm calls (fmaxf) that do not link for float16: select around NaNs instead.
+    def rule(dtype, a, b):
+        both = extremum(a, b).result
+        return select(cmpf("uno", b, b), a, select(cmpf("uno", a, a), b, both))
+    return rule
+
+
+def _cbrt(dt, x):
+    # IREE's float32 cbrt gives NaN for +-inf; numpy gives +-inf.
+    if np.dtype(dt) == np.float64:
+        return _cbrt_f64(dt, x)
+    return select(cmpf("oeq", math.AbsFOp(x).result, const(np.inf, dt)), x, math.CbrtOp(x).result)
+
+
+# Above this magnitude, x*x + 1 == x*x in float64 too: asinh|x| = acosh x = log(x) + ln 2.
+_HUGE = 2.0 ** 28
+
+
+def _asinh(dt, x):
+    # IREE's asinh is log(x + sqrt(x*x + 1)): -inf for x <= -128 in float16 (cancellation),
+    # inf for |x| > 1e19 in float32 (x*x overflows). Odd symmetry plus log1p instead.
+    ax = math.AbsFOp(x).result
+    x2 = arith.MulFOp(ax, ax).result
+    small = math.Log1pOp(arith.AddFOp(ax, arith.DivFOp(x2, arith.AddFOp(const(1.0, dt), math.SqrtOp(arith.AddFOp(x2, const(1.0, dt)).result).result).result).result).result).result
+    large = arith.AddFOp(math.LogOp(ax).result, const(np.log(2.0), dt)).result
+    return math.CopySignOp(select(cmpf("ogt", ax, const(_HUGE, dt)), large, small), x).result
+
+
+def _acosh(dt, x):
+    # IREE's acosh is log(x + sqrt(x*x - 1)): finite (not NaN) for x <= -1, inf for huge x.
+    t = arith.SubFOp(x, const(1.0, dt)).result
+    small = math.Log1pOp(arith.AddFOp(t, math.SqrtOp(arith.MulFOp(t, arith.AddFOp(t, const(2.0, dt)).result).result).result).result).result
+    large = arith.AddFOp(math.LogOp(x).result, const(np.log(2.0), dt)).result
+    value = select(cmpf("ogt", x, const(_HUGE, dt)), large, small)
+    return select(cmpf("olt", x, const(1.0, dt)), const(np.nan, dt), value)
+
+
+def _signbit(dt, x):
+    bits = dtypes.info(dt).bits
+    return cmpi("slt", arith.BitcastOp(ir.IntegerType.get_signless(bits), x).result, const(0, f"int{bits}"))
+
+
+def _atan2(dt, y, x):
+    # IREE's atan2 gives NaN for (+-0, +-0) and (+-inf, +-inf) and loses the sign of -0:
+    # C99's atan2 from atan on [0, 1], then the octant from the signs.
+    ax, ay = math.AbsFOp(x).result, math.AbsFOp(y).result
+    hi, lo = arith.MaximumFOp(ax, ay).result, arith.MinimumFOp(ax, ay).result
+    inf = const(np.inf, dt)
+    both_inf = arith.AndIOp(cmpf("oeq", ax, inf), cmpf("oeq", ay, inf)).result
+    ratio = select(cmpf("oeq", hi, const(0.0, dt)), const(0.0, dt),
+                   select(both_inf, const(1.0, dt), arith.DivFOp(lo, hi).result))
+    t = math.AtanOp(ratio).result
+    t = select(cmpf("ogt", ay, ax), arith.SubFOp(const(np.pi / 2, dt), t).result, t)
+    t = select(_signbit(dt, x), arith.SubFOp(const(np.pi, dt), t).result, t)
+    return math.CopySignOp(t, y).result
+
+
 # The table: numpy ufunc name -> scalar rule over the loop dtype.
 UFUNC_RULES: dict[str, Rule] = {
     # arithmetic
@@ -311,7 +390,7 @@ UFUNC_RULES: dict[str, Rule] = {
     "divide": by_kind(float=op(arith.DivFOp)),
     "floor_divide": by_kind(float=_float_floor_divide, int=_int_floor_divide, uint=_uint_floor_divide),
     "remainder": by_kind(float=_float_remainder, int=_int_remainder, uint=_uint_remainder),
-    "power": by_kind(float=op(math.PowFOp), int=_int_power),
+    "power": by_kind(float=_widen_f16(op(math.PowFOp)), int=_int_power),
     "negative": by_kind(float=op(arith.NegFOp), int=lambda dt, x: arith.SubIOp(const(0, dt), x).result),
     "positive": by_kind(float=_identity, int=_identity),
     "absolute": by_kind(float=op(math.AbsFOp), int=op(math.AbsIOp), uint=_identity, bool=_identity),
@@ -329,7 +408,7 @@ UFUNC_RULES: dict[str, Rule] = {
     "log1p": _float_unary(math.Log1pOp),
     "expm1": _float_unary(math.ExpM1Op),
     "sqrt": _float_unary(math.SqrtOp),
-    "cbrt": _f64_via(_cbrt_f64, math.CbrtOp),
+    "cbrt": by_kind(float=_widen_f16(_cbrt)),
     "sin": _float_unary(math.SinOp),
     "cos": _float_unary(math.CosOp),
     "tan": _float_unary(math.TanOp),
@@ -339,10 +418,10 @@ UFUNC_RULES: dict[str, Rule] = {
     "sinh": _float_unary(math.SinhOp),
     "cosh": _float_unary(math.CoshOp),
     "tanh": _f64_via(_tanh_f64, math.TanhOp),
-    "arcsinh": _float_unary(math.AsinhOp),
-    "arccosh": _float_unary(math.AcoshOp),
+    "arcsinh": by_kind(float=_widen_f16(_asinh)),
+    "arccosh": by_kind(float=_widen_f16(_acosh)),
     "arctanh": _float_unary(math.AtanhOp),
-    "arctan2": by_kind(float=op(math.Atan2Op)),
+    "arctan2": by_kind(float=_widen_f16(_atan2)),
     "floor": by_kind(float=op(math.FloorOp), int=_identity, bool=_identity),
     "ceil": by_kind(float=op(math.CeilOp), int=_identity, bool=_identity),
     "trunc": by_kind(float=op(math.TruncOp), int=_identity, bool=_identity),
@@ -350,13 +429,13 @@ UFUNC_RULES: dict[str, Rule] = {
     # numpy's maximum/minimum propagate NaN: arith.maximumf does, maxnumf would not.
     "maximum": by_kind(float=op(arith.MaximumFOp), int=op(arith.MaxSIOp), uint=op(arith.MaxUIOp), bool=op(arith.OrIOp)),
     "minimum": by_kind(float=op(arith.MinimumFOp), int=op(arith.MinSIOp), uint=op(arith.MinUIOp), bool=op(arith.AndIOp)),
-    "fmax": by_kind(float=op(arith.MaxNumFOp), int=op(arith.MaxSIOp), uint=op(arith.MaxUIOp), bool=op(arith.OrIOp)),
-    "fmin": by_kind(float=op(arith.MinNumFOp), int=op(arith.MinSIOp), uint=op(arith.MinUIOp), bool=op(arith.AndIOp)),
+    "fmax": by_kind(float=_fmax_fmin(arith.MaximumFOp), int=op(arith.MaxSIOp), uint=op(arith.MaxUIOp), bool=op(arith.OrIOp)),
+    "fmin": by_kind(float=_fmax_fmin(arith.MinimumFOp), int=op(arith.MinSIOp), uint=op(arith.MinUIOp), bool=op(arith.AndIOp)),
     # predicates
     "isnan": by_kind(float=lambda dt, x: cmpf("uno", x, x), int=_false, bool=_false),
     "isinf": by_kind(float=_is_inf, int=_false, bool=_false),
     "isfinite": by_kind(float=lambda dt, x: cmpf("one", math.AbsFOp(x).result, const(np.inf, dt)), int=_true, bool=_true),
-    "signbit": by_kind(float=lambda dt, x: cmpi("slt", arith.BitcastOp(ir.IntegerType.get_signless(dtypes.info(dt).bits), x).result, const(0, f"int{dtypes.info(dt).bits}")), int=lambda dt, x: cmpi("slt", x, const(0, dt)), uint=_false, bool=_false),
+    "signbit": by_kind(float=_signbit, int=lambda dt, x: cmpi("slt", x, const(0, dt)), uint=_false, bool=_false),
     # comparisons: NaN compares unequal to everything, as in numpy
     "equal": _compare("oeq", "eq", "eq"),
     "not_equal": _compare("une", "ne", "ne"),

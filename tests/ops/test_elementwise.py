@@ -71,19 +71,55 @@ OPERATORS = {
 
 UNARY_SHAPES = [(4, 6), (), (0, 3)]
 
+# Left out of the unary batches, with the reason; each has its own test below.
+NOT_IN_BATCH = {
+    # numpy computes 1.0 / x and casts to int: 1 / 0 casts inf (undefined in C).
+    ("reciprocal", "int"): "test_int_reciprocal",
+    # float64(x) / 10, rint, * 10, cast back: overflows (undefined) next to INT_MAX.
+    ("round(decimals=-1)", "int"): "test_round_half_to_even",
+    # int16 holds 32767: float32 sin/cos/tan there hit IREE's range reduction.
+    ("sin", "int16"): "test_float32_trig_large_arguments",
+    ("cos", "int16"): "test_float32_trig_large_arguments",
+    ("tan", "int16"): "test_float32_trig_large_arguments",
+}
+
+
+def unary_ops(dtype: str) -> dict:
+    keys = {dtype, "int" if np.dtype(dtype).kind in "iu" else dtype}
+    return {n: op for n, op in UNARY.items() if not any((n, k) in NOT_IN_BATCH for k in keys)}
+
 
 @param_dtypes(DTYPES)
 @pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
 def test_unary(dtype, shape):
     x = sample(dtype, shape, seed=1)
-    compare_ops(UNARY, x, where=f"unary {dtype}{list(shape)}")
+    compare_ops(unary_ops(dtype), x, where=f"unary {dtype}{list(shape)}")
 
 
 @param_dtypes(["float32", "int32", "bool"])
 @pytest.mark.parametrize("shape", [(1,), (3, 1, 2)], ids=shape_id)
 def test_unary_more_shapes(dtype, shape):
     x = sample(dtype, shape, seed=2)
-    compare_ops(UNARY, x, where=f"unary {dtype}{list(shape)}")
+    compare_ops(unary_ops(dtype), x, where=f"unary {dtype}{list(shape)}")
+
+
+def test_int_reciprocal():
+    """numpy's integer reciprocal truncates toward zero: 1 / -2 == 0, 1 / -1 == -1."""
+    xs = [np.array([1, -1, 2, -2, 3, -7, 100, -128, 127], np.int8),
+          np.array([1, -1, 2, -2, 3, -7, 100, -2**31, 2**31 - 1], np.int32),
+          np.array([1, 2, 3, 200, 255], np.uint8)]
+    got = jit_call(lambda a, b, c: [anp.reciprocal(v) for v in (a, b, c)], *xs)
+    assert_all(dict(enumerate(got)), dict(enumerate(np.reciprocal(v) for v in xs)), where="int reciprocal")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "IREE's float32 sin/cos/tan reduce the argument with a float32 pi/2: the absolute "
+    "error grows like |x| * 2**-26 (9e-4 at 32767, 0.2 at 1e7); numpy's is < 1 ulp. "
+    "Needs an accurate (float64 or Payne-Hanek) range reduction in aotc's sin/cos/tan rules."))
+def test_float32_trig_large_arguments():
+    x = np.array([100, 1000, 8192, 32767, -32768, 1e5], np.float32)
+    ops = {n: _ufunc(n) for n in ("sin", "cos", "tan")}
+    compare_ops(ops, x, where="float32 trig, large arguments")
 
 
 @param_dtypes(DTYPES)
@@ -363,5 +399,6 @@ def test_float64_unsupported_math_raises(name):
 
 
 def test_float64_arctan2_raises():
-    with raises_match(aotc.CompileError, "math.atan2", "f64"):
+    # aotc computes arctan2 from atan, which IREE's CPU lacks in float64 too.
+    with raises_match(aotc.CompileError, "math.atan", "f64"):
         jit_call(lambda a, b: anp.arctan2(a, b), np.ones(2), np.ones(2))
