@@ -32,6 +32,7 @@ _LAZY = {
     "UnsupportedOpError": ("aotc.errors", "UnsupportedOpError"),
     "UnsupportedDtypeError": ("aotc.errors", "UnsupportedDtypeError"),
     "TracingError": ("aotc.errors", "TracingError"),
+    "device_put": ("aotc.runtime", "device_put"),
 }
 
 __all__ = sorted(_LAZY) + ["numpy", "runtime", "__version__"]

@@ -40,6 +40,9 @@ from .module import Module, load
 from .tree import TreeDef
 
 __all__ = [
+    "LOCAL_SYNC_MAX_WORK",
+    "SMALL_HOST_COPY_BYTES",
+    "TASK_WORKER_GROUPS_MAX",
     "AotcRuntimeError",
     "ArgumentError",
     "Array",
@@ -52,13 +55,10 @@ __all__ = [
     "FunctionMetadata",
     "FunctionNotFoundError",
     "InvocationError",
-    "LOCAL_SYNC_MAX_WORK",
     "LoadError",
     "Module",
     "RawSignature",
-    "SMALL_HOST_COPY_BYTES",
     "ShapeError",
-    "TASK_WORKER_GROUPS_MAX",
     "TensorSpec",
     "TreeDef",
     "allocator_specs",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import threading
-from typing import Iterable
+from collections.abc import Iterable
 
 import iree.runtime as rt
 
@@ -36,7 +36,7 @@ HOST_DRIVERS = ("local-sync", "local-task")
 _DLPACK_DEVICE_TYPES = {"local-sync": 1, "local-task": 1, "cuda": 2, "vulkan": 7, "hip": 10}
 
 _lock = threading.RLock()
-_devices: dict[str, "Device"] = {}
+_devices: dict[str, Device] = {}
 _instance: rt.VmInstance | None = None
 _task_flags_set = False
 
@@ -55,11 +55,12 @@ class Device:
         self.driver = driver
         self.hal = hal
         self.is_host = driver in HOST_DRIVERS
-        self.dlpack_device = (_DLPACK_DEVICE_TYPES.get(driver, 1), 0)
-        self._hal_modules: dict[int, rt.VmModule] = {}
+        path = uri.split("://", 1)[1] if "://" in uri else ""
+        self.dlpack_device = (_DLPACK_DEVICE_TYPES.get(driver, 1), int(path) if path.isdigit() else 0)
+        self._hal_module: rt.VmModule | None = None
 
     @property
-    def device(self) -> "Device":
+    def device(self) -> Device:
         # Arrays put on a device are owned by it; owners answer ``.device``.
         return self
 
@@ -67,12 +68,13 @@ class Device:
     def allocator(self) -> rt.HalAllocator:
         return self.hal.allocator
 
-    def hal_module(self, instance: rt.VmInstance) -> rt.VmModule:
-        """The HAL module binding this device into VM contexts of ``instance``."""
-        module = self._hal_modules.get(id(instance))
-        if module is None:
-            module = self._hal_modules[id(instance)] = rt.create_hal_module(instance, self.hal)
-        return module
+    def hal_module(self) -> rt.VmModule:
+        """The HAL module binding this device into VM contexts (one per device, shared
+        by every module loaded on it)."""
+        with _lock:
+            if self._hal_module is None:
+                self._hal_module = rt.create_hal_module(vm_instance(), self.hal)
+            return self._hal_module
 
     def __repr__(self) -> str:
         return f"Device({self.uri!r})"

@@ -11,7 +11,8 @@ cannot be refilled), and a reused result list would keep the previous call's res
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import iree.runtime as rt
 import numpy as np
@@ -183,13 +184,20 @@ def _build_call_flat(
             shape, dtype, element_type = expected[i]
             # "is": numpy's builtin dtypes are singletons; an equal but distinct dtype
             # object just takes the slow path, which compares with ==.
-            if type(leaf) is ndarray and leaf.dtype is dtype and leaf.shape == shape:
+            kind = type(leaf)
+            if kind is ndarray and leaf.dtype is dtype and leaf.shape == shape:
                 try:
                     push(copy(device_local, usage, hal, leaf, element_type))
                     i += 1
                     continue
                 except ValueError:
                     pass  # not C-contiguous: the slow path makes a contiguous copy
+            elif kind is array and leaf._dtype is dtype and leaf._owner.device is device:
+                bv = leaf._bv  # a live result of an earlier call: used in place
+                if bv is not None and leaf.shape == shape:
+                    push(bv)
+                    i += 1
+                    continue
             if bindings is None:
                 bindings = {}
             push(_slow_arg(meta, plans, device, leaves, i, bindings))
@@ -223,8 +231,12 @@ def _slow_arg(meta: FunctionMetadata, plans: tuple[ArgPlan, ...], device: Any, l
 
 
 def _array_buffer(name: str, device: Any, array: Array, label: str) -> rt.HalBufferView:
-    """The buffer of an ``Array`` argument, which must live on the function's device."""
-    if array.device is not device:
+    """The buffer of an ``Array`` argument, which must live on the function's device, or
+    be in host memory when the function's device is a CPU one too: local-sync and
+    local-task buffers are both plain host memory, and functions loaded on the two
+    drivers (which ``load`` picks per artifact) must be able to pass results along."""
+    source = array.device
+    if source is not device and not (source.is_host and device.is_host):
         raise DeviceMismatchError(
             f"{name}(): argument {label}: expected an array on {device.uri}, got one on "
             f"{array.device.uri}. Bring it to the host with np.asarray(...) first, or load "

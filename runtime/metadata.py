@@ -63,7 +63,7 @@ class FunctionMetadata:
         return {REFLECTION_KEY: self.to_json()}
 
     @staticmethod
-    def from_reflection(reflection: dict[str, str]) -> "FunctionMetadata | None":
+    def from_reflection(reflection: dict[str, str]) -> FunctionMetadata | None:
         """Reads the record back from ``VmFunction.reflection``; None if there is none
         (a function compiled without aotc)."""
         text = reflection.get(REFLECTION_KEY)
@@ -77,7 +77,7 @@ class FunctionMetadata:
         return json.dumps(data, sort_keys=True)
 
     @staticmethod
-    def from_json(text: str) -> "FunctionMetadata":
+    def from_json(text: str) -> FunctionMetadata:
         data = json.loads(text)
         schema = data.pop("schema", None)
         if schema != SCHEMA_VERSION:

@@ -9,7 +9,8 @@ its first call.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Union
+from collections.abc import Iterator
+from typing import Any, Union
 
 import iree.runtime as rt
 
@@ -39,7 +40,7 @@ class _Loaded:
         self.vm_module = vm_module
 
 
-def load(path_or_bytes: PathOrBytes, device: str | Device | None = None) -> "Module":
+def load(path_or_bytes: PathOrBytes, device: str | Device | None = None) -> Module:
     """Loads an exported artifact (``.vmfb``) for running.
 
     Example:
@@ -71,7 +72,7 @@ def load(path_or_bytes: PathOrBytes, device: str | Device | None = None) -> "Mod
     }
     metadata = {name: _read_metadata(where, name, fn) for name, fn in vm_functions.items()}
     dev = get_device(device if device is not None else default_device_uri(metadata.values()))
-    hal_module = dev.hal_module(instance)
+    hal_module = dev.hal_module()
     try:
         context = rt.VmContext(instance, modules=[hal_module, vm_module])
     except (ValueError, RuntimeError) as e:
@@ -170,7 +171,7 @@ class Module:
         return self._where
 
     @property
-    def functions(self) -> "Signatures":
+    def functions(self) -> Signatures:
         """Function name -> signature: ``FunctionMetadata`` (or ``RawSignature`` for a
         function compiled without aotc), whose ``str()`` reads like a Python signature."""
         return Signatures(

@@ -22,7 +22,7 @@ from .tree import TreeDef
 class ArgPlan:
     """What one flat argument must be, precomputed once per function."""
 
-    __slots__ = ("spec", "dtype", "element_type", "shape", "ndim", "where")
+    __slots__ = ("dtype", "element_type", "ndim", "shape", "spec", "where")
 
     def __init__(self, spec: TensorSpec, where: str) -> None:
         entry = dtypes.lookup(spec.dtype)
@@ -68,9 +68,9 @@ def prepare(leaf: Any, plan: ArgPlan, bindings: dict[str, tuple[int, str]]) -> n
     if isinstance(leaf, Array):
         if leaf.is_deleted():
             raise DeletedArrayError(
-                f"{plan.where}: argument {spec.name!r}: expected a live array, got an Array "
-                f"that was deleted ({leaf._deleted}). Pass the array the earlier call "
-                f"returned instead"
+                f"{plan.where}: argument {spec.name!r}: expected a live Array, got a deleted "
+                f"one. Array was deleted ({leaf._deleted}); pass the array the call that "
+                f"used it returned instead"
             )
         _check_dtype(leaf.dtype, plan, "the Array")
         check_shape(leaf.shape, plan, bindings)

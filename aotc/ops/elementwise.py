@@ -52,14 +52,16 @@ def as_operand(x, where: str):
     )
 
 
-_WEAK_TYPES = {"bool": bool, "int64": int, "float64": float}
+# Python bool is not weak in numpy 2 (NEP 50): it is np.bool_, and resolve_dtypes rejects
+# the `bool` type, so weak bools promote as their dtype.
+_WEAK_TYPES = {"bool": np.dtype(np.bool_), "int64": int, "float64": float}
 
 
 def _operand_type(o):
     """What numpy's promotion sees: a dtype, or a Python type for weak scalars."""
     if isinstance(o, Tracer):
         return _WEAK_TYPES[o.dtype.name] if o.weak else o.dtype
-    return type(o.value) if o.weak else o.dtype
+    return _WEAK_TYPES[o.dtype.name] if o.weak else o.dtype
 
 
 def broadcast_shapes(shapes: Sequence[tuple], where: str) -> tuple:
@@ -116,7 +118,7 @@ def _cast_scalar(s: Scalar, dtype: np.dtype, where: str):
 
 def _promotion_operand(o):
     if isinstance(o, Tracer):
-        return _operand_type(o)(0) if o.weak else o.dtype
+        return {"bool": False, "int64": 0, "float64": 0.0}[o.dtype.name] if o.weak else o.dtype
     return o.value if o.weak else o.dtype
 
 

@@ -131,10 +131,26 @@ def _uint_remainder(dtype, a, b):
     return select(b_is_zero, zero, r)
 
 
+def _fmod(dtype, a, b):
+    """C fmod. float64 arith.remf is a call to libm's fmod, which IREE's CPU code does not
+    link: a - trunc(a/b)*b in one fma (exact while |a/b| < 2**53), moved back into
+    (-|b|, |b|) when a/b rounded up to the next integer."""
+    if np.dtype(dtype) != np.float64:
+        return arith.RemFOp(a, b).result
+    q = math.TruncOp(arith.DivFOp(a, b).result).result
+    r = math.FmaOp(arith.NegFOp(q).result, b, a).result
+    zero = const(0.0, dtype)
+    overshot = arith.AndIOp(cmpf("une", r, zero), arith.XOrIOp(cmpf("olt", r, zero), cmpf("olt", a, zero)).result).result
+    r = select(overshot, arith.AddFOp(r, math.CopySignOp(math.AbsFOp(b).result, a).result).result, r)
+    b_inf = cmpf("oeq", math.AbsFOp(b).result, const(np.inf, dtype))
+    a_finite = cmpf("one", math.AbsFOp(a).result, const(np.inf, dtype))
+    return select(arith.AndIOp(b_inf, a_finite).result, a, r)
+
+
 def _float_divmod(dtype, a, b):
     """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign)."""
     zero = const(0.0, dtype)
-    mod = arith.RemFOp(a, b).result
+    mod = _fmod(dtype, a, b)
     div = arith.DivFOp(arith.SubFOp(a, mod).result, b).result
     mod_nonzero = cmpf("une", mod, zero)
     signs_differ = arith.XOrIOp(cmpf("olt", b, zero), cmpf("olt", mod, zero)).result
@@ -150,7 +166,7 @@ def _float_divmod(dtype, a, b):
     # Division by zero: numpy gives a/b (inf or nan) for the quotient, nan for the rest.
     b_is_zero = cmpf("oeq", b, zero)
     floordiv = select(b_is_zero, true_div, floordiv)
-    mod = select(b_is_zero, arith.RemFOp(a, b).result, mod)
+    mod = select(b_is_zero, const(np.nan, dtype), mod)
     return floordiv, mod
 
 
@@ -184,6 +200,28 @@ def _int_power(dtype, a, e):
         select(cmpi("eq", a, minus_one), select(odd, minus_one, one), zero),
     )
     return select(cmpi("slt", e, zero), negative_result, result)
+
+
+def _is_integral(dt, x):
+    return cmpf("oeq", math.FloorOp(x).result, x)
+
+
+def _float_power(dt, x, y):
+    """C99 pow from pow(|x|, y): IREE's powf is exp(y * log(x)), NaN for every negative
+    base (numpy: (-2.0) ** 3 == -8) and for pow(1, inf), pow(x, 0) with x inf or NaN."""
+    zero, one = const(0.0, dt), const(1.0, dt)
+    r = math.PowFOp(math.AbsFOp(x).result, y).result
+    y_integral = _is_integral(dt, y)
+    half_y = arith.MulFOp(y, const(0.5, dt)).result
+    y_odd = arith.AndIOp(y_integral, arith.XOrIOp(_is_integral(dt, half_y), const(True, np.bool_)).result).result
+    r = select(arith.AndIOp(_signbit(dt, x), y_odd).result, arith.NegFOp(r).result, r)
+    negative_base = arith.AndIOp(cmpf("olt", x, zero), cmpf("ogt", x, const(-np.inf, dt))).result
+    r = select(arith.AndIOp(negative_base, arith.XOrIOp(y_integral, const(True, np.bool_)).result).result,
+               const(np.nan, dt), r)
+    y_inf = cmpf("oeq", math.AbsFOp(y).result, const(np.inf, dt))
+    minus_one_inf = arith.AndIOp(cmpf("oeq", x, const(-1.0, dt)), y_inf).result
+    exact_one = arith.OrIOp(cmpf("oeq", y, zero), cmpf("oeq", x, one)).result
+    return select(arith.OrIOp(exact_one, minus_one_inf).result, one, r)
 
 
 def _float_sign(dtype, x):
@@ -390,7 +428,7 @@ UFUNC_RULES: dict[str, Rule] = {
     "divide": by_kind(float=op(arith.DivFOp)),
     "floor_divide": by_kind(float=_float_floor_divide, int=_int_floor_divide, uint=_uint_floor_divide),
     "remainder": by_kind(float=_float_remainder, int=_int_remainder, uint=_uint_remainder),
-    "power": by_kind(float=_widen_f16(op(math.PowFOp)), int=_int_power),
+    "power": by_kind(float=_widen_f16(_float_power), int=_int_power),
     "negative": by_kind(float=op(arith.NegFOp), int=lambda dt, x: arith.SubIOp(const(0, dt), x).result),
     "positive": by_kind(float=_identity, int=_identity),
     "absolute": by_kind(float=op(math.AbsFOp), int=op(math.AbsIOp), uint=_identity, bool=_identity),

@@ -108,8 +108,8 @@ def test_int_reciprocal():
     xs = [np.array([1, -1, 2, -2, 3, -7, 100, -128, 127], np.int8),
           np.array([1, -1, 2, -2, 3, -7, 100, -2**31, 2**31 - 1], np.int32),
           np.array([1, 2, 3, 200, 255], np.uint8)]
-    got = jit_call(lambda a, b, c: [anp.reciprocal(v) for v in (a, b, c)], *xs)
-    assert_all(dict(enumerate(got)), dict(enumerate(np.reciprocal(v) for v in xs)), where="int reciprocal")
+    got = jit_call(lambda a, b, c: {v.dtype.name: anp.reciprocal(v) for v in (a, b, c)}, *xs)
+    assert_all(got, {v.dtype.name: np.reciprocal(v) for v in xs}, where="int reciprocal")
 
 
 @pytest.mark.xfail(strict=True, reason=(
@@ -151,7 +151,6 @@ POWER = {
     "x ** 3": lambda m, x, e: x ** 3,
     "x ** 1": lambda m, x, e: x ** 1,
     "x ** 0": lambda m, x, e: x ** 0,
-    "power(x, 2)": lambda m, x, e: m.power(x, 2),
     "3 ** e": lambda m, x, e: 3 ** e,
     "(-2) ** e": lambda m, x, e: (-2) ** e,
     "power(e, e)": lambda m, x, e: m.power(e, e),
@@ -330,13 +329,34 @@ def test_where_and_clip_mixed():
         "where(c, i, u)": lambda m, c, x, i, u: m.where(c, i, u),
         "where(x, i, 0)": lambda m, c, x, i, u: m.where(x, i, 0),
         "where(i, 1.5, u)": lambda m, c, x, i, u: m.where(i, 1.5, u),
-        "where(u > 3, u, 300)": lambda m, c, x, i, u: m.where(u > 3, u, 300),
+        "where(u > 3, u, 200)": lambda m, c, x, i, u: m.where(u > 3, u, 200),
         "clip(x, i, 2)": lambda m, c, x, i, u: m.clip(x, i, 2),
         "clip(u, 2, 200)": lambda m, c, x, i, u: m.clip(u, 2, 200),
         "clip(i, u, None)": lambda m, c, x, i, u: m.clip(i, u, None),
         "clip(x, nan, 1)": lambda m, c, x, i, u: m.clip(x, np.nan, 1),
     }
     compare_ops(ops, c, x, i, u, where="where/clip mixed")
+
+
+def test_where_python_int_out_of_range_raises():
+    """Deliberate difference: numpy's where wraps a Python int that does not fit
+    (np.where(c, uint8_array, 300) gives 44); aotc refuses it, as numpy's ufuncs do."""
+    u = np.arange(4, dtype=np.uint8)
+    with raises_match(aotc.TracingError, "300", "uint8"):
+        jit_call(lambda a: anp.where(a > 1, a, 300), u)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "aotc.numpy.power applies the ** operator's fast paths (x ** 2 -> square, x ** 0.5 -> "
+    "sqrt) to the function too, because Tracer.__pow__ (aotc/core.py) calls "
+    "aotc.numpy.power; numpy's np.power has none: np.power(bool_array, 2) is int64 (aotc: "
+    "int8) and np.power(-inf, 0.5) is inf (aotc: sqrt(-inf) = nan). Fix: bind __pow__ to "
+    "a separate operator function."))
+def test_power_function_has_no_fast_paths():
+    b = np.array([True, False])
+    f = np.array([-np.inf, 4.0], np.float32)
+    got = jit_call(lambda b, f: {"b": anp.power(b, 2), "f": anp.power(f, 0.5)}, b, f)
+    assert_all(got, {"b": np.power(b, 2), "f": np.power(f, 0.5)}, where="power function")
 
 
 def test_clip_requires_a_bound():
@@ -356,9 +376,11 @@ def test_round_half_to_even(dtype):
         x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.25, 0.35, -1.25, 15, 25, 35, -15, -25, 149, 150, 250,
                       1.005, 2.675, np.nan, np.inf, -0.0, 12.345], dt)
     else:
-        x = np.array([5, 15, 25, 35, 45, 50, 51, 149, 150, 250, 0, 1, 99, 100, 126, 127], dt)
+        info = np.iinfo(dt)
+        x = np.array([v for v in (5, 15, 25, 35, 45, 50, 51, 94, 95, 105, 149, 150, 250, 0, 1, 99, 100, 104)
+                      if v <= info.max - 10], dt)  # rounding up stays in range
         if dt.kind == "i":
-            x = np.concatenate([x, -x[:8]])
+            x = np.concatenate([x, -x[:10]])
     compare_ops(ROUND, x, where=f"round {dtype}")
 
 
@@ -369,12 +391,23 @@ def test_float64_identity_functions():
     still be accurate to ~1e-12 over a wide range."""
     x = np.concatenate([
         np.array([0.0, -0.0, 1e-300, 1e-20, 1e-8, 0.1, 0.5, 1.0, 2.0, 3.0, 8.0, 10.0, 19.0, 20.0,
-                  25.0, 1e10, 1e300, np.inf, np.nan, 5e-324]),
+                  25.0, 1e10, 1e300, np.inf, np.nan, 2.3e-308]),
         np.geomspace(1e-12, 1e12, 40),
     ])
     x = np.concatenate([x, -x])
     ops = {name: _ufunc(name) for name in ("tanh", "log2", "log10", "cbrt")}
     compare_ops(ops, x, where="float64 identities")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "IREE's CPU code flushes subnormal float results to zero (3 * 1e-40 is 0 in float32, "
+    "and log(1e-40) is -inf); numpy keeps subnormals. A target/runtime setting, not an op."))
+def test_subnormals_are_kept():
+    f32 = np.array([1e-40, 1e-45, 1e-38], np.float32)
+    f64 = np.array([5e-324, 1e-310], np.float64)
+    ops = {"x * 3": lambda m, x: x * 3, "log": lambda m, x: m.log(x), "x / 2": lambda m, x: x / 2}
+    compare_ops(ops, f32, where="float32 subnormals")
+    compare_ops(ops, f64, where="float64 subnormals")
 
 
 @pytest.mark.parametrize("name", sorted({"sin", "cos", "tan", "arcsin", "arccos", "arctan"}))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from runtime_artifacts import AARCH64_FLAGS, compile_mlir, main_mlir, meta, unary
 
 

@@ -9,10 +9,10 @@ import textwrap
 
 import numpy as np
 import pytest
-
-from aotc import runtime
 from aotc.runtime import Array, DeletedArrayError
 from aotc.runtime.array import SMALL_HOST_COPY_BYTES, _HostView
+
+from aotc import runtime
 
 X = np.arange(4, dtype=np.float32)
 
@@ -122,7 +122,8 @@ def test_large_results_are_zero_copy(mod):
     big = mod.big(np.arange(8192, dtype=np.float32))
     assert big.nbytes > SMALL_HOST_COPY_BYTES
     view = np.asarray(big)
-    assert isinstance(view.base, _HostView)  # keeps the device alive as long as the view
+    # The view's base holds the _HostView, which keeps the device alive as long as the view.
+    assert any(isinstance(b, _HostView) for b in view.base)
     assert not view.flags.writeable
     del big
     gc.collect()
@@ -138,6 +139,7 @@ def test_slot_order_releases_buffers_before_the_device():
     assert slots.index("_bv") < slots.index("_owner")
     assert slots.index("_host") < slots.index("_owner")
     assert order(_HostView) == ["_array", "_owner"]
+    assert max(_HostView.__slots__) == "_owner"
 
 
 def test_dlpack_export(mod):
@@ -187,7 +189,7 @@ def test_process_exit_is_clean(main_path, device_uri, mode, tmp_path):
     script.write_text(EXIT_SCRIPT)
     done = subprocess.run(
         [sys.executable, str(script), main_path, device_uri, mode],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["8.0", "8192.0", "8192.0"]

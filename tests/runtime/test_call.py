@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import numpy as np
 import pytest
+from aotc.runtime import ArgumentError, DeletedArrayError, DeviceMismatchError, ShapeError
 
 from aotc import runtime
-from aotc.runtime import ArgumentError, DeletedArrayError, DeviceMismatchError, ShapeError
 
 X = np.arange(4, dtype=np.float32)
 Y = np.full(4, 10, dtype=np.float32)
@@ -48,12 +49,24 @@ def test_arrays_as_arguments(mod):
     np.testing.assert_array_equal(host(mod.add(put, put)), 2 * X)
 
 
+def test_arrays_move_between_cpu_drivers(modules):
+    # load() picks local-sync or local-task per artifact: their results must mix.
+    from_task = modules["local-task"].add(X, X)
+    from_sync = modules["local-sync"].add(X, X)
+    np.testing.assert_array_equal(host(modules["local-sync"].add(from_task, X)), 3 * X)
+    np.testing.assert_array_equal(host(modules["local-task"].add(from_sync, from_task)), 4 * X)
+
+
 def test_array_from_another_device(modules):
-    a = modules["local-task"].add(X, X)
+    # A stand-in for a GPU device (none here): same buffers, but not host memory.
+    sync = runtime.get_device("local-sync")
+    gpu = runtime.Device("cuda://fake", "cuda", sync.hal)
+    assert not gpu.is_host
+    on_gpu = runtime.Array(modules["local-sync"].add(X, X)._bv, np.dtype(np.float32), gpu)
     with pytest.raises(DeviceMismatchError) as info:
-        modules["local-sync"].add(a, X)
+        modules["local-sync"].add(on_gpu, X)
     message = str(info.value)
-    assert "argument 'x': expected an array on local-sync, got one on local-task" in message
+    assert "argument 'x': expected an array on local-sync, got one on cuda://fake" in message
     assert "np.asarray" in message
 
 
@@ -210,6 +223,26 @@ def test_deleted_array_argument(mod):
     message = str(info.value)
     assert "argument 'x'" in message
     assert "donated to step(), argument 'state'" in message
+
+
+def test_concurrent_calls(mod):
+    errors = []
+
+    def work(k: int) -> None:
+        for i in range(200):
+            x = np.full(4, 1000 * k + i, np.float32)
+            if not (np.asarray(mod.add(x, x)) == 2 * x).all():
+                errors.append((k, i))
+            n = i % 5 + 1
+            if np.asarray(mod.rowsum(np.ones((n, 4), np.float32))).tolist() != [4.0] * n:
+                errors.append((k, i, n))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
 
 
 def test_results_outlive_module(main_vmfb, device_uri):

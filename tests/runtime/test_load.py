@@ -6,14 +6,14 @@ import pathlib
 
 import numpy as np
 import pytest
-
-from aotc import runtime
 from aotc.runtime import (
     ArtifactNotFoundError,
     DeviceError,
     FunctionNotFoundError,
     LoadError,
 )
+
+from aotc import runtime
 
 X = np.arange(4, dtype=np.float32)
 
@@ -110,6 +110,16 @@ def test_default_device_small_artifact():
     np.testing.assert_array_equal(np.asarray(module.neg(X)), -X)
 
 
+def test_unsupported_dtype_in_metadata():
+    from runtime_artifacts import compile_mlir, meta, unary
+
+    m = meta("neg", [("x", [4], "bfloat16")], [("out0", [4], "float32")])
+    src = "#m1 = affine_map<(d0) -> (d0)>\n" + unary(
+        "neg", "tensor<4xf32>", "f32", "%r = arith.negf %v : f32", m)
+    with pytest.raises(LoadError, match="dtype 'bfloat16' is not supported; supported dtypes: bool"):
+        runtime.load(compile_mlir(src), device="local-sync")
+
+
 def test_gpu_target_picks_its_driver():
     cuda = runtime.FunctionMetadata(
         "f", (), (), runtime.TreeDef("tuple"), runtime.TreeDef("tuple"), "cuda:sm_80", "0", "0",
@@ -129,6 +139,16 @@ def test_unknown_device():
     with pytest.raises(DeviceError) as info:
         runtime.get_device("tpu")
     assert "local-sync" in str(info.value) and "'tpu'" in str(info.value)
+
+
+def test_unavailable_driver():
+    try:
+        runtime.get_device("cuda")
+    except DeviceError as e:
+        assert "get_device('cuda'): the driver is known but no device could be created" in str(e)
+        assert "libcuda" in str(e)  # IREE's reason is kept
+    else:
+        pytest.skip("this machine has a CUDA device")
 
 
 def test_device_argument_types(main_vmfb):
@@ -177,7 +197,7 @@ def test_function_access(modules):
 def test_unknown_function(modules):
     module = modules["local-sync"]
     with pytest.raises(AttributeError) as info:
-        module.predict
+        _ = module.predict
     assert isinstance(info.value, FunctionNotFoundError)
     message = str(info.value)
     assert "got 'predict'" in message and "add, addn, axpy" in message

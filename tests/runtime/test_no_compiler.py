@@ -44,7 +44,7 @@ def test_runs_without_the_compiler(main_path, tmp_path, device_uri):
     script.write_text(BLOCKED)
     done = subprocess.run(
         [sys.executable, str(script), main_path, device_uri],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == "ok 52.0"
