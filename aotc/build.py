@@ -10,11 +10,11 @@ from typing import Callable
 
 from ._mlir import ir
 from .core import Trace, trace_function
-from .passes import CLEANUP, CheckDtypes, PassError, run_pipeline
+from .passes import CLEANUP, REGISTRY, CheckDtypes, PassError, run_pipeline
 from .errors import CompileError, UnsupportedOpError
 from .runtime.metadata import REFLECTION_KEY, FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
-from .targets import Target, compile_flags
+from .targets import Target, compile_flags, device_targets_attribute
 
 
 @dataclass
@@ -62,12 +62,20 @@ def trace_into(
 
 
 def finish_module(module: ir.Module, target: Target, contractions) -> tuple[str, ...]:
-    """Runs the cleanup pipeline and target checks; returns the IREE flags to compile with."""
-    checks = [CheckDtypes(target.unsupported_dtypes, target.unsupported_ops, target.name)]
+    """Runs the cleanup pipeline and the checks of every target; returns the IREE flags
+    to compile with. Several targets, or one IREE cannot name by flag, are written into
+    the module as its ``hal.device.targets`` attribute."""
+    checks = [CheckDtypes(t.unsupported_dtypes, t.unsupported_ops, t.name) for t in target.targets]
+    # Rewrites some target needs (one module serves every target of an artifact).
+    rewrites = [REGISTRY[name]() for name in dict.fromkeys(p for t in target.targets for p in t.passes)]
     try:
-        run_pipeline(module, list(CLEANUP) + checks)
+        run_pipeline(module, list(CLEANUP) + rewrites + checks)
     except PassError as e:
         raise CompileError(str(e)) from None
+    attribute = device_targets_attribute(target)
+    if attribute is not None:
+        with module.context:
+            module.operation.attributes["hal.device.targets"] = ir.Attribute.parse(attribute)
     return compile_flags(target, contractions)
 
 

@@ -53,7 +53,14 @@ class _CaptureStderr:
 # and reduced again into a dispatch the CPU backend then cannot distribute.
 FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("failed on workgroup distribution verification", ("--iree-dispatch-creation-opt-level=O1",)),
+    # The same fusion on the CUDA backend (the MLP sample's softmax + argmax).
+    ("failed to bufferize op", ("--iree-dispatch-creation-opt-level=O1",)),
 )
+
+# Options IREE keeps process-wide (plain LLVM options, settable once per process) rather
+# than per session: a session rejects them, so a compile that needs one runs the
+# iree-compile tool in a subprocess instead.
+PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable",)
 
 
 def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:
@@ -69,6 +76,9 @@ def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") 
 
 def _compile_once(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
     from iree.compiler.api import Output, Source
+
+    if any(f.split("=", 1)[0] in PROCESS_WIDE_FLAGS for f in flags):
+        return _compile_with_tool(mlir, flags, name)
 
     with _lock:
         session = _session(tuple(flags))
@@ -92,6 +102,28 @@ def _compile_once(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
             return bytes(output.map_memory())
         finally:
             invocation.close()
+
+
+def _compile_with_tool(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
+    import subprocess
+
+    from iree.compiler.tools.binaries import find_tool
+
+    with tempfile.TemporaryDirectory(prefix="aotc-") as tmp:
+        source, output = os.path.join(tmp, "in.mlirbc"), os.path.join(tmp, "out.vmfb")
+        with open(source, "wb") as f:
+            f.write(mlir)
+        done = subprocess.run([find_tool("iree-compile"), source, *flags, "-o", output],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise CompileError(
+                f"IREE could not compile '{name}' (flags: {' '.join(flags)}). The "
+                f"diagnostics below name the failing op; if it is an op or dtype the "
+                f"target cannot run, change the dtype or the target.",
+                (done.stderr + done.stdout).strip(),
+            )
+        with open(output, "rb") as f:
+            return f.read()
 
 
 def iree_version() -> str:

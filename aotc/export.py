@@ -24,7 +24,7 @@ class Artifact:
     vmfb: bytes
     mlir: str
     functions: dict[str, FunctionMetadata]
-    target: str
+    target: str  # "cpu", or several targets: "cpu,aarch64,vulkan"
     flags: tuple[str, ...] = field(default=())
 
     @property
@@ -48,7 +48,7 @@ class Artifact:
         return load(self.vmfb, device=device)
 
 
-def export(fn, *specs, target: str = "cpu", name: str | None = None,
+def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
            static_argnums=(), static_argnames=(), **kwspecs) -> Artifact:
     """Compiles functions into one ``.vmfb`` artifact for ``target``.
 
@@ -60,6 +60,10 @@ def export(fn, *specs, target: str = "cpu", name: str | None = None,
     Several functions in one artifact: pass a dict from name to ``(fn, *specs)``::
 
         art = aotc.export({"predict": (predict, x_spec), "loss": (loss, x_spec, y_spec)})
+
+    ``target`` names where the artifact runs (``aotc targets`` lists the names): one
+    target, ``"aarch64:cortex-a53"``, or several in one artifact, ``"cpu,aarch64,vulkan"``
+    or ``["cpu", "vulkan"]``; ``aotc.runtime.load`` then runs the code that fits its device.
 
     ``specs`` are ``aotc.ShapeDtypeStruct``s or example arrays (pytrees of them);
     static arguments are given as plain values at their positions together with

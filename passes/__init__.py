@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from .base import ModulePass, PassError, REGISTRY, register
 from .check_dtypes import CheckDtypes
+from .expand_minmax import ExpandFloatMinMax
 from .pipeline import CLEANUP, run_pipeline
 
-__all__ = ["ModulePass", "PassError", "REGISTRY", "register", "CheckDtypes", "CLEANUP", "run_pipeline"]
+__all__ = [
+    "ModulePass", "PassError", "REGISTRY", "register", "CheckDtypes", "ExpandFloatMinMax",
+    "CLEANUP", "run_pipeline",
+]

@@ -17,6 +17,7 @@ import iree.runtime as rt
 
 from .errors import DeviceError
 from .metadata import FunctionMetadata
+from .targets import gpu_driver, runs_on_host_cpu, split_targets
 
 # Below this many flops per call, local-sync (runs on the calling thread) beats
 # local-task (wakes a worker pool, a ~15 us floor per call); above a few MFLOP the
@@ -176,23 +177,21 @@ def _set_task_flags() -> None:
 def default_device_uri(functions: Iterable[FunctionMetadata | None]) -> str:
     """The device an artifact runs on when ``load`` is given none.
 
-    GPU targets run on their driver; CPU code runs on local-sync when every function
-    is small (see ``LOCAL_SYNC_MAX_WORK``), else on local-task. Functions without aotc
-    metadata count as large: their work is unknown.
+    The host CPU unless the artifact has no code for it: an artifact with code for this
+    machine's CPU (target ``cpu``, or e.g. ``aarch64`` on an aarch64 machine) runs on
+    local-sync when every function is small (see ``LOCAL_SYNC_MAX_WORK``), else on
+    local-task; one without runs on the driver of its first GPU target (``vulkan``,
+    ``cuda``). Targets are read as ``runtime.targets`` names them (``"cpu,vulkan"``).
+    Functions without aotc metadata count as large: their work is unknown.
     """
     functions = list(functions)
-    for meta in functions:
-        if meta is not None:
-            driver = _gpu_driver(meta.target)
+    targets = [t for meta in functions if meta is not None for t in split_targets(meta.target)]
+    if targets and not any(runs_on_host_cpu(t) for t in targets):
+        for target in targets:
+            driver = gpu_driver(target)
             if driver is not None:
                 return driver
     small = bool(functions) and all(
         meta is not None and meta.work_estimate < LOCAL_SYNC_MAX_WORK for meta in functions
     )
     return "local-sync" if small else "local-task"
-
-
-def _gpu_driver(target: str) -> str | None:
-    # Targets are named "<name>[:<detail>]" ("cuda:sm_80", "vulkan", "cpu", "aarch64:...").
-    name = target.split(":", 1)[0].strip().lower()
-    return name if name in ("cuda", "vulkan", "hip") else None

@@ -17,6 +17,8 @@ from .._mlir import PARALLEL, REDUCTION, dim_map, ir, linalg
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from ..lowering import add_work, drop_broadcast_dims, fill, generic, wrap
+from .elementwise import astype
+from .reductions import sum as reduce_sum
 from .scalar import UFUNC_RULES, convert
 from .shape import as_tracer
 
@@ -76,10 +78,21 @@ def einsum(subscripts: str, *operands, dtype=None) -> Tracer:
                 )
             if c not in extent or extent[c] == 1:
                 extent[c] = n  # a size-1 operand dim broadcasts against the others
-    loop_shape = [extent[c] for c in letters]
     out_dtype = dtypes.canonicalize(
         dtype if dtype is not None else np.result_type(*[t.dtype for t in tracers]), "einsum"
     )
+    if len(tracers) > 1:
+        # Letters only one operand has (and the output lacks) are summed out first, as
+        # numpy's einsum does: IREE's CPU vectorizer rejects a contraction with such a
+        # reduction dim ("vector.contract op invalid accumulator/result vector shape").
+        every = "".join(terms)
+        for k, (term, t) in enumerate(zip(terms, tracers)):
+            lone = tuple(i for i, c in enumerate(term) if every.count(c) == 1 and c not in output)
+            if lone:
+                tracers[k] = reduce_sum(astype(t, out_dtype), axis=lone, dtype=out_dtype)
+                terms[k] = "".join(c for i, c in enumerate(term) if i not in lone)
+        letters = list(dict.fromkeys(output + "".join(terms)))
+    loop_shape = [extent[c] for c in letters]
     inputs = []
     for term, t in zip(terms, tracers):
         value, loop_dims = drop_broadcast_dims(t, [letters.index(c) for c in term], loop_shape)

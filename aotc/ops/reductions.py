@@ -124,7 +124,7 @@ def _extremum(name: str, ufunc: str, float_init: float):
         if info.kind == "float":
             init = float_init
         elif info.kind == "bool":
-            init = float_init < 0  # max starts False, min starts True
+            init = float_init > 0  # max starts False (float_init -inf), min starts True
         else:
             lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
             init = lo if float_init < 0 else hi

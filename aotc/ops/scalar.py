@@ -383,17 +383,22 @@ _HUGE = 2.0 ** 28
 def _asinh(dt, x):
     # IREE's asinh is log(x + sqrt(x*x + 1)): -inf for x <= -128 in float16 (cancellation),
     # inf for |x| > 1e19 in float32 (x*x overflows). Odd symmetry plus log1p instead.
+    # asinh|x| = log1p(|x| + x*x / (1 + sqrt(x*x + 1))), or log|x| + ln 2 when x*x + 1 == x*x.
+    one = const(1.0, dt)
     ax = math.AbsFOp(x).result
     x2 = arith.MulFOp(ax, ax).result
-    small = math.Log1pOp(arith.AddFOp(ax, arith.DivFOp(x2, arith.AddFOp(const(1.0, dt), math.SqrtOp(arith.AddFOp(x2, const(1.0, dt)).result).result).result).result).result).result
+    root = math.SqrtOp(arith.AddFOp(x2, one).result).result
+    small = math.Log1pOp(arith.AddFOp(ax, arith.DivFOp(x2, arith.AddFOp(one, root).result).result).result).result
     large = arith.AddFOp(math.LogOp(ax).result, const(np.log(2.0), dt)).result
     return math.CopySignOp(select(cmpf("ogt", ax, const(_HUGE, dt)), large, small), x).result
 
 
 def _acosh(dt, x):
     # IREE's acosh is log(x + sqrt(x*x - 1)): finite (not NaN) for x <= -1, inf for huge x.
+    # acosh x = log1p(t + sqrt(t * (t + 2))) with t = x - 1, or log x + ln 2 for huge x.
     t = arith.SubFOp(x, const(1.0, dt)).result
-    small = math.Log1pOp(arith.AddFOp(t, math.SqrtOp(arith.MulFOp(t, arith.AddFOp(t, const(2.0, dt)).result).result).result).result).result
+    root = math.SqrtOp(arith.MulFOp(t, arith.AddFOp(t, const(2.0, dt)).result).result).result
+    small = math.Log1pOp(arith.AddFOp(t, root).result).result
     large = arith.AddFOp(math.LogOp(x).result, const(np.log(2.0), dt)).result
     value = select(cmpf("ogt", x, const(_HUGE, dt)), large, small)
     return select(cmpf("olt", x, const(1.0, dt)), const(np.nan, dt), value)

@@ -12,10 +12,10 @@ from typing import Sequence
 import numpy as np
 
 from .. import dtypes
-from .._mlir import arith, dim_map, ir, linalg, tensor
+from .._mlir import arith, dim_map, index_constant, linalg, tensor
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedOpError
-from ..lowering import add_work, empty, generic, parallel, reshape_value, wrap
+from ..lowering import add_work, empty, generic, loop_index, parallel, reshape_value, wrap
 from . import elementwise as ew
 from .reductions import normalize_axes, normalize_axis
 
@@ -215,19 +215,38 @@ def flip(a, axis=None) -> Tracer:
 
 
 def _reverse(x: Tracer, axes: Sequence[int]) -> Tracer:
-    """Reads ``x`` backwards along ``axes`` with an affine map ``d -> n - 1 - d``."""
+    """Reads ``x`` backwards along ``axes``."""
+    firsts = [x.shape[d] - 1 if d in axes else 0 for d in range(x.ndim)]
+    steps = [-1 if d in axes else 1 for d in range(x.ndim)]
+    return _strided_read(x, firsts, steps, x.shape)
+
+
+def _strided_read(x: Tracer, firsts: Sequence[int], steps: Sequence[int], counts: Sequence[int]) -> Tracer:
+    """``out[i, j, ...] = x[firsts[0] + i * steps[0], ...]`` for any (negative) steps.
+
+    The read is a ``tensor.extract`` at computed indices in the body. Neither an input
+    with the affine map ``d -> n - 1 - d`` (IREE's CPU tiling rejects it when the reversed
+    axis is the innermost: "operand has shape's dimension #2 to be greater than or equal
+    to 4, but found 1") nor an extract from a strided ``tensor.extract_slice`` (left as an
+    unrealized_conversion_cast by IREE's LLVM lowering) compiles.
+    """
     rank = x.ndim
-    exprs = []
-    for d in range(rank):
-        e = ir.AffineDimExpr.get(d)
-        if d in axes:
-            e = ir.AffineAddExpr.get(ir.AffineConstantExpr.get(x.shape[d] - 1), ir.AffineMulExpr.get(ir.AffineConstantExpr.get(-1), e))
-        exprs.append(e)
-    in_map = ir.AffineMap.get(rank, 0, exprs)
-    init = empty(x.shape, x.dtype)
-    (result,) = generic([(x.value, in_map)], [(init, dim_map(rank, list(range(rank))))], parallel(rank), lambda v, _: [v])
-    add_work(x.size)
-    return wrap(result, x.shape, x.dtype)
+    init = empty(counts, x.dtype)
+
+    def body(_out):
+        indices = []
+        for d in range(rank):
+            i = loop_index(d)
+            if steps[d] != 1:
+                i = arith.MulIOp(i, index_constant(steps[d])).result
+            if firsts[d] != 0:
+                i = arith.AddIOp(i, index_constant(firsts[d])).result
+            indices.append(i)
+        return [tensor.ExtractOp(x.value, indices).result]
+
+    (result,) = generic([], [(init, dim_map(rank, list(range(rank))))], parallel(rank), body)
+    add_work(np.prod(counts, dtype=np.float64))
+    return wrap(result, counts, x.dtype)
 
 
 # ---- basic indexing ----------------------------------------------------------------------
@@ -255,7 +274,8 @@ def getitem(x: Tracer, index) -> Tracer:
     else:
         index = index + (slice(None),) * (x.ndim - n_real)
 
-    offsets, sizes, strides, reversed_axes, out_shape = [], [], [], [], []
+    # Per axis of x: the first element read, the step between reads, the count.
+    firsts, sizes, strides, out_shape = [], [], [], []
     dim = 0
     for item in index:
         if item is None:
@@ -265,30 +285,25 @@ def getitem(x: Tracer, index) -> Tracer:
         if isinstance(item, slice):
             start, stop, step = item.indices(n)
             count = len(range(start, stop, step))
-            if step > 0:
-                offsets.append(start if count else 0)
-            else:
-                # Read the same elements forwards with a positive stride, then reverse them.
-                offsets.append(start + (count - 1) * step if count else 0)
-                if count > 1:
-                    reversed_axes.append(len(sizes))
+            firsts.append(start if count else 0)
             sizes.append(count)
-            strides.append(abs(step) if count else 1)
+            strides.append(step if count > 1 else 1)
             out_shape.append(count)
         else:
             i = int(item)
             if not -n <= i < n:
                 raise TracingError(f"index {i} is out of bounds for axis {dim} with size {n}")
-            offsets.append(i % n)
+            firsts.append(i % n)
             sizes.append(1)
             strides.append(1)
         dim += 1
 
-    value = x.value
-    if sizes != list(x.shape) or builtins.any(s != 1 for s in strides):
-        sliced_type = dtypes.tensor_type(sizes, x.dtype)
-        value = tensor.ExtractSliceOp(sliced_type, value, [], [], [], offsets, sizes, strides).result
-    sliced = wrap(value, sizes, x.dtype)
-    if reversed_axes:
-        sliced = _reverse(sliced, reversed_axes)
+    if builtins.any(s < 0 for s in strides):
+        sliced = _strided_read(x, firsts, strides, sizes)
+    else:
+        value = x.value
+        if sizes != list(x.shape) or builtins.any(s != 1 for s in strides):
+            sliced_type = dtypes.tensor_type(sizes, x.dtype)
+            value = tensor.ExtractSliceOp(sliced_type, value, [], [], [], firsts, sizes, strides).result
+        sliced = wrap(value, sizes, x.dtype)
     return reshape(sliced, tuple(out_shape))

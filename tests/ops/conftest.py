@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -40,14 +41,20 @@ SIGNED = ["int8", "int16", "int32", "int64"]
 TOLERANCES = {
     "float16": {"exact": (2e-3, 1e-3), "transcendental": (2e-3, 2e-3), "accumulate": (1e-2, 1e-2)},
     "float32": {"exact": (2e-6, 1e-6), "transcendental": (1e-5, 1e-6), "accumulate": (1e-5, 1e-5)},
-    "float64": {"exact": (1e-12, 1e-12), "transcendental": (1e-12, 1e-12), "accumulate": (1e-12, 1e-12)},
+    "float64": {
+        "exact": (1e-12, 1e-12),
+        "transcendental": (1e-12, 1e-12),
+        "accumulate": (1e-12, 1e-12),
+    },
 }
 
 # numpy ufuncs that are approximations (not correctly rounded) in numpy and in aotc.
-TRANSCENDENTAL = frozenset("""
+TRANSCENDENTAL = frozenset(
+    """
     exp exp2 log log2 log10 log1p expm1 cbrt sin cos tan arcsin arccos arctan arctan2
     asin acos atan atan2 sinh cosh tanh arcsinh arccosh arctanh power pow
-""".split())
+""".split()
+)
 
 # float64 functions IREE's CPU target cannot compute (no libm): aotc rejects them with a
 # CompileError (checked in test_elementwise.py), so the float64 batches leave them out.
@@ -55,6 +62,8 @@ CPU_MISSING_F64 = frozenset("sin cos tan arcsin arccos arctan arctan2 asin acos 
 
 # Compiles and cache hits of every jitted function the tests ran (reported at the end).
 COMPILE_STATS: collections.Counter = collections.Counter()
+# Random programs of test_properties.py: how many ran, how many disagreed (and how).
+PROPERTY_STATS: dict = {"programs": 0, "disagreements": 0, "details": []}
 
 
 def tolerance(dtype, kind: str = "exact") -> tuple[float, float]:
@@ -62,6 +71,7 @@ def tolerance(dtype, kind: str = "exact") -> tuple[float, float]:
 
 
 # ---- running ------------------------------------------------------------------------
+
 
 def to_numpy(tree):
     if isinstance(tree, dict):
@@ -81,23 +91,39 @@ def jit_call(fn, *args, **jit_kwargs):
     return to_numpy(out)
 
 
+def _entries(name: str, value) -> dict:
+    """An op's result as named entries: a list or tuple of arrays (split, broadcast_arrays)
+    becomes ``name[0]``, ``name[1]``, ..."""
+    if isinstance(value, (list, tuple)):
+        return {f"{name}[{i}]": v for i, v in enumerate(value)}
+    return {name: value}
+
+
 def numpy_ops(ops: dict, *args) -> tuple[dict, dict]:
     """numpy's results of ``ops`` ({name: lambda m, *args}) and the names numpy rejects
     (with their exception)."""
     results, rejected = {}, {}
     for name, op in ops.items():
         try:
-            with np.errstate(all="ignore"):
-                results[name] = np.asarray(op(np, *args))
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # mean of empty, ddof <= 0
+                value = op(np, *args)
         except (TypeError, ValueError, OverflowError) as e:
             rejected[name] = e
+            continue
+        results.update({k: np.asarray(v) for k, v in _entries(name, value).items()})
     return results, rejected
 
 
 def traced_ops(ops: dict):
     """A function computing ``ops`` with aotc.numpy, returning a dict of their results."""
+
     def batch(*args):
-        return {name: op(anp, *args) for name, op in ops.items()}
+        out = {}
+        for name, op in ops.items():
+            out.update(_entries(name, op(anp, *args)))
+        return out
+
     return batch
 
 
@@ -106,8 +132,12 @@ def compare_ops(ops: dict, *args, kinds=None, check_rejected: bool = True, where
     result matches. Ops numpy rejects for these inputs must be rejected by aotc too (at
     trace time, so it costs no compile). Returns the aotc results."""
     want, rejected = numpy_ops(ops, *args)
-    want = {n: v for n, v in want.items() if not (v.dtype == np.float64 and kind_of_base(n) in CPU_MISSING_F64)}
-    supported = {n: op for n, op in ops.items() if n in want}
+    want = {
+        n: v
+        for n, v in want.items()
+        if not (v.dtype == np.float64 and kind_of_base(n) in CPU_MISSING_F64)
+    }
+    supported = {n: op for n, op in ops.items() if n in want or f"{n}[0]" in want}
     got = jit_call(traced_ops(supported), *args) if supported else {}
     assert_all(got, want, kinds, where)
     if check_rejected:
@@ -123,6 +153,7 @@ def compare_ops(ops: dict, *args, kinds=None, check_rejected: bool = True, where
 
 
 # ---- comparing ----------------------------------------------------------------------
+
 
 def kind_of_base(name: str) -> str:
     return name.split("[")[0].split("(")[0].strip()
@@ -140,11 +171,14 @@ def assert_same(got, want, kind: str = "exact", name: str = "result") -> None:
     assert got.shape == want.shape, f"{name}: shape {got.shape}, numpy gives {want.shape}"
     if want.dtype.kind == "f":
         rtol, atol = tolerance(want.dtype, kind)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True,
-                                   err_msg=f"{name} ({kind} tolerance)")
+        np.testing.assert_allclose(
+            got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{name} ({kind} tolerance)"
+        )
         # assert_allclose compares infinities only by value; also require equal signs of
         # zero-vs-inf and NaN positions explicitly (cheap and clearer when it fails).
-        np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=f"{name}: NaN positions")
+        np.testing.assert_array_equal(
+            np.isnan(got), np.isnan(want), err_msg=f"{name}: NaN positions"
+        )
     else:
         np.testing.assert_array_equal(got, want, err_msg=name)
 
@@ -161,13 +195,30 @@ def assert_all(got: dict, want: dict, kinds=None, where: str = "") -> None:
             failures.append(f"[{name}] {e}")
     if failures:
         raise AssertionError(
-            f"{where}: {len(failures)} of {len(want)} ops disagree with numpy:\n" + "\n".join(failures)
+            f"{where}: {len(failures)} of {len(want)} ops disagree with numpy:\n"
+            + "\n".join(failures)
         )
 
 
 # ---- inputs -------------------------------------------------------------------------
 
-FLOAT_SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, 1e-3, 100.0, np.nan, np.inf, -np.inf]
+FLOAT_SPECIALS = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    1.5,
+    2.5,
+    -2.5,
+    3.0,
+    1e-3,
+    100.0,
+    np.nan,
+    np.inf,
+    -np.inf,
+]
 
 
 def int_specials(dtype) -> list[int]:
@@ -226,6 +277,7 @@ def shape_id(shape) -> str:
 
 # ---- error messages -------------------------------------------------------------------
 
+
 def raises_match(exc, *fragments):
     """pytest.raises requiring every fragment (plain text) in the message."""
     return pytest.raises(exc, match="(?s)" + "".join(f"(?=.*{re.escape(f)})" for f in fragments))
@@ -233,10 +285,17 @@ def raises_match(exc, *fragments):
 
 # ---- reporting ----------------------------------------------------------------------
 
+
 def pytest_terminal_summary(terminalreporter):
     if COMPILE_STATS:
         s = COMPILE_STATS
         terminalreporter.write_line(
             f"aotc (tests/ops): {s['traces']} traces, {s['compiles']} IREE compiles, "
             f"{s['disk_hits']} disk-cache hits"
+        )
+    if PROPERTY_STATS["programs"]:
+        p = PROPERTY_STATS
+        terminalreporter.write_line(
+            f"aotc (tests/ops): {p['programs']} random programs, {p['disagreements']} "
+            f"disagreed with numpy"
         )

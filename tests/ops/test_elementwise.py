@@ -11,14 +11,24 @@ import aotc
 import aotc.numpy as anp
 
 from .conftest import (
-    DTYPES, FLOATS, INTS, SIGNED, assert_all, compare_ops, cross, jit_call, param_dtypes,
-    raises_match, sample, shape_id,
+    DTYPES,
+    INTS,
+    assert_all,
+    compare_ops,
+    cross,
+    jit_call,
+    param_dtypes,
+    raises_match,
+    sample,
+    shape_id,
 )
 
 # numpy ufuncs by arity, under every aotc.numpy name (aliases included).
 UFUNC_NAMES = {name: getattr(np, np_name) for name, np_name in anp.UFUNCS.items()}
 UNARY_UFUNCS = sorted(n for n, u in UFUNC_NAMES.items() if u.nin == 1)
-BINARY_UFUNCS = sorted(n for n, u in UFUNC_NAMES.items() if u.nin == 2 and n not in ("power", "pow"))
+BINARY_UFUNCS = sorted(
+    n for n, u in UFUNC_NAMES.items() if u.nin == 2 and n not in ("power", "pow")
+)
 
 
 def _ufunc(name):
@@ -26,22 +36,24 @@ def _ufunc(name):
 
 
 UNARY = {name: _ufunc(name) for name in UNARY_UFUNCS}
-UNARY.update({
-    "-x": lambda m, x: -x,
-    "+x": lambda m, x: +x,
-    "~x": lambda m, x: ~x,
-    "abs(x)": lambda m, x: abs(x),
-    "round": lambda m, x: m.round(x),
-    "around": lambda m, x: m.around(x),
-    "round(decimals=1)": lambda m, x: m.round(x, 1),
-    "round(decimals=2)": lambda m, x: m.round(x, decimals=2),
-    "round(decimals=-1)": lambda m, x: m.round(x, -1),
-    "clip(-1, 2)": lambda m, x: m.clip(x, -1, 2),
-    "clip(None, 2)": lambda m, x: m.clip(x, None, 2),
-    "clip(0, None)": lambda m, x: m.clip(x, 0, None),
-    "x.clip(1, 3)": lambda m, x: x.clip(1, 3),
-    "x.round()": lambda m, x: x.round(),
-})
+UNARY.update(
+    {
+        "-x": lambda m, x: -x,
+        "+x": lambda m, x: +x,
+        "~x": lambda m, x: ~x,
+        "abs(x)": lambda m, x: abs(x),
+        "round": lambda m, x: m.round(x),
+        "around": lambda m, x: m.around(x),
+        "round(decimals=1)": lambda m, x: m.round(x, 1),
+        "round(decimals=2)": lambda m, x: m.round(x, decimals=2),
+        "round(decimals=-1)": lambda m, x: m.round(x, -1),
+        "clip(-1, 2)": lambda m, x: m.clip(x, -1, 2),
+        "clip(None, 2)": lambda m, x: m.clip(x, None, 2),
+        "clip(0, None)": lambda m, x: m.clip(x, 0, None),
+        "x.clip(1, 3)": lambda m, x: x.clip(1, 3),
+        "x.round()": lambda m, x: x.round(),
+    }
+)
 
 BINARY = {name: _ufunc(name) for name in BINARY_UFUNCS}
 
@@ -105,17 +117,23 @@ def test_unary_more_shapes(dtype, shape):
 
 def test_int_reciprocal():
     """numpy's integer reciprocal truncates toward zero: 1 / -2 == 0, 1 / -1 == -1."""
-    xs = [np.array([1, -1, 2, -2, 3, -7, 100, -128, 127], np.int8),
-          np.array([1, -1, 2, -2, 3, -7, 100, -2**31, 2**31 - 1], np.int32),
-          np.array([1, 2, 3, 200, 255], np.uint8)]
+    xs = [
+        np.array([1, -1, 2, -2, 3, -7, 100, -128, 127], np.int8),
+        np.array([1, -1, 2, -2, 3, -7, 100, -(2**31), 2**31 - 1], np.int32),
+        np.array([1, 2, 3, 200, 255], np.uint8),
+    ]
     got = jit_call(lambda a, b, c: {v.dtype.name: anp.reciprocal(v) for v in (a, b, c)}, *xs)
     assert_all(got, {v.dtype.name: np.reciprocal(v) for v in xs}, where="int reciprocal")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "IREE's float32 sin/cos/tan reduce the argument with a float32 pi/2: the absolute "
-    "error grows like |x| * 2**-26 (9e-4 at 32767, 0.2 at 1e7); numpy's is < 1 ulp. "
-    "Needs an accurate (float64 or Payne-Hanek) range reduction in aotc's sin/cos/tan rules."))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "IREE's float32 sin/cos/tan reduce the argument with a float32 pi/2: the absolute "
+        "error grows like |x| * 2**-26 (9e-4 at 32767, 0.2 at 1e7); numpy's is < 1 ulp. "
+        "Needs an accurate (float64 or Payne-Hanek) range reduction in aotc's sin/cos/tan rules."
+    ),
+)
 def test_float32_trig_large_arguments():
     x = np.array([100, 1000, 8192, 32767, -32768, 1e5], np.float32)
     ops = {n: _ufunc(n) for n in ("sin", "cos", "tan")}
@@ -130,11 +148,19 @@ def test_binary_special_pairs(dtype):
     compare_ops({**BINARY, **OPERATORS}, x, y, where=f"binary {dtype}")
 
 
-BROADCAST_PAIRS = [((3, 1), (1, 4)), ((5,), (2, 5)), ((), (2, 3)), ((0, 3), (1, 3)), ((2, 1, 3), (4, 1))]
+BROADCAST_PAIRS = [
+    ((3, 1), (1, 4)),
+    ((5,), (2, 5)),
+    ((), (2, 3)),
+    ((0, 3), (1, 3)),
+    ((2, 1, 3), (4, 1)),
+]
 
 
 @param_dtypes(["float32", "int32"])
-@pytest.mark.parametrize("shapes", BROADCAST_PAIRS, ids=lambda s: f"{shape_id(s[0])}+{shape_id(s[1])}")
+@pytest.mark.parametrize(
+    "shapes", BROADCAST_PAIRS, ids=lambda s: f"{shape_id(s[0])}+{shape_id(s[1])}"
+)
 def test_binary_broadcast(dtype, shapes):
     x = sample(dtype, shapes[0], seed=3)
     y = sample(dtype, shapes[1], seed=4)
@@ -146,21 +172,21 @@ def test_binary_broadcast(dtype, shapes):
 POWER = {
     "power(x, e)": lambda m, x, e: m.power(x, e),
     "pow(x, e)": lambda m, x, e: m.pow(x, e),
-    "x ** e": lambda m, x, e: x ** e,
-    "x ** 2": lambda m, x, e: x ** 2,
-    "x ** 3": lambda m, x, e: x ** 3,
-    "x ** 1": lambda m, x, e: x ** 1,
-    "x ** 0": lambda m, x, e: x ** 0,
-    "3 ** e": lambda m, x, e: 3 ** e,
+    "x ** e": lambda m, x, e: x**e,
+    "x ** 2": lambda m, x, e: x**2,
+    "x ** 3": lambda m, x, e: x**3,
+    "x ** 1": lambda m, x, e: x**1,
+    "x ** 0": lambda m, x, e: x**0,
+    "3 ** e": lambda m, x, e: 3**e,
     "(-2) ** e": lambda m, x, e: (-2) ** e,
     "power(e, e)": lambda m, x, e: m.power(e, e),
 }
 FLOAT_POWER = {
-    "x ** 0.5": lambda m, x, e: x ** 0.5,
-    "x ** -1": lambda m, x, e: x ** -1,
-    "x ** -2": lambda m, x, e: x ** -2,
-    "x ** 1.5": lambda m, x, e: x ** 1.5,
-    "2.0 ** x": lambda m, x, e: 2.0 ** x,
+    "x ** 0.5": lambda m, x, e: x**0.5,
+    "x ** -1": lambda m, x, e: x**-1,
+    "x ** -2": lambda m, x, e: x**-2,
+    "x ** 1.5": lambda m, x, e: x**1.5,
+    "2.0 ** x": lambda m, x, e: 2.0**x,
 }
 
 
@@ -245,10 +271,17 @@ def test_python_scalar_that_does_not_fit_raises():
         jit_call(lambda a: a * -1, x.astype(np.uint8))
 
 
-@pytest.mark.parametrize("case", [
-    ("int8", 3, "int8"), ("float16", 2.5, "float16"), ("int32", 2.5, "float64"),
-    ("uint8", True, "uint8"), ("float32", 7, "float32"),
-], ids=lambda c: f"{c[0]}*{type(c[1]).__name__}")
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("int8", 3, "int8"),
+        ("float16", 2.5, "float16"),
+        ("int32", 2.5, "float64"),
+        ("uint8", True, "uint8"),
+        ("float32", 7, "float32"),
+    ],
+    ids=lambda c: f"{c[0]}*{type(c[1]).__name__}",
+)
 def test_python_scalar_arguments_are_weak(case):
     """A Python scalar passed as an argument is weakly typed, as the literal would be."""
     dtype, scalar, expected = case
@@ -260,14 +293,24 @@ def test_python_scalar_arguments_are_weak(case):
 
 
 def test_python_scalar_arguments_alone():
-    got = jit_call(lambda i, f, b: {"i": i * 2, "f": f / 2, "b": b & True, "if": i + f,
-                                    "exp": anp.exp(f)}, 3, 1.5, True)
-    want = {"i": np.asarray(6), "f": np.asarray(0.75), "b": np.asarray(True),
-            "if": np.asarray(4.5), "exp": np.asarray(np.exp(1.5))}
+    got = jit_call(
+        lambda i, f, b: {"i": i * 2, "f": f / 2, "b": b & True, "if": i + f, "exp": anp.exp(f)},
+        3,
+        1.5,
+        True,
+    )
+    want = {
+        "i": np.asarray(6),
+        "f": np.asarray(0.75),
+        "b": np.asarray(True),
+        "if": np.asarray(4.5),
+        "exp": np.asarray(np.exp(1.5)),
+    }
     assert_all(got, want, where="scalar arguments")
 
 
 # ---- astype ------------------------------------------------------------------------------
+
 
 def _cast_sources(src: str) -> tuple[np.ndarray, np.ndarray]:
     """Values whose cast numpy defines for every destination: (for signed/float targets,
@@ -278,11 +321,29 @@ def _cast_sources(src: str) -> tuple[np.ndarray, np.ndarray]:
         v = np.array([True, False, True, True])
         return v, v
     if dt.kind == "f":
-        signed = np.array([0, 1, 2, 3, 5, 7, 100, 127, -1, -2, -100, -128, 2.5, -2.5, 0.5, -0.7, 126.9, -0.0], dt)
+        signed = np.array(
+            [0, 1, 2, 3, 5, 7, 100, 127, -1, -2, -100, -128, 2.5, -2.5, 0.5, -0.7, 126.9, -0.0], dt
+        )
         unsigned = np.abs(signed) + np.array(100, dt) * (signed < 0)
         return signed, unsigned
     info = np.iinfo(dt)
-    v = np.array([0, 1, 2, 3, 100, 127, info.max, info.max - 1, info.min, info.min + 1, 200 % (info.max + 1), 77], dt)
+    v = np.array(
+        [
+            0,
+            1,
+            2,
+            3,
+            100,
+            127,
+            info.max,
+            info.max - 1,
+            info.min,
+            info.min + 1,
+            200 % (info.max + 1),
+            77,
+        ],
+        dt,
+    )
     return v, v
 
 
@@ -319,6 +380,7 @@ def test_astype_to_every_dtype(dtype):
 
 # ---- where and clip with mixed dtypes and broadcasting ----------------------------------
 
+
 def test_where_and_clip_mixed():
     c = sample("bool", (3, 1), seed=7)
     x = sample("float32", (1, 4), seed=8)
@@ -346,12 +408,16 @@ def test_where_python_int_out_of_range_raises():
         jit_call(lambda a: anp.where(a > 1, a, 300), u)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "aotc.numpy.power applies the ** operator's fast paths (x ** 2 -> square, x ** 0.5 -> "
-    "sqrt) to the function too, because Tracer.__pow__ (aotc/core.py) calls "
-    "aotc.numpy.power; numpy's np.power has none: np.power(bool_array, 2) is int64 (aotc: "
-    "int8) and np.power(-inf, 0.5) is inf (aotc: sqrt(-inf) = nan). Fix: bind __pow__ to "
-    "a separate operator function."))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "aotc.numpy.power applies the ** operator's fast paths (x ** 2 -> square, x ** 0.5 -> "
+        "sqrt) to the function too, because Tracer.__pow__ (aotc/core.py) calls "
+        "aotc.numpy.power; numpy's np.power has none: np.power(bool_array, 2) is int64 (aotc: "
+        "int8) and np.power(-inf, 0.5) is inf (aotc: sqrt(-inf) = nan). Fix: bind __pow__ to "
+        "a separate operator function."
+    ),
+)
 def test_power_function_has_no_fast_paths():
     b = np.array([True, False])
     f = np.array([-np.inf, 4.0], np.float32)
@@ -373,12 +439,43 @@ ROUND = {f"round(decimals={d})": (lambda m, x, d=d: m.round(x, d)) for d in (0, 
 def test_round_half_to_even(dtype):
     dt = np.dtype(dtype)
     if dt.kind == "f":
-        x = np.array([0.5, 1.5, 2.5, -0.5, -2.5, 0.25, 0.35, -1.25, 15, 25, 35, -15, -25, 149, 150, 250,
-                      1.005, 2.675, np.nan, np.inf, -0.0, 12.345], dt)
+        x = np.array(
+            [
+                0.5,
+                1.5,
+                2.5,
+                -0.5,
+                -2.5,
+                0.25,
+                0.35,
+                -1.25,
+                15,
+                25,
+                35,
+                -15,
+                -25,
+                149,
+                150,
+                250,
+                1.005,
+                2.675,
+                np.nan,
+                np.inf,
+                -0.0,
+                12.345,
+            ],
+            dt,
+        )
     else:
         info = np.iinfo(dt)
-        x = np.array([v for v in (5, 15, 25, 35, 45, 50, 51, 94, 95, 105, 149, 150, 250, 0, 1, 99, 100, 104)
-                      if v <= info.max - 10], dt)  # rounding up stays in range
+        x = np.array(
+            [
+                v
+                for v in (5, 15, 25, 35, 45, 50, 51, 94, 95, 105, 149, 150, 250, 0, 1, 99, 100, 104)
+                if v <= info.max - 10
+            ],
+            dt,
+        )  # rounding up stays in range
         if dt.kind == "i":
             x = np.concatenate([x, -x[:10]])
     compare_ops(ROUND, x, where=f"round {dtype}")
@@ -386,22 +483,51 @@ def test_round_half_to_even(dtype):
 
 # ---- float64 math that IREE's CPU lacks ----------------------------------------------------
 
+
 def test_float64_identity_functions():
     """aotc computes float64 tanh, log2, log10 and cbrt from exp/expm1/log; they must
     still be accurate to ~1e-12 over a wide range."""
-    x = np.concatenate([
-        np.array([0.0, -0.0, 1e-300, 1e-20, 1e-8, 0.1, 0.5, 1.0, 2.0, 3.0, 8.0, 10.0, 19.0, 20.0,
-                  25.0, 1e10, 1e300, np.inf, np.nan, 2.3e-308]),
-        np.geomspace(1e-12, 1e12, 40),
-    ])
+    x = np.concatenate(
+        [
+            np.array(
+                [
+                    0.0,
+                    -0.0,
+                    1e-300,
+                    1e-20,
+                    1e-8,
+                    0.1,
+                    0.5,
+                    1.0,
+                    2.0,
+                    3.0,
+                    8.0,
+                    10.0,
+                    19.0,
+                    20.0,
+                    25.0,
+                    1e10,
+                    1e300,
+                    np.inf,
+                    np.nan,
+                    2.3e-308,
+                ]
+            ),
+            np.geomspace(1e-12, 1e12, 40),
+        ]
+    )
     x = np.concatenate([x, -x])
     ops = {name: _ufunc(name) for name in ("tanh", "log2", "log10", "cbrt")}
     compare_ops(ops, x, where="float64 identities")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "IREE's CPU code flushes subnormal float results to zero (3 * 1e-40 is 0 in float32, "
-    "and log(1e-40) is -inf); numpy keeps subnormals. A target/runtime setting, not an op."))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "IREE's CPU code flushes subnormal float results to zero (3 * 1e-40 is 0 in float32, "
+        "and log(1e-40) is -inf); numpy keeps subnormals. A target/runtime setting, not an op."
+    ),
+)
 def test_subnormals_are_kept():
     f32 = np.array([1e-40, 1e-45, 1e-38], np.float32)
     f64 = np.array([5e-324, 1e-310], np.float64)
@@ -418,6 +544,7 @@ def test_float64_unsupported_math_raises(name):
     def f(a):
         nonlocal line
         import sys
+
         line = sys._getframe().f_lineno + 1
         return getattr(anp, name)(a)
 
@@ -426,7 +553,7 @@ def test_float64_unsupported_math_raises(name):
         jit_call(f, x)
     message = str(info.value)
     assert f"math.{mlir}" in message, message
-    assert f"{__file__}\":{line}" in message or f"{__file__}:{line}" in message, message
+    assert f'{__file__}":{line}' in message or f"{__file__}:{line}" in message, message
     # The same function in float32 compiles.
     jit_call(f, x.astype(np.float32))
 

@@ -1,7 +1,7 @@
 # RUN: %python %s | filecheck %s
 """Snapshots of shape ops: transposes are linalg.transpose, reshapes are views
-(collapse/expand, no copy), basic indexing is tensor.extract_slice with a reversing map
-for negative steps, concatenation is tensor.concat.
+(collapse/expand, no copy), basic indexing is tensor.extract_slice (a gather generic
+for negative steps), concatenation is tensor.concat.
 
 Each function is traced with aotc.jit(f).lower(...) and printed under "TEST: <name>"."""
 
@@ -43,19 +43,22 @@ def reshape_regroup(x):
     return anp.reshape(x, (3, 8))
 
 
-# x[1, ::-2] on 8 columns reads columns 7, 5, 3, 1: a strided slice of columns 1, 3, 5, 7
-# (offset 1, stride 2), read backwards by a generic whose input map is d1 -> 3 - d1,
-# then the indexed dim is collapsed away.
+# x[1, ::-2] on 8 columns reads columns 7, 5, 3, 1: a generic that extracts element
+# (1, 7 - 2 * d1) of x (IREE's CPU tiling rejects a reversing input map such as
+# d1 -> 3 - d1 on the innermost dim), then the indexed dim is collapsed away.
 # CHECK-LABEL: TEST: index_negative_step
-# CHECK-DAG:   #[[REVERSED:map[0-9]*]] = affine_map<(d0, d1) -> (d0, -d1 + 3)>
-# CHECK-DAG:   #[[SAME:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 # CHECK:       func.func public @index_negative_step(%[[X:.*]]: tensor<3x8xf32>) -> tensor<4xf32>
-# CHECK-NEXT:    %[[SLICE:.*]] = tensor.extract_slice %[[X]][1, 1] [1, 4] [1, 2] : tensor<3x8xf32> to tensor<1x4xf32>
-# CHECK:         %[[FLIPPED:.*]] = linalg.generic {indexing_maps = [#[[REVERSED]], #[[SAME]]], iterator_types = ["parallel", "parallel"]}
-# CHECK-SAME:        ins(%[[SLICE]] : tensor<1x4xf32>)
-# CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %{{.*}}: f32):
+# CHECK-DAG:     %[[ROW:.*]] = arith.constant 1 : index
+# CHECK-DAG:     %[[LAST:.*]] = arith.constant 7 : index
+# CHECK-DAG:     %[[STEP:.*]] = arith.constant -2 : index
+# CHECK:         %[[READ:.*]] = linalg.generic {indexing_maps = [#{{.*}}], iterator_types = ["parallel", "parallel"]}
+# CHECK-SAME:        outs(%{{.*}} : tensor<1x4xf32>)
+# CHECK:           %[[J:.*]] = linalg.index 1 : index
+# CHECK-NEXT:      %[[SCALED:.*]] = arith.muli %[[J]], %[[STEP]] : index
+# CHECK-NEXT:      %[[COL:.*]] = arith.addi %[[SCALED]], %[[LAST]] : index
+# CHECK-NEXT:      %[[V:.*]] = tensor.extract %[[X]][%[[ROW]], %[[COL]]] : tensor<3x8xf32>
 # CHECK-NEXT:      linalg.yield %[[V]] : f32
-# CHECK:         %[[R:.*]] = tensor.collapse_shape %[[FLIPPED]] {{\[\[}}0, 1]] : tensor<1x4xf32> into tensor<4xf32>
+# CHECK:         %[[R:.*]] = tensor.collapse_shape %[[READ]] {{\[\[}}0, 1]] : tensor<1x4xf32> into tensor<4xf32>
 # CHECK-NEXT:    return %[[R]] : tensor<4xf32>
 @run(S((3, 8), "float32"))
 def index_negative_step(x):

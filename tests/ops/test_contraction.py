@@ -1,0 +1,191 @@
+"""matmul, dot, einsum, inner, outer, vdot and the @ operator against numpy. Float
+results use the "accumulate" tolerances of conftest.py; integer and bool ones are exact
+(integer sums wrap identically in any order)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aotc
+import aotc.numpy as anp
+
+from .conftest import compare_ops, jit_call, param_dtypes, raises_match, sample
+
+# Operand shapes, passed as one tuple of arrays; each op picks its operands by name.
+SHAPES = {
+    "m34": (3, 4),
+    "m45": (4, 5),
+    "v4": (4,),
+    "v5": (5,),
+    "b234": (2, 3, 4),
+    "b245": (2, 4, 5),
+    "c2134": (2, 1, 3, 4),
+    "c542": (5, 4, 2),
+    "m04": (0, 4),
+    "m30": (3, 0),
+    "m05": (0, 5),
+    "s": (),
+    "sq": (4, 4),
+    "b145": (1, 4, 5),
+}
+NAMES = list(SHAPES)
+
+
+def _op(fn):
+    return lambda m, *xs: fn(m, dict(zip(NAMES, xs)))
+
+
+CONTRACTIONS = {
+    # matmul: 1-D / 2-D / N-D with broadcast batch dims, size-0 dims
+    "matmul(2D, 2D)": _op(lambda m, a: m.matmul(a["m34"], a["m45"])),
+    "matmul(1D, 2D)": _op(lambda m, a: m.matmul(a["v4"], a["m45"])),
+    "matmul(2D, 1D)": _op(lambda m, a: m.matmul(a["m34"], a["v4"])),
+    "matmul(1D, 1D)": _op(lambda m, a: m.matmul(a["v4"], a["v4"])),
+    "matmul(3D, 2D)": _op(lambda m, a: m.matmul(a["b234"], a["m45"])),
+    "matmul(3D, 3D)": _op(lambda m, a: m.matmul(a["b234"], a["b245"])),
+    "matmul(3D, 1D)": _op(lambda m, a: m.matmul(a["b234"], a["v4"])),
+    "matmul(1D, 3D)": _op(lambda m, a: m.matmul(a["v4"], a["b245"])),
+    "matmul(2D, 3D)": _op(lambda m, a: m.matmul(a["m34"], a["b245"])),
+    "matmul(4D, 3D) broadcast batch": _op(lambda m, a: m.matmul(a["c2134"], a["c542"])),
+    "matmul(3D, 3D) batch 1": _op(lambda m, a: m.matmul(a["b234"], a["b145"])),
+    "matmul(0x4, 4x5)": _op(lambda m, a: m.matmul(a["m04"], a["m45"])),
+    "matmul(3x0, 0x5)": _op(lambda m, a: m.matmul(a["m30"], a["m05"])),
+    "x @ y": _op(lambda m, a: a["m34"] @ a["m45"]),
+    "x @ y (3D)": _op(lambda m, a: a["b234"] @ a["b245"]),
+    "v @ v": _op(lambda m, a: a["v4"] @ a["v4"]),
+    "ndarray @ x": _op(lambda m, a: np.arange(12, dtype=np.int8).reshape(3, 4) @ a["m45"]),
+    # dot: every numpy case
+    "dot(0D, 2D)": _op(lambda m, a: m.dot(a["s"], a["m34"])),
+    "dot(2D, 0D)": _op(lambda m, a: m.dot(a["m34"], a["s"])),
+    "dot(1D, 1D)": _op(lambda m, a: m.dot(a["v4"], a["v4"])),
+    "dot(2D, 2D)": _op(lambda m, a: m.dot(a["m34"], a["m45"])),
+    "dot(2D, 1D)": _op(lambda m, a: m.dot(a["m34"], a["v4"])),
+    "dot(1D, 2D)": _op(lambda m, a: m.dot(a["v4"], a["m45"])),
+    "dot(3D, 1D)": _op(lambda m, a: m.dot(a["b234"], a["v4"])),
+    "dot(3D, 3D)": _op(lambda m, a: m.dot(a["b234"], a["b245"])),
+    "dot(2D, 3D)": _op(lambda m, a: m.dot(a["m34"], a["b245"])),
+    "x.dot(y)": _op(lambda m, a: a["m34"].dot(a["m45"])),
+    # einsum with one and two operands
+    "einsum(ij,jk->ik)": _op(lambda m, a: m.einsum("ij,jk->ik", a["m34"], a["m45"])),
+    "einsum(bij,bjk->bik)": _op(lambda m, a: m.einsum("bij,bjk->bik", a["b234"], a["b245"])),
+    "einsum(i,i->)": _op(lambda m, a: m.einsum("i,i->", a["v4"], a["v4"])),
+    "einsum(ij->ji)": _op(lambda m, a: m.einsum("ij->ji", a["m34"])),
+    "einsum(ij,jk) implicit": _op(lambda m, a: m.einsum("ij,jk", a["m34"], a["m45"])),
+    "einsum(ba,ac) implicit": _op(lambda m, a: m.einsum("ba,ac", a["m34"], a["m45"])),
+    "einsum(...ij,jk->...ik)": _op(lambda m, a: m.einsum("...ij,jk->...ik", a["b234"], a["m45"])),
+    "einsum(...ij,jk->...ik) 2D": _op(lambda m, a: m.einsum("...ij,jk->...ik", a["m34"], a["m45"])),
+    "einsum(i,j->ij)": _op(lambda m, a: m.einsum("i,j->ij", a["v4"], a["v5"])),
+    "einsum(ij,ij->ij)": _op(lambda m, a: m.einsum("ij,ij->ij", a["m34"], a["m34"])),
+    "einsum(ij->)": _op(lambda m, a: m.einsum("ij->", a["m34"])),
+    "einsum(ij->j)": _op(lambda m, a: m.einsum("ij->j", a["m34"])),
+    "einsum(bij,jk->bk)": _op(lambda m, a: m.einsum("bij,jk->bk", a["b234"], a["m45"])),
+    "einsum(ij, jk -> ki) spaces": _op(lambda m, a: m.einsum("ij, jk -> ki", a["m34"], a["m45"])),
+    # inner, outer, vdot
+    "inner(1D, 1D)": _op(lambda m, a: m.inner(a["v4"], a["v4"])),
+    "inner(2D, 2D)": _op(lambda m, a: m.inner(a["m34"], a["m34"])),
+    "inner(3D, 1D)": _op(lambda m, a: m.inner(a["b234"], a["v4"])),
+    "inner(0D, 2D)": _op(lambda m, a: m.inner(a["s"], a["m34"])),
+    "outer(1D, 1D)": _op(lambda m, a: m.outer(a["v4"], a["v5"])),
+    "outer(2D, 1D)": _op(lambda m, a: m.outer(a["m34"], a["v5"])),
+    "vdot(1D, 1D)": _op(lambda m, a: m.vdot(a["v4"], a["v4"])),
+    "vdot(2D, 2D)": _op(lambda m, a: m.vdot(a["m34"], a["m34"])),
+}
+
+
+def operands(dtype):
+    return [
+        sample(dtype, shape, seed=40 + i, with_specials=False, low=-2, high=2)
+        for i, shape in enumerate(SHAPES.values())
+    ]
+
+
+@param_dtypes(["float32", "float64", "float16", "int32", "int8", "int64", "bool"])
+def test_contractions(dtype):
+    compare_ops(CONTRACTIONS, *operands(dtype), kinds="accumulate", where=f"contractions {dtype}")
+
+
+MIXED = {
+    "matmul(f32, i8)": lambda m, f, i, b: m.matmul(f, i.T),
+    "matmul(i8, bool)": lambda m, f, i, b: m.matmul(i, b.T),
+    "dot(i8, f32)": lambda m, f, i, b: m.dot(i, f.T),
+    "einsum(ij,kj->ik) f32 i8": lambda m, f, i, b: m.einsum("ij,kj->ik", f, i),
+    "outer(bool, f32)": lambda m, f, i, b: m.outer(b[0], f[0]),
+    "inner(i8, i8)": lambda m, f, i, b: m.inner(i, i),
+}
+
+
+def test_contractions_mixed_dtypes():
+    f = sample("float32", (3, 4), seed=50, with_specials=False)
+    i = sample("int8", (3, 4), seed=51, with_specials=False)
+    b = sample("bool", (3, 4), seed=52)
+    compare_ops(MIXED, f, i, b, kinds="accumulate", where="mixed contractions")
+
+
+def test_einsum_dtype_argument():
+    x = sample("int8", (3, 4), seed=53, with_specials=False)
+    got = jit_call(lambda a: anp.einsum("ij,kj->ik", a, a, dtype=np.float32), x)
+    np.testing.assert_allclose(got, np.einsum("ij,kj->ik", x, x, dtype=np.float32))
+    assert got.dtype == np.float32
+
+
+def test_matmul_larger_float32():
+    """Big enough for IREE's tiled matmul kernels (and data tiling for the constant)."""
+    rng = np.random.default_rng(54)
+    a = rng.standard_normal((64, 96)).astype(np.float32)
+    b = rng.standard_normal((96, 80)).astype(np.float32)
+    w = rng.standard_normal((80, 16)).astype(np.float32)
+    got = jit_call(lambda x, y: (x @ y) @ w, a, b)
+    np.testing.assert_allclose(got, (a @ b) @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_einsum_diagonal():
+    """A subscript repeated in one operand: the diagonal ("ii->i") and the trace ("ii")."""
+    x = sample("float32", (4, 4), seed=55, with_specials=False)
+    compare_ops(
+        {
+            "einsum(ii->i)": lambda m, a: m.einsum("ii->i", a),
+            "einsum(ii)": lambda m, a: m.einsum("ii", a),
+            "einsum(ij,jj->i)": lambda m, a: m.einsum("ij,jj->i", a, a),
+        },
+        x,
+        kinds="accumulate",
+        where="einsum diagonal",
+    )
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda a, b: anp.matmul(a, a), ["matmul", "core dimension", "size 3 is different from 4"]),
+        (lambda a, b: a @ b.T, ["matmul", "core dimension"]),
+        (lambda a, b: anp.matmul(a, a[0, 0]), ["at least 1-dimensional"]),
+        (
+            lambda a, b: anp.matmul(anp.reshape(a, (3, 1, 4)), anp.stack([b, b])),
+            ["batch dimensions", "do not broadcast"],
+        ),
+        (lambda a, b: anp.dot(a, a), ["dot", "not aligned"]),
+        (lambda a, b: anp.dot(a, b[:3, 0]), ["dot", "not aligned"]),
+        (lambda a, b: anp.einsum("ij,jk->ik", a), ["einsum", "2 operands, got 1"]),
+        (lambda a, b: anp.einsum("ijk,jk->i", a, b), ["operand 0 has 2 dimensions", "'ijk'"]),
+        (lambda a, b: anp.einsum("ij,ij->i", a, b), ["size", "does not match"]),
+        (lambda a, b: anp.einsum("ij->ik", a), ["output subscript 'k'"]),
+    ],
+    ids=[
+        "matmul-core",
+        "matmul-op",
+        "matmul-0d",
+        "matmul-batch",
+        "dot-2d",
+        "dot-1d",
+        "einsum-count",
+        "einsum-rank",
+        "einsum-size",
+        "einsum-output",
+    ],
+)
+def test_contraction_errors(call, message):
+    a = np.ones((3, 4), np.float32)
+    b = np.ones((4, 5), np.float32)
+    with raises_match(aotc.TracingError, *message):
+        jit_call(call, a, b)
