@@ -220,7 +220,7 @@ def _bind_methods() -> None:
     """Operator overloads and array methods, delegating to aotc.numpy (one definition)."""
     binary = {
         "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-        "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+        "floordiv": "floor_divide", "mod": "remainder", "pow": "_pow_operator", "matmul": "matmul",
         "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
         "lshift": "left_shift", "rshift": "right_shift",
     }

@@ -19,7 +19,7 @@ def empty(shape: Sequence[int], dtype: np.dtype) -> ir.Value:
 
 
 def dense_constant(array: np.ndarray) -> ir.Value:
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
     ty = dtypes.tensor_type(array.shape, array.dtype)
     if array.size and np.all(array == array.flat[0]) and not _has_nan(array):
         attr = ir.DenseElementsAttr.get_splat(ty, scalar_attr(array.flat[0], array.dtype))

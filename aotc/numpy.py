@@ -85,9 +85,10 @@ for _public, _numpy_name in UFUNCS.items():
 _FAST_POWERS = {2: "square", 0.5: "sqrt", 1: "positive", -1: "reciprocal"}
 
 
-def power(x1, x2):  # noqa: F811 - replaces the generated version with numpy's fast paths
-    """numpy.power; float arrays raised to 2, 0.5, 1 or -1 use square/sqrt/copy/reciprocal,
-    integer and bool arrays raised to the int 2 use square (so bool ** 2 is int8)."""
+def _pow_operator(x1, x2):
+    """``x1 ** x2``: numpy's ndarray.__pow__ fast paths (not np.power, which has none):
+    float arrays raised to 2, 0.5, 1 or -1 use square/sqrt/copy/reciprocal, integer and
+    bool arrays raised to the int 2 use square (so bool ** 2 is int8)."""
     if isinstance(x1, _Tracer) and _dtypes.is_float(x1.dtype) and type(x2) in (int, float) and x2 in _FAST_POWERS:
         return _ew.ufunc(_FAST_POWERS[x2], x1)
     if isinstance(x1, _Tracer) and not x1.weak and type(x2) is int and x2 == 2:
@@ -95,7 +96,6 @@ def power(x1, x2):  # noqa: F811 - replaces the generated version with numpy's f
     return _ew.ufunc("power", x1, x2)
 
 
-pow = power  # noqa: A001
 astype = _ew.astype
 where = _ew.where
 

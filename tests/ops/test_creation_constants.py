@@ -181,17 +181,6 @@ print("ok")
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "0-d numpy constants are emitted as tensor<1xT> under a 0-d tracer: aotc/lowering.py "
-        "dense_constant calls np.ascontiguousarray, which returns shape (1,) for a 0-d array. "
-        "anp.zeros(()) then returns shape (1,); anp.asarray(np.uint8(1)) in a ufunc with a "
-        "constant array makes invalid IR that crashes the process (segfault in MLIR's "
-        "canonicalizer); all-constant ufuncs and returning a numpy or Python scalar go the same "
-        "way. Fix: np.asarray(array, order='C') there."
-    ),
-)
 def test_zero_d_constants():
     import subprocess
     import sys
