@@ -103,10 +103,12 @@ class Compiled:
 class JittedFunction:
     """A function compiled with IREE on first call per signature (see ``aotc.jit``)."""
 
-    def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), target="cpu"):
+    def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), target="cpu",
+                 donate_argnums=(), donate_argnames=(), strict_donation: bool = False):
         functools.update_wrapper(self, fn)
         self._fn = fn
-        self._binder = ArgumentBinder(fn, static_argnums, static_argnames)
+        self._binder = ArgumentBinder(fn, static_argnums, static_argnames, donate_argnums, donate_argnames)
+        self._strict_donation = bool(strict_donation)
         self._target: Target = get_target(target)
         self._compiled: dict[Any, Compiled] = {}
         self._lock = threading.Lock()
@@ -146,8 +148,10 @@ class JittedFunction:
         name = _symbol_name(self._binder.fn_name)
         lowered = build.trace_into(module, self._binder, signature, name, self._target)
         self.stats["traces"] += 1
-        flags = build.finish_module(module, self._target, lowered.contractions)
-        return Lowered(module, lowered.metadata, flags, self._binder, signature, self.stats)
+        flags = build.finish_module(module, self._target, lowered.contractions,
+                                    strict_donation=self._strict_donation)
+        metadata = build.function_metadata(module, name)  # with the donation pairing
+        return Lowered(module, metadata, flags, self._binder, signature, self.stats)
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Traces for these arguments (arrays or ``aotc.ShapeDtypeStruct``) without compiling.
@@ -167,7 +171,9 @@ def _symbol_name(name: str) -> str:
 
 
 def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
-        static_argnames: str | Sequence[str] = (), target: str = "cpu"):
+        static_argnames: str | Sequence[str] = (), target: str = "cpu",
+        donate_argnums: int | Sequence[int] = (), donate_argnames: str | Sequence[str] = (),
+        strict_donation: bool = False):
     """Compiles ``fn`` ahead of time with IREE, once per call signature.
 
     Like ``jax.jit``: the first call with new shapes, dtypes or static values traces ``fn``
@@ -180,6 +186,13 @@ def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
       static_argnums, static_argnames: arguments passed as Python values (hashable);
         each distinct value compiles once. Use them for shapes, flags and modes.
       target: where the code runs; see ``aotc.targets.TARGETS`` (default: this CPU).
+      donate_argnums, donate_argnames: arguments whose buffers the call may reuse for
+        results of the same shape and dtype (JAX semantics; give positions or names, the
+        other is inferred). A donated runtime ``Array`` is deleted by the call (using it
+        afterwards raises ``DeletedArrayError`` naming the function and argument); a numpy
+        array passed there is copied to the device once and never modified. A donation
+        no result can use safely gives an ``aotc.errors.DonationWarning``.
+      strict_donation: make an unusable donation an ``aotc.errors.DonationError``.
 
     Returns:
       A callable with ``.lower(*args)`` for the ahead-of-time path.
@@ -189,8 +202,17 @@ def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
       >>> f = aotc.jit(lambda x: anp.tanh(x) * 2)
       >>> np.asarray(f(np.zeros(3, np.float32)))
       array([0., 0., 0.], dtype=float32)
+
+      Donation: the new state is written into the old state's buffer.
+
+      >>> step = aotc.jit(lambda s: 2 * s + 1, donate_argnums=0)
+      >>> s = aotc.device_put(np.zeros(3, np.float32), "local-sync")
+      >>> s = step(s)                 # the old ``s`` is deleted; keep the result
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames, target=target)
-    return JittedFunction(fn, static_argnums, static_argnames, target)
+                                 static_argnames=static_argnames, target=target,
+                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                                 strict_donation=strict_donation)
+    return JittedFunction(fn, static_argnums, static_argnames, target, donate_argnums,
+                          donate_argnames, strict_donation)

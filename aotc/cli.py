@@ -3,6 +3,7 @@
     aotc compile model.py:predict --arg f32[64,784] -o predict.vmfb
     aotc run predict.vmfb predict --input x.npy
     aotc inspect predict.vmfb
+    aotc targets
 
 ``run`` and ``inspect`` import only the runtime (``aotc.runtime``, ``iree.runtime`` and
 numpy), so they work on a machine that has no compiler; the compiler is imported inside
@@ -223,17 +224,19 @@ def cmd_compile(args: argparse.Namespace) -> int:
     # The compiler is imported here only: run and inspect must work without it.
     import aotc
     from aotc.errors import AotcError, CompileError
-    from aotc.targets import TARGETS
+    from aotc.targets import get_target
 
-    if args.target not in TARGETS:
-        raise CliError(f"--target {args.target!r}: not a known target; choose one of: "
-                       f"{', '.join(TARGETS)}", EXIT_USAGE)
+    try:
+        target = get_target(args.target)
+    except AotcError as e:
+        raise CliError(f"--target {args.target!r}: {e}; `aotc targets` lists them",
+                       EXIT_USAGE) from e
     module = _import_file(path)
     fn = _find_function(module, path, qualname)
     _check_arity(fn, f"{path}:{qualname}", len(specs))
     shape_specs = [aotc.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs]
     try:
-        artifact = aotc.export(fn, *shape_specs, target=args.target, name=name)
+        artifact = aotc.export(fn, *shape_specs, target=target, name=name)
     except CompileError as e:
         raise CliError(f"cannot compile {path}:{qualname}: "
                        f"{_short_compile_error(e, args.verbose)}") from e
@@ -327,6 +330,40 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             donated = ", ".join(f"{k} -> result {v}" for k, v in meta.donated.items())
             print(f"      donated: {donated}")
     return EXIT_OK
+
+
+# ---- aotc targets -------------------------------------------------------------------------
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    from aotc.targets import TARGETS
+
+    rows = []
+    for name, target in TARGETS.items():
+        runs, why = target.runs_here()
+        rows.append({"target": name, "runs_here": runs, "why": why,
+                     "device": target.device, "description": target.description})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    answers = [("yes, " if r["runs_here"] else "no: ") + r["why"] for r in rows]
+    width = max(len(r["target"]) for r in rows) + 2
+    answer_width = min(max(len(a) for a in answers), 44) + 2
+    print(f"{'TARGET':<{width}}{'RUNS HERE':<{answer_width}}FOR")
+    for r, answer in zip(rows, answers):
+        print(f"{r['target']:<{width}}{answer:<{answer_width}}{r['description']}")
+    print()
+    print(TARGETS_EPILOG, end="")
+    return EXIT_OK
+
+
+TARGETS_EPILOG = """\
+Several targets in one artifact: --target cpu,aarch64,vulkan (or aotc.export(...,
+target="cpu,aarch64,vulkan")); the runtime runs the code that fits its device: the host
+CPU unless told otherwise (aotc run --device vulkan). A CPU after a colon tunes the code
+for it: aarch64:cortex-a76, x86_64:znver4, armv7:cortex-a7; a GPU family after vulkan:
+vulkan:ampere, vulkan:rdna3. cuda is short for cuda:sm_80. CUDA code is PTX, compiled by
+the GPU driver when loaded, so it also runs on later GPUs.
+"""
 
 
 # ---- aotc run -----------------------------------------------------------------------------
@@ -455,6 +492,8 @@ examples:
   aotc run predict.vmfb predict --input x.npy --input 3 --output 'y{}.npy'
   # show the functions, signatures, target and versions inside an artifact
   aotc inspect predict.vmfb
+  # list the targets (cpu, aarch64, vulkan, cuda:sm_90, ...) and which can run here
+  aotc targets
 
 exit status: 0 success, 1 the command failed, 2 the command line is wrong.
 """
@@ -504,7 +543,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="one per function argument, in order: DTYPE[DIMS], e.g. f32[64,784]")
     p.add_argument("-o", "--output", metavar="OUT.vmfb",
                    help="where to write the artifact (default: NAME.vmfb)")
-    p.add_argument("--target", default="cpu", help="where the code will run (default: cpu)")
+    p.add_argument("--target", default="cpu",
+                   help="where the code will run: a name from `aotc targets`, or several "
+                        "joined by commas (default: cpu)")
     p.add_argument("--name", help="the function's name in the artifact (default: FUNCTION)")
     p.add_argument("--print-mlir", action="store_true",
                    help="print the MLIR module handed to IREE")
@@ -536,6 +577,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("vmfb", metavar="FILE.vmfb")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.set_defaults(handler=cmd_inspect)
+
+    p = sub.add_parser(
+        "targets", help="list the targets aotc compiles for and which can run here",
+        description="List the named targets (--target / aotc.export(target=...)), what each "
+                    "is for, and whether its code can run on this machine.",
+        epilog=TARGETS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.set_defaults(handler=cmd_targets)
     return parser
 
 

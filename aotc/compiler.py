@@ -60,7 +60,7 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Options IREE keeps process-wide (plain LLVM options, settable once per process) rather
 # than per session: a session rejects them, so a compile that needs one runs the
 # iree-compile tool in a subprocess instead.
-PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable",)
+PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable", "--iree-hal-link-executables")
 
 
 def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:

@@ -36,3 +36,21 @@ class UnsupportedDtypeError(AotcError, TypeError):
 
 class TracingError(AotcError, ValueError):
     """Bad arguments to a traced operation (shapes that do not broadcast, bad axes, ...)."""
+
+
+class DonationWarning(UserWarning):
+    """A donated argument (``donate_argnums``/``donate_argnames``) cannot be used.
+
+    Cause: no result has the argument's shape and dtype, every such result already holds
+    another donated buffer, or writing the result into the argument's buffer in place would
+    overwrite values the function still reads (the message names the op). The call still
+    works: the result gets a new buffer, the argument is not consumed. Fix: donate only
+    state that the function replaces with a result of the same shape and dtype, or silence
+    the warning with ``warnings.filterwarnings("ignore", category=aotc.errors.DonationWarning)``.
+    """
+
+
+class DonationError(CompileError):
+    """With ``strict_donation=True``, a donated argument cannot be used (see
+    ``DonationWarning`` for the causes). Fix: donate fewer arguments, or drop
+    ``strict_donation`` to donate what can be and warn about the rest."""

@@ -49,7 +49,8 @@ class Artifact:
 
 
 def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
-           static_argnums=(), static_argnames=(), **kwspecs) -> Artifact:
+           static_argnums=(), static_argnames=(), donate_argnums=(), donate_argnames=(),
+           strict_donation: bool = False, **kwspecs) -> Artifact:
     """Compiles functions into one ``.vmfb`` artifact for ``target``.
 
     One function::
@@ -68,6 +69,15 @@ def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
     ``specs`` are ``aotc.ShapeDtypeStruct``s or example arrays (pytrees of them);
     static arguments are given as plain values at their positions together with
     ``static_argnums``/``static_argnames``, as in ``aotc.jit``.
+
+    Donation, as in ``aotc.jit``: ``donate_argnums``/``donate_argnames`` (applied to every
+    function of a dict) let results reuse those arguments' buffers; the pairing is stored
+    in each function's metadata (``Artifact.functions[name].donated``, ``aotc inspect``)
+    and the runtime deletes donated arrays after each call::
+
+        art = aotc.export(step, state_spec, donate_argnums=0)
+
+    ``strict_donation=True`` turns an unusable donation into a ``DonationError``.
     """
     tgt = get_target(target)
     if isinstance(fn, dict):
@@ -91,11 +101,13 @@ def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
             raise AotcError(f"export: function name {fname!r} must be an identifier (letters, digits, _)")
         if fname in functions:
             raise AotcError(f"export: function name {fname!r} is used twice")
-        binder = ArgumentBinder(getattr(f, "_fn", f), static_argnums, static_argnames)
+        binder = ArgumentBinder(getattr(f, "_fn", f), static_argnums, static_argnames,
+                                donate_argnums, donate_argnames)
         signature, _ = binder.bind(tuple(fspecs), dict(fkw))
         lowered = build.trace_into(module, binder, signature, fname, tgt)
         functions[fname] = lowered.metadata
         contractions.extend(lowered.contractions)
-    flags = build.finish_module(module, tgt, contractions)
+    flags = build.finish_module(module, tgt, contractions, strict_donation=strict_donation)
+    functions = {fname: build.function_metadata(module, fname) for fname in functions}
     vmfb = compile_bytecode(build.bytecode(module), flags, ", ".join(functions))
     return Artifact(vmfb, build.module_text(module), functions, tgt.name, flags)

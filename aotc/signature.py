@@ -73,6 +73,9 @@ class CallSignature:
     args_tree: tree.TreeDef  # tree of (dynamic positional args tuple, dynamic kwargs dict)
     static_args: tuple  # ((position or name, value), ...)
     leaf_names: tuple[str, ...]
+    # Indices of the leaves of donated arguments. Not part of the key: the binder's
+    # donate_argnums/donate_argnames and the args_tree determine it.
+    donated: tuple[int, ...] = ()
 
     @property
     def key(self) -> tuple:
@@ -92,9 +95,11 @@ def _hashable_static(value, where: str):
 
 
 class ArgumentBinder:
-    """Splits calls of ``fn`` into static and dynamic parts, as jax.jit does."""
+    """Splits calls of ``fn`` into static and dynamic parts, as jax.jit does, and marks
+    the leaves of donated arguments."""
 
-    def __init__(self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = ()):
+    def __init__(self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
+                 donate_argnums: int | Sequence[int] = (), donate_argnames: str | Sequence[str] = ()):
         self.fn = fn
         self.fn_name = getattr(fn, "__name__", "function")
         try:
@@ -108,6 +113,62 @@ class ArgumentBinder:
         self.static_argnums = set(static_argnums) | {names.index(n) for n in static_argnames if n in names}
         self.static_argnames = set(static_argnames) | {names[i] for i in static_argnums if 0 <= i < len(names)}
         self.positional_names = names
+        self.donate_argnums, self.donate_argnames = self._donation(names, donate_argnums, donate_argnames)
+
+    def _donation(self, names: list[str], argnums, argnames) -> tuple[frozenset, frozenset]:
+        """JAX's rules: give positions or names (or both); whichever is missing is inferred
+        from the signature. A static argument cannot be donated; positions and names must
+        exist when the signature is fixed (no ``*args``/``**kwargs``)."""
+        argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        argnames = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+        where = f"{self.fn_name}()"
+        for i in argnums:
+            if not isinstance(i, int) or isinstance(i, bool):
+                raise AotcError(f"{where}: donate_argnums must be integers, got {i!r}")
+        for n in argnames:
+            if not isinstance(n, str):
+                raise AotcError(f"{where}: donate_argnames must be strings, got {n!r}")
+        kinds = {p.kind for p in self.parameters}
+        fixed = bool(self.parameters) and inspect.Parameter.VAR_POSITIONAL not in kinds
+        if fixed:
+            bad = [i for i in argnums if not -len(names) <= i < len(names)]
+            if bad:
+                raise AotcError(
+                    f"{where}: donate_argnums={tuple(argnums)} refers to position {bad[0]}, "
+                    f"but the function takes {len(names)} positional argument"
+                    f"{'' if len(names) == 1 else 's'} ({', '.join(names) or 'none'}). "
+                    f"Use positions 0..{len(names) - 1} or donate_argnames"
+                )
+        all_names = {p.name for p in self.parameters
+                     if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        if self.parameters and inspect.Parameter.VAR_KEYWORD not in kinds:
+            bad_names = [n for n in argnames if n not in all_names]
+            if bad_names:
+                raise AotcError(
+                    f"{where}: donate_argnames names {bad_names[0]!r}, which is not a "
+                    f"parameter; the parameters are {', '.join(sorted(all_names)) or 'none'}"
+                )
+        nums = {i % len(names) if fixed and i < 0 else i for i in argnums}
+        nums |= {names.index(n) for n in argnames if n in names}
+        by_name = set(argnames) | {names[i] for i in nums if 0 <= i < len(names)}
+        clash = sorted((by_name & self.static_argnames)
+                       | {names[i] for i in nums & self.static_argnums if 0 <= i < len(names)})
+        clash_nums = sorted(i for i in nums & self.static_argnums if not 0 <= i < len(names))
+        if clash or clash_nums:
+            shown = clash[0] if clash else f"position {clash_nums[0]}"
+            raise AotcError(
+                f"{where}: argument {shown} is both static and donated. Static arguments "
+                f"are Python values baked into the compiled code and have no buffer to "
+                f"donate: remove it from donate_argnums/donate_argnames or from "
+                f"static_argnums/static_argnames"
+            )
+        return frozenset(nums | {i for i in argnums if i < 0 and not fixed}), frozenset(by_name)
+
+    def is_donated(self, i: int, n_args: int) -> bool:
+        """Is the positional argument at ``i`` (of ``n_args``) donated?"""
+        nums = self.donate_argnums
+        return (i in nums or (i - n_args) in nums
+                or (i < len(self.positional_names) and self.positional_names[i] in self.donate_argnames))
 
     def arg_name(self, i: int) -> str:
         return self.positional_names[i] if i < len(self.positional_names) else f"arg{i}"
@@ -131,7 +192,27 @@ class ArgumentBinder:
         leaves, args_tree = tree.flatten((tuple(dyn_args), dyn_kwargs))
         names = self._leaf_names(args, kwargs, args_tree)
         avals = tuple(abstractify(x, f"{self.fn_name}() argument {name}") for x, name in zip(leaves, names))
-        return CallSignature(avals, args_tree, tuple(static), tuple(names)), leaves
+        donated = self._donated_leaves(args, kwargs, args_tree) if (
+            self.donate_argnums or self.donate_argnames) else ()
+        return CallSignature(avals, args_tree, tuple(static), tuple(names), donated), leaves
+
+    def _donated_leaves(self, args, kwargs, args_tree: tree.TreeDef) -> tuple[int, ...]:
+        """The flat indices of the leaves of donated arguments (positional or keyword)."""
+        n = len(args)
+        dyn_positions = [i for i in range(n) if not (i in self.static_argnums or (i - n) in self.static_argnums)]
+        pos_tree, kw_tree = args_tree.children
+        out, start = [], 0
+        for i, child in zip(dyn_positions, pos_tree.children):
+            count = child.num_leaves
+            if self.is_donated(i, n):
+                out.extend(range(start, start + count))
+            start += count
+        for key, child in zip(kw_tree.keys, kw_tree.children):
+            count = child.num_leaves
+            if key in self.donate_argnames:
+                out.extend(range(start, start + count))
+            start += count
+        return tuple(out)
 
     def _leaf_names(self, args, kwargs, args_tree: tree.TreeDef) -> list[str]:
         dyn_positions = [i for i in range(len(args)) if not (i in self.static_argnums or (i - len(args)) in self.static_argnums)]

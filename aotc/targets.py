@@ -36,6 +36,10 @@ LOCAL_CPU = (
 NO_DEMOTION = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
 OPT = ("--iree-opt-level=O3",)
 DATA_TILING = ("--iree-opt-data-tiling",)
+# IREE 3.13 links the executables of a module per backend and, when one module holds
+# code for several devices (CPU and a GPU), keeps only the CPU variants: every GPU dispatch
+# is lost. Unlinked, each dispatch keeps one variant per device.
+NO_LINKING = ("--iree-hal-link-executables=false",)
 # Results in host-visible memory: on Vulkan devices whose host pointers cannot be
 # imported (lavapipe, many drivers) results could otherwise not be read back.
 VULKAN_MAPPABLE = ("--iree-hal-external-resources-mappable=true",)
@@ -108,7 +112,8 @@ class Target:
         for t in self.targets:
             extra += tuple(f for f in t.extra_flags if f not in extra)
         device = () if self.needs_attribute else self.device_flags
-        return device + OPT + NO_DEMOTION + extra
+        devices = {t.family.driver or "local" for t in self.targets}
+        return device + OPT + NO_DEMOTION + extra + (NO_LINKING if len(devices) > 1 else ())
 
     def device_target(self) -> str:
         """IREE's ``#hal.device.target<...>`` attribute for one target, as text."""
@@ -170,7 +175,7 @@ def _cuda(sm: str, gpus: str, from_sm80: str | None = None) -> Target:
                  (SM80_MEMORY, "max_workgroup_memory_bytes = 232448"),
                  (SM80_SIZES, "max_workgroup_sizes = [1024, 1024, 64]"))
     flags = ("--iree-hal-target-device=cuda", f"--iree-cuda-target={'sm_80' if from_sm80 else sm}")
-    return Target(f"cuda:{sm}", flags, f"NVIDIA {gpus} (PTX, compiled by the driver at load)",
+    return Target(f"cuda:{sm}", flags, f"NVIDIA {gpus}",
                   attribute_edits=edits)
 
 
@@ -183,39 +188,32 @@ TARGETS: dict[str, Target] = {
             "this machine's CPU, with every instruction set it has",
             unsupported_ops=CPU_MISSING_F64,
         ),
-        _cpu("x86_64", "x86-64 CPUs with AVX2 and FMA (x86-64-v3, 2013 on); "
-             "x86_64:<cpu> for others (x86-64-v2, x86-64-v4, znver4, ...)",
+        _cpu("x86_64", "x86-64 CPUs with AVX2 and FMA (x86-64-v3: 2013 on)",
              "x86_64-unknown-linux-gnu", "x86-64-v3"),
-        _cpu("aarch64", "64-bit Arm Linux (Raspberry Pi 3/4/5, Jetson, Graviton); "
-             "aarch64:<cpu> tunes for one (cortex-a53, cortex-a76, neoverse-v1, ...)",
+        _cpu("aarch64", "64-bit Arm Linux: Raspberry Pi 3/4/5, Jetson, Graviton",
              "aarch64-unknown-linux-gnu", "generic"),
-        _cpu("android-arm64", "Android arm64-v8a phones with the dot-product extension "
-             "(Armv8.2, 2018 on)", "aarch64-none-linux-android34", features="+neon,+dotprod"),
-        replace(_cpu("armv7", "32-bit Arm Linux with NEON, hard-float (Raspberry Pi 2, "
-                     "Cortex-A7/A9)", "armv7a-unknown-linux-gnueabihf", "generic", "+neon,+vfp4"),
+        _cpu("android-arm64", "Android arm64-v8a with dot product (Armv8.2: 2018 on)", "aarch64-none-linux-android34", features="+neon,+dotprod"),
+        replace(_cpu("armv7", "32-bit Arm Linux, NEON, hard-float: Cortex-A7/A9, Pi 2", "armv7a-unknown-linux-gnueabihf", "generic", "+neon,+vfp4"),
                 # no scalar float min/max instruction: LLVM would call fmaxf, unlinkable
                 passes=("aotc-expand-float-minmax",)),
-        _cpu("riscv64", "64-bit RISC-V Linux, RV64GC (hard-float lp64d ABI)",
+        _cpu("riscv64", "64-bit RISC-V Linux: RV64GC, lp64d ABI",
              "riscv64-unknown-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c", "lp64d",
              detail=False),
         # IREE 3.13's data tiling makes vectors too large to compile for VLEN 128.
-        replace(_cpu("riscv64:rvv", "64-bit RISC-V Linux, RV64GC with the vector extension "
-                     "1.0 (RVV), any VLEN (>= 128)", "riscv64-unknown-linux-gnu", "generic-rv64",
+        replace(_cpu("riscv64:rvv", "RV64GC with vectors (RVV 1.0), any VLEN", "riscv64-unknown-linux-gnu", "generic-rv64",
                      "+m,+a,+f,+d,+c,+v", "lp64d", detail=False), data_tiling=False),
-        _cpu("riscv64:rvv256", "64-bit RISC-V Linux, RV64GC with RVV 1.0 and VLEN >= 256 "
-             "only (SpacemiT K1/X60)", "riscv64-unknown-linux-gnu", "generic-rv64",
+        _cpu("riscv64:rvv256", "RV64GC with RVV 1.0, VLEN >= 256 only: SpacemiT K1", "riscv64-unknown-linux-gnu", "generic-rv64",
              "+m,+a,+f,+d,+c,+v,+zvl256b", "lp64d", detail=False),
         Target(
             "vulkan",
             ("--iree-hal-target-device=vulkan",),
-            "any Vulkan 1.1 GPU (IREE's portable baseline: 32-bit math, int64 emulated, no "
-            "float16/float64); vulkan:<arch> for one family (ampere, rdna3, valhall, ...)",
+            "any Vulkan 1.1 GPU: 32-bit math, int64 emulated, no float16/64",
             extra_flags=VULKAN_MAPPABLE,
             # float16 compiles for the baseline but computes wrong results on lavapipe.
             unsupported_dtypes=frozenset({"f16", "f64"}),
             detail_flag=VULKAN_FLAG,
         ),
-        _cuda("sm_80", "A100, A30 (Ampere); runs on every later GPU too"),
+        _cuda("sm_80", "A100, A30 (Ampere), and every later GPU"),
         _cuda("sm_86", "RTX 30xx, A10, A40 (Ampere)"),
         _cuda("sm_87", "Jetson AGX Orin / Orin Nano (Ampere)"),
         _cuda("sm_89", "RTX 40xx, L4, L40 (Ada)"),
@@ -292,7 +290,7 @@ def _one(name: str) -> Target:
     flags = tuple(f for f in base.device_flags if not f.startswith(base.detail_flag + "="))
     target = replace(base, name=f"{family}:{detail}",
                      device_flags=flags + (f"{base.detail_flag}={detail}",),
-                     description=f"{base.description.split(';')[0]}, code for {detail}")
+                     description=f"{base.description}; code for {detail}")
     text = target.device_target()  # IREE checks the detail (unknown CPUs, GPU families)
     if not target.family.is_cpu:
         # A GPU family: what it computes natively decides the dtypes it cannot run.
@@ -339,8 +337,9 @@ def _iree_device_target(device_flags: tuple[str, ...]) -> str:
         )
     match = _DEVICE_GLOBAL.search(text)
     if done.returncode != 0 or match is None:
+        errors = [line for line in diagnostics.splitlines() if "error" in line.lower()]
         raise AotcError(f"IREE made no device target of the flags {' '.join(device_flags)}:\n"
-                        f"  {diagnostics.strip() or text[:2000]}")
+                        f"  {chr(10).join(errors[:5]) or diagnostics.strip() or text[:2000]}")
     return match.group(1)
 
 
@@ -426,7 +425,7 @@ def _runs_here(t: Target) -> tuple[bool, str]:
         if gpus and max(gpus) < sm:
             return False, f"needs compute capability {sm / 10:.1f}; GPUs here: " + ", ".join(
                 f"{g / 10:.1f}" for g in gpus)
-    return True, f"{family.driver}: {devices[0]}"
+    return True, f"{family.driver}: {devices[0].split(' (')[0]}"
 
 
 # ---- data tiling -----------------------------------------------------------------------
@@ -446,7 +445,9 @@ def wants_data_tiling(contractions: list[tuple[float, bool]]) -> bool:
 
 def compile_flags(target: Target, contractions: list[tuple[float, bool]]) -> tuple[str, ...]:
     flags = target.flags
-    tiles = target.is_cpu and all(t.data_tiling for t in target.targets)
+    # Several CPU targets in one module: IREE 3.13 resolves the data-tiling layouts for
+    # one architecture and overflows the stack of another's code; tile single targets only.
+    tiles = target.is_cpu and not target.parts and target.data_tiling
     if tiles and wants_data_tiling(contractions):
         flags += DATA_TILING
     return flags

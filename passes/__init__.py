@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from .base import ModulePass, PassError, REGISTRY, register
 from .check_dtypes import CheckDtypes
+from .donation import Donate, pair_donations
 from .expand_minmax import ExpandFloatMinMax
 from .pipeline import CLEANUP, run_pipeline
 
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "CheckDtypes", "ExpandFloatMinMax",
-    "CLEANUP", "run_pipeline",
+    "CLEANUP", "Donate", "pair_donations", "run_pipeline",
 ]

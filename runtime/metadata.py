@@ -48,6 +48,10 @@ class FunctionMetadata:
     work_estimate: float = 0.0
     static_args: dict[str, str] = field(default_factory=dict)
     donated: dict[str, int] = field(default_factory=dict)  # argument name -> result index
+    # Results the runtime may receive in a buffer it already holds: result index (as a
+    # string) -> "arg <i>" (an argument returned unchanged) or "out <j>" (a value returned
+    # twice). The runtime never lets a donation overwrite such a shared buffer in place.
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def signature(self) -> str:

@@ -18,6 +18,14 @@ from .device import Device, default_device_uri, get_device, vm_instance
 from .errors import ArtifactNotFoundError, FunctionNotFoundError, LoadError
 from .function import Function, RawSignature
 from .metadata import FunctionMetadata
+from .targets import (
+    device_runs,
+    device_targets,
+    family_of,
+    gpu_driver,
+    host_arch,
+    split_targets,
+)
 
 PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
 
@@ -123,17 +131,47 @@ def _read_metadata(where: str, name: str, fn: rt.VmFunction) -> FunctionMetadata
         ) from e
 
 
+MAX_IREE_TEXT = 240
+
+
 def _link_error(where: str, metadata: dict, device: Device, error: Exception) -> str:
-    text = str(error)
-    if "INCOMPATIBLE" in text or "not found or unavailable" in text:
-        targets = sorted({m.target for m in metadata.values() if m is not None})
-        compiled_for = f"target {', '.join(targets)}" if targets else "another target"
-        return (
-            f"{where}: compiled for {compiled_for}, which device {device.uri!r} cannot run "
-            f"(IREE: {text.strip()}). Load it on a device of that target, or re-export it "
-            f"for this machine (target 'cpu')"
-        )
-    return f"{where}: could not be linked on device {device.uri!r} ({text.strip()}); {_REEXPORT}"
+    text = str(error).strip()
+    if len(text) > MAX_IREE_TEXT:  # IREE repeats every device target in full
+        text = text[:MAX_IREE_TEXT] + " ..."
+    targets = list(dict.fromkeys(
+        t for m in metadata.values() if m is not None for t in split_targets(m.target)))
+    fits = [t for t in targets if device_runs(device.uri, t)]
+    # IREE: no code for the device's kind ("INCOMPATIBLE ... not found or unavailable"), or
+    # GPU code the device's generation cannot load.
+    wrong_device = any(s in text for s in (
+        "INCOMPATIBLE", "not found or unavailable", "NO_BINARY_FOR_GPU",
+        "UNSUPPORTED_PTX_VERSION", "INVALID_PTX", "executable format"))
+    if not (wrong_device or (targets and not fits)):
+        return f"{where}: could not be linked on device {device.uri!r} ({text}); {_REEXPORT}"
+    compiled_for = (f"target{'s' * (len(targets) != 1)} {', '.join(targets)}" if targets
+                    else "another target")
+    runs = device_targets(device.uri)
+    kind = (f"{host_arch()} CPU code" if device.driver in ("local-sync", "local-task")
+            else f"{device.driver} code")
+    others = [t for t in targets if not device_runs(device.uri, t)]
+    places = list(dict.fromkeys(_where_it_runs(t) for t in others))
+    elsewhere = f", or load it where its code runs: {' or '.join(places)}" if places else ""
+    add = f" (or add it: target='{','.join(targets + runs[:1])}')" if targets else ""
+    return (
+        f"{where}: compiled for {compiled_for}, which device {device.uri!r} cannot run: it "
+        f"runs {kind} (targets {', '.join(runs)}). Re-export it for target "
+        f"'{runs[0]}'{add}{elsewhere}. (IREE: {text})"
+    )
+
+
+def _where_it_runs(target: str) -> str:
+    driver = gpu_driver(target)
+    if driver is not None:
+        return f"device={driver!r}"
+    family = family_of(target)
+    if family is not None and family.arch and family.arch != host_arch():
+        return f"{family.arch} hardware"
+    return "device='local-task'"
 
 
 class Signatures(dict):

@@ -1,8 +1,9 @@
 """Contractions: einsum, matmul, dot.
 
-All of them become one ``linalg.generic`` whose letters not in the output are reduction
-loops; the cleanup pipeline's ``linalg-specialize-generic-ops`` turns the common shapes
-back into named ops (``linalg.matmul``, ``batch_matmul``, ...) for IREE's fast kernels.
+All of them are written with ``einsum``, which emits one ``linalg.generic`` whose letters
+not in the output are reduction loops, except for the shapes in ``_NAMED``: plain 2-D and
+batched float matmuls become ``linalg.matmul``/``linalg.batch_matmul``, which IREE's
+fast kernels and data tiling key on.
 """
 
 from __future__ import annotations
