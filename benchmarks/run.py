@@ -133,7 +133,7 @@ def _per_call(fn: Callable, args: tuple, calls: int, sync: Callable) -> float:
 
 
 def _sync_aotc(out):
-    np.asarray(out)
+    out.block_until_ready()  # as for JAX: wait for the result, leave it on the device
 
 
 def _sync_jax(out):

@@ -40,29 +40,31 @@ def init_params(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
 PARAMS = init_params()
 
 
-def predict(x):
-    """Class probabilities (softmax) and predicted classes for a batch of images."""
+def forward(xp, x):
+    """Class probabilities (softmax) and predicted classes for a batch of images.
+
+    ``xp`` is the array module: ``aotc.numpy`` to compile it, ``numpy`` for the reference.
+    One definition serves both because aotc.numpy has numpy's names and semantics.
+    """
     (w1, b1), (w2, b2), (w3, b3) = PARAMS
-    h = anp.maximum(x @ w1 + b1, 0.0)
-    h = anp.maximum(h @ w2 + b2, 0.0)
+    h = xp.maximum(x @ w1 + b1, 0.0)
+    h = xp.maximum(h @ w2 + b2, 0.0)
     logits = h @ w3 + b3
-    z = logits - anp.max(logits, axis=1, keepdims=True)
-    e = anp.exp(z)
-    probs = e / anp.sum(e, axis=1, keepdims=True)
+    z = logits - xp.max(logits, axis=1, keepdims=True)
+    e = xp.exp(z)
+    probs = e / xp.sum(e, axis=1, keepdims=True)
     # softmax keeps the order of the logits: their argmax is the predicted class.
-    return probs, anp.argmax(logits, axis=1)
+    return probs, xp.argmax(logits, axis=1)
+
+
+def predict(x):
+    """The network as aotc compiles it."""
+    return forward(anp, x)
 
 
 def predict_numpy(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The same network in plain numpy: the reference."""
-    (w1, b1), (w2, b2), (w3, b3) = PARAMS
-    h = np.maximum(x @ w1 + b1, 0.0)
-    h = np.maximum(h @ w2 + b2, 0.0)
-    logits = h @ w3 + b3
-    z = logits - np.max(logits, axis=1, keepdims=True)
-    e = np.exp(z)
-    probs = e / np.sum(e, axis=1, keepdims=True)
-    return probs, np.argmax(logits, axis=1)
+    return forward(np, x)
 
 
 def main(argv: list[str]) -> int:

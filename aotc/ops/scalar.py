@@ -94,29 +94,26 @@ def op(builder) -> Rule:
 
 # ---- numpy-exact integer and float division ----------------------------------------------
 
+def _guarded_signed_divisor(dtype, b):
+    """(b or 1 where division would trap, b == 0, b == -1). x // 0 and x % 0 are 0 in
+    numpy; INT_MIN // -1 wraps to INT_MIN. Both trap in hardware division."""
+    b_is_zero = cmpi("eq", b, const(0, dtype))
+    b_is_minus_one = cmpi("eq", b, const(-1, dtype))
+    safe_b = select(arith.OrIOp(b_is_zero, b_is_minus_one).result, const(1, dtype), b)
+    return safe_b, b_is_zero, b_is_minus_one
+
+
 def _int_floor_divide(dtype, a, b):
-    zero, one, minus_one = const(0, dtype), const(1, dtype), const(-1, dtype)
-    b_is_zero = cmpi("eq", b, zero)
-    # x // 0 is 0 in numpy; INT_MIN // -1 wraps to INT_MIN. Both trap in hardware division.
-    b_is_minus_one = cmpi("eq", b, minus_one)
-    safe_b = select(arith.OrIOp(b_is_zero, b_is_minus_one).result, one, b)
+    zero = const(0, dtype)
+    safe_b, b_is_zero, b_is_minus_one = _guarded_signed_divisor(dtype, b)
     q = arith.FloorDivSIOp(a, safe_b).result
     q = select(b_is_minus_one, arith.SubIOp(zero, a).result, q)
     return select(b_is_zero, zero, q)
 
 
-def _uint_floor_divide(dtype, a, b):
-    zero, one = const(0, dtype), const(1, dtype)
-    b_is_zero = cmpi("eq", b, zero)
-    q = arith.DivUIOp(a, select(b_is_zero, one, b)).result
-    return select(b_is_zero, zero, q)
-
-
 def _int_remainder(dtype, a, b):
-    zero, one, minus_one = const(0, dtype), const(1, dtype), const(-1, dtype)
-    b_is_zero = cmpi("eq", b, zero)
-    b_is_minus_one = cmpi("eq", b, minus_one)
-    safe_b = select(arith.OrIOp(b_is_zero, b_is_minus_one).result, one, b)
+    zero = const(0, dtype)
+    safe_b, b_is_zero, b_is_minus_one = _guarded_signed_divisor(dtype, b)
     r = arith.RemSIOp(a, safe_b).result
     # numpy's remainder takes the sign of the divisor.
     fix = arith.AndIOp(cmpi("ne", r, zero), arith.XOrIOp(cmpi("slt", r, zero), cmpi("slt", safe_b, zero)).result).result
@@ -124,11 +121,17 @@ def _int_remainder(dtype, a, b):
     return select(arith.OrIOp(b_is_zero, b_is_minus_one).result, zero, r)
 
 
-def _uint_remainder(dtype, a, b):
-    zero, one = const(0, dtype), const(1, dtype)
-    b_is_zero = cmpi("eq", b, zero)
-    r = arith.RemUIOp(a, select(b_is_zero, one, b)).result
-    return select(b_is_zero, zero, r)
+def _uint_division(op_class):
+    """Unsigned // or %: a zero divisor gives 0, as in numpy."""
+    def rule(dtype, a, b):
+        zero = const(0, dtype)
+        b_is_zero = cmpi("eq", b, zero)
+        return select(b_is_zero, zero, op_class(a, select(b_is_zero, const(1, dtype), b)).result)
+    return rule
+
+
+_uint_floor_divide = _uint_division(arith.DivUIOp)
+_uint_remainder = _uint_division(arith.RemUIOp)
 
 
 def _fmod(dtype, a, b):

@@ -15,7 +15,7 @@ config.name = "aotc"
 # lit's own shell, which has a builtin `not`, so no LLVM tools are needed.
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".py"]
-config.excludes = ["lit.cfg.py"]
+config.excludes = ["lit.cfg.py", "snapshot.py"]
 config.test_source_root = os.path.dirname(__file__)
 
 python = f'"{sys.executable}"'

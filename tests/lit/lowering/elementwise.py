@@ -10,16 +10,7 @@ import numpy as np
 import aotc
 import aotc.numpy as anp
 
-S = aotc.ShapeDtypeStruct
-
-
-def run(*specs):
-    """Traces the decorated function for ``specs`` and prints its MLIR."""
-    def trace(f):
-        print("TEST:", f.__name__)
-        print(aotc.jit(f).lower(*specs).as_text(), flush=True)
-        return f
-    return trace
+from snapshot import S, run
 
 
 # A size-1 dim is collapsed away, not broadcast through a map with a constant 0; each

@@ -8,16 +8,7 @@ Each function is traced with aotc.jit(f).lower(...) and printed under "TEST: <na
 import aotc
 import aotc.numpy as anp
 
-S = aotc.ShapeDtypeStruct
-
-
-def run(*specs):
-    """Traces the decorated function for ``specs`` and prints its MLIR."""
-    def trace(f):
-        print("TEST:", f.__name__)
-        print(aotc.jit(f).lower(*specs).as_text(), flush=True)
-        return f
-    return trace
+from snapshot import S, run
 
 
 # CHECK-LABEL: TEST: transpose_axes

@@ -17,7 +17,7 @@
 // REJECTED:      arith.constant on f64
 // BAD-OPTION:  error: aotc-check-dtypes: unknown option 'unsuported'. Valid options: target, unsupported, unsupported-ops
 // BAD-PASS:    'no-such-pass' does not refer to a registered pass or pass pipeline
-// BAD-PASS:    aotc passes: aotc-check-dtypes; pipelines: aotc-cleanup
+// BAD-PASS:    aotc passes: {{.*}}aotc-check-dtypes{{.*}}; pipelines: aotc-cleanup
 func.func @checks_after_folding() -> f32 {
   %a = arith.constant 2.0 : f64
   %b = arith.addf %a, %a : f64
