@@ -18,11 +18,13 @@ from .targets import Target, get_target
 _PY_SCALARS = (bool, int, float)
 
 
-def _leaf_key(x) -> Any:
-    t = type(x)
-    if t in _PY_SCALARS:
-        return t
-    return (x.shape, x.dtype)
+def _result_builder(out_tree: tree.TreeDef):
+    """How results are rebuilt, chosen once: the common structures skip tree.unflatten."""
+    if out_tree.kind == "leaf":
+        return lambda outs: outs[0]
+    if out_tree.kind == "tuple" and all(c.kind == "leaf" for c in out_tree.children):
+        return tuple
+    return lambda outs: tree.unflatten(out_tree, outs)
 
 
 class Lowered:
@@ -85,9 +87,10 @@ class Compiled:
         self.module = load(vmfb)
         self._function = self.module[metadata.name]
         self._out_tree = metadata.out_tree
+        self._rebuild = _result_builder(metadata.out_tree)
 
-    def call_flat(self, leaves: list):
-        return tree.unflatten(self._out_tree, self._function.call_flat(leaves))
+    def call_flat(self, leaves):
+        return self._rebuild(self._function.call_flat(leaves))
 
     def __call__(self, *args, **kwargs):
         signature, leaves = self._binder.bind(args, kwargs)
@@ -111,26 +114,30 @@ class JittedFunction:
         self._strict_donation = bool(strict_donation)
         self._target: Target = get_target(target)
         self._compiled: dict[Any, Compiled] = {}
+        self._no_static = not self._binder.static_argnums
         self._lock = threading.Lock()
         # Counters that tests and users can read: how often this function was traced,
         # compiled by IREE, or taken from the disk cache.
         self.stats = {"traces": 0, "compiles": 0, "disk_hits": 0}
 
-    def _fast_key(self, args, kwargs):
-        if not kwargs and not self._binder.static_argnums:
-            return (len(args),) + tuple(_leaf_key(a) for a in args) if all(
-                type(a) in _PY_SCALARS or hasattr(a, "dtype") for a in args) else None
-        return None
-
     def __call__(self, *args, **kwargs):
+        # The fast path: array arguments only, a signature seen before. Its key is the
+        # arguments' (shape, dtype); containers and Python scalars have no .shape and go
+        # through the full binding below, which keys on the whole call signature.
+        if not kwargs and self._no_static:
+            try:
+                key = tuple([(a.shape, a.dtype) for a in args])
+            except AttributeError:
+                key = None
+            compiled = self._compiled.get(key)
+            if compiled is not None and not is_tracing():
+                return compiled.call_flat(args)
+        else:
+            key = None
         if is_tracing():
             # Called inside another traced function: trace through (the outer compile
             # inlines it), as nested jax.jit calls do.
             return self._fn(*args, **kwargs)
-        key = self._fast_key(args, kwargs)
-        compiled = self._compiled.get(key) if key is not None else None
-        if compiled is not None:
-            return compiled.call_flat(list(args))
         signature, leaves = self._binder.bind(args, kwargs)
         compiled = self._compiled.get(signature.key)
         if compiled is None:
@@ -139,7 +146,7 @@ class JittedFunction:
                 if compiled is None:
                     compiled = self._lower(signature).compile()
                     self._compiled[signature.key] = compiled
-        if key is not None:
+        if key is not None and all(hasattr(a, "dtype") and type(a) not in _PY_SCALARS for a in args):
             self._compiled[key] = compiled
         return compiled.call_flat(leaves)
 
