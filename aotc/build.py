@@ -6,12 +6,11 @@ from __future__ import annotations
 import hashlib
 import io
 from dataclasses import dataclass, replace
-from typing import Callable
 
 from ._mlir import ir
 from .core import Trace, trace_function
-from .passes import CLEANUP, REGISTRY, CheckDtypes, PassError, run_pipeline
 from .errors import CompileError, DonationError, UnsupportedOpError
+from .passes import CLEANUP, REGISTRY, CheckDtypes, PassError, run_pipeline
 from .passes.donation import MARKER as DONATE_MARKER
 from .passes.donation import Donate, donated_pairs
 from .runtime.metadata import REFLECTION_KEY, FunctionMetadata

@@ -222,6 +222,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
     output = args.output or f"{name}.vmfb"
 
     # The compiler is imported here only: run and inspect must work without it.
+    try:
+        import iree.compiler  # noqa: F401
+    except ImportError as e:
+        raise CliError("the compiler is not installed here (a runtime-only install): aotc "
+                       "run, inspect and targets work; to compile, pip install "
+                       "iree-base-compiler==3.13.0, or compile on another machine") from e
     import aotc
     from aotc.errors import AotcError, CompileError
     from aotc.targets import get_target
@@ -308,6 +314,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             else:
                 entry = json.loads(meta.to_json())
                 entry["signature"] = meta.signature
+                entry["memory"] = _memory_figures(info, fname, meta, args)
                 out["functions"][fname] = entry
         print(json.dumps(out, indent=2, sort_keys=True))
         return EXIT_OK
@@ -329,7 +336,33 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         if meta.donated:
             donated = ", ".join(f"{k} -> result {v}" for k, v in meta.donated.items())
             print(f"      donated: {donated}")
+        print(f"      memory: {_memory_line(_memory_figures(info, fname, meta, args))}")
     return EXIT_OK
+
+
+def _memory_figures(info: dict, fname: str, meta, args: argparse.Namespace) -> dict:
+    """Bytes per call (from the metadata) and, with --measure, the transient bytes IREE
+    allocates inside a call (measured on local-sync)."""
+    from aotc.runtime.memory import function_memory, measure_transient
+
+    figures = function_memory(meta)
+    figures["transient_bytes"] = None
+    if getattr(args, "measure", False):
+        with open(info["path"], "rb") as f:
+            figures["transient_bytes"] = measure_transient(f.read(), fname)
+    return figures
+
+
+def _memory_line(m: dict) -> str:
+    def size(n):
+        return "?" if n is None else format_size(n)
+
+    parts = [f"arguments {size(m['argument_bytes'])}", f"results {size(m['result_bytes'])}"]
+    if m["donated_bytes"]:
+        parts.append(f"donation saves {size(m['donated_bytes'])} per call")
+    if m["transient_bytes"] is not None:
+        parts.append(f"transient {size(m['transient_bytes'])} (measured on local-sync)")
+    return ", ".join(parts)
 
 
 # ---- aotc targets -------------------------------------------------------------------------
@@ -572,10 +605,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "inspect", help="show the functions and metadata inside a .vmfb",
         description="List the functions of a .vmfb with their signatures, target, aotc and "
-                    "IREE versions and source hash. Reads the file without running it.",
+                    "IREE versions, source hash, donated arguments and the bytes a call "
+                    "moves. Reads the file without running it (except with --measure).",
     )
     p.add_argument("vmfb", metavar="FILE.vmfb")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.add_argument("--measure", action="store_true",
+                   help="run each function once with zeros on local-sync (CPU artifacts) to "
+                        "measure the transient bytes IREE allocates inside a call")
     p.set_defaults(handler=cmd_inspect)
 
     p = sub.add_parser(

@@ -55,6 +55,10 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("failed on workgroup distribution verification", ("--iree-dispatch-creation-opt-level=O1",)),
     # The same fusion on the CUDA backend (the MLP sample's softmax + argmax).
     ("failed to bufferize op", ("--iree-dispatch-creation-opt-level=O1",)),
+    # Data tiling around a util.optimization_barrier (the donation pass's ordering of an
+    # in-place update, e.g. both weights of an MLP training step donated) packs a
+    # transposed operand with vectors the CPU backend rejects.
+    ("operations with large vector sizes", ("--iree-dispatch-creation-opt-level=O1",)),
 )
 
 # Options IREE keeps process-wide (plain LLVM options, settable once per process) rather

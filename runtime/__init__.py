@@ -13,7 +13,8 @@ Example:
 
 from __future__ import annotations
 
-from .array import SMALL_HOST_COPY_BYTES, Array, device_put
+from .allocator import ReuseConfig, configure_reuse, reuse_config
+from .array import SMALL_HOST_COPY_BYTES, Array, TrackedArray, device_put
 from .device import (
     LOCAL_SYNC_MAX_WORK,
     TASK_WORKER_GROUPS_MAX,
@@ -32,9 +33,19 @@ from .errors import (
     FunctionNotFoundError,
     InvocationError,
     LoadError,
+    OutOfMemoryError,
     ShapeError,
 )
 from .function import Function, RawSignature
+from .memory import (
+    MemoryBlock,
+    MemoryStats,
+    live_arrays,
+    memory_stats,
+    reset_peak,
+    track_memory,
+    trim,
+)
 from .metadata import FunctionMetadata, TensorSpec
 from .module import Module, load
 from .tree import TreeDef
@@ -56,14 +67,26 @@ __all__ = [
     "FunctionNotFoundError",
     "InvocationError",
     "LoadError",
+    "MemoryBlock",
+    "MemoryStats",
     "Module",
+    "OutOfMemoryError",
     "RawSignature",
+    "ReuseConfig",
     "ShapeError",
     "TensorSpec",
+    "TrackedArray",
     "TreeDef",
     "allocator_specs",
+    "configure_reuse",
     "default_device_uri",
     "device_put",
     "get_device",
+    "live_arrays",
     "load",
+    "memory_stats",
+    "reset_peak",
+    "reuse_config",
+    "track_memory",
+    "trim",
 ]

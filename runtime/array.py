@@ -11,25 +11,43 @@ from __future__ import annotations
 
 import math
 import operator
+import weakref
 from typing import Any
 
 import iree.runtime as rt
 import numpy as np
 
 from . import dtypes
+from .allocator import read_back
 from .device import Device, get_device
 from .errors import ArgumentError, DeletedArrayError
+from .memory import out_of_memory
 
 # Results up to this size are copied to the host when first read; larger ones are read
 # in place (zero-copy). Copying 16 KiB costs about what the zero-copy view's keep-alive
 # wrapper costs (~1 us), and a copy needs no tie to the device buffer.
 SMALL_HOST_COPY_BYTES = 16 * 1024
 
-_HOST_VISIBLE = int(rt.MemoryType.HOST_VISIBLE)
-_MAPPING_SCOPED = int(rt.BufferUsage.MAPPING_SCOPED)
 _DEVICE_LOCAL = int(rt.MemoryType.DEVICE_LOCAL)
 _DEFAULT_USAGE = int(rt.BufferUsage.DEFAULT)
 _UINT8 = np.dtype(np.uint8)
+
+# Arrays whose buffer another array may hold too (a function returned an argument, or
+# one value twice): id -> weak reference. Kept outside the arrays so that creating one
+# costs nothing extra (Arrays are unhashable, as numpy arrays are: no WeakSet).
+SHARED: dict[int, weakref.ref] = {}
+
+
+def mark_shared(array: Array) -> None:
+    """Another array may hold ``array``'s buffer: a donation must copy it first instead
+    of overwriting it in place."""
+    key = id(array)
+    SHARED[key] = weakref.ref(array, lambda _ref, key=key: SHARED.pop(key, None))
+
+
+def is_shared(array: Array) -> bool:
+    ref = SHARED.get(id(array))
+    return ref is not None and ref() is array
 _UINT8_ELEMENT = int(rt.HalElementType.UINT_8)
 
 
@@ -112,6 +130,10 @@ class Array:
         self._deleted = reason or "delete() was called on it"
         self._host = None
         self._bv = None
+        led = getattr(self, "_led", None)
+        if led is not None:
+            led.in_use -= self._nbytes
+            self._led = None
 
     def is_deleted(self) -> bool:
         return self._deleted is not None
@@ -161,9 +183,9 @@ class Array:
             raw = np.from_dlpack(self)
         elif bv.byte_length == 0:
             raw = np.empty(self.shape, dtype)
-        elif _mappable(bv):
-            raw = bv.map().asarray(self.shape, dtype)
         else:
+            # Mapping device memory fails in this IREE's Python binding (std::bad_cast):
+            # copy through imported host memory instead.
             return _copy_to_host(bv, device, self.shape, dtype)
         if raw.dtype is not dtype:
             raw = raw.view(dtype)
@@ -171,7 +193,14 @@ class Array:
             host = raw.copy()
             host.setflags(write=False)
             return host
-        return np.asarray(_HostView(raw, self._owner))
+        # A zero-copy view: the buffer lives as long as the view or this array, so the
+        # view takes over this array's bytes in the ledger (released when both are gone).
+        view = _HostView(raw, self._owner)
+        led = getattr(self, "_led", None)
+        if led is not None:
+            view._hold = _Hold(led, self._nbytes)
+            self._led = None
+        return np.asarray(view)
 
     def __dlpack__(self, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Any = None) -> Any:
@@ -234,6 +263,46 @@ class Array:
     __hash__ = None  # elementwise __eq__, as numpy
 
 
+class TrackedArray(Array):
+    """An ``Array`` whose bytes are in its device's memory ledger (``memory_stats``):
+    results and ``device_put`` arrays larger than ``SMALL_HOST_COPY_BYTES``. It gives
+    them back when it is deleted or dies. Smaller arrays are not tracked: that keeps the
+    tiny call fast, and their bytes are rounding error next to the arrays that matter."""
+
+    __slots__ = ("_led", "_nbytes")
+
+    def __init__(self, buffer_view: rt.HalBufferView, dtype: np.dtype, owner: Any,
+                 nbytes: int, ledger: Any) -> None:
+        # nbytes, ledger: the caller has added the bytes to the ledger.
+        self._bv = buffer_view
+        self._dtype = dtype
+        self._owner = owner
+        self._host = None
+        self._shape = None
+        self._deleted = None
+        self._nbytes = nbytes
+        self._led = ledger
+
+    def __del__(self) -> None:
+        led = self._led
+        if led is not None:
+            led.in_use -= self._nbytes
+
+
+def make_array(buffer_view: rt.HalBufferView, dtype: np.dtype, owner: Any, nbytes: int,
+               ledger: Any) -> Array:
+    """An ``Array`` for a new buffer of ``nbytes``: tracked in ``ledger`` when large
+    (the caller adds the bytes of tracked arrays, see ``tracked``)."""
+    if nbytes > SMALL_HOST_COPY_BYTES:
+        return TrackedArray(buffer_view, dtype, owner, nbytes, ledger)
+    return Array(buffer_view, dtype, owner)
+
+
+def tracked(nbytes: int) -> int:
+    """The bytes an array of ``nbytes`` adds to the ledger (0 when it is not tracked)."""
+    return nbytes if nbytes > SMALL_HOST_COPY_BYTES else 0
+
+
 def _host(x: Any) -> Any:
     return x.to_host() if isinstance(x, Array) else x
 
@@ -276,42 +345,34 @@ class _HostView:
     buffer) before "_owner".
     """
 
-    __slots__ = ("__array_struct__", "_array", "_owner")
+    __slots__ = ("__array_struct__", "_array", "_hold", "_owner")
 
     def __init__(self, array: np.ndarray, owner: Any) -> None:
         self._array = array
         self._owner = owner
+        self._hold = None
         self.__array_struct__ = array.__array_struct__
 
 
-def _mappable(bv: rt.HalBufferView) -> bool:
-    buffer = bv.get_buffer()
-    return bool(buffer.memory_type() & _HOST_VISIBLE) and bool(
-        buffer.allowed_usage() & _MAPPING_SCOPED
-    )
+class _Hold:
+    """Bytes in a device's memory ledger, given back when the last holder lets go."""
+
+    __slots__ = ("_led", "_nbytes")
+
+    def __init__(self, ledger: Any, nbytes: int) -> None:
+        self._led = ledger
+        self._nbytes = nbytes
+
+    def __del__(self) -> None:
+        self._led.in_use -= self._nbytes
 
 
 def _copy_to_host(
     bv: rt.HalBufferView, device: Device, shape: tuple[int, ...], dtype: np.dtype
 ) -> np.ndarray:
-    """Copies a buffer the host cannot map (GPU memory) through a host staging buffer."""
-    source = bv.get_buffer()
-    staging = device.hal.allocator.allocate_buffer(
-        memory_type=int(rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE),
-        allowed_usage=int(rt.BufferUsage.TRANSFER_TARGET | rt.BufferUsage.MAPPING_SCOPED),
-        allocation_size=source.byte_length(),
-    )
-    semaphore = device.hal.create_semaphore(0)
-    device.hal.queue_copy(
-        source,
-        staging,
-        wait_semaphores=rt.HalFence.create_at(semaphore, 0),
-        signal_semaphores=rt.HalFence.create_at(semaphore, 1),
-    )
-    rt.HalFence.create_at(semaphore, 1).wait()
-    host = staging.map().asarray(shape, dtype).copy()
-    host.flags.writeable = False
-    return host
+    """Copies a buffer the host cannot map (GPU memory) into host memory (see
+    ``allocator.read_back``)."""
+    return read_back(device, bv, shape, dtype)
 
 
 def device_put(x: Any, device: str | Device = "local-task") -> Array:
@@ -334,10 +395,23 @@ def device_put(x: Any, device: str | Device = "local-task") -> Array:
             f"device_put: expected an array of one of the dtypes {dtypes.SUPPORTED}, got "
             f"{host.dtype}. Convert it first, e.g. x.astype(np.float32)"
         )
-    bv = device.hal.allocator.allocate_buffer_copy(
-        _DEVICE_LOCAL, _DEFAULT_USAGE, device.hal, host, entry.element_type
-    )
-    return Array(bv, entry.numpy, device)
+    ledger = device.ledger
+    nbytes = host.nbytes
+    ledger.request(nbytes, "device_put", device)
+    try:
+        bv = device.hal.allocator.allocate_buffer_copy(
+            _DEVICE_LOCAL, _DEFAULT_USAGE, device.hal, host, entry.element_type
+        )
+    except (ValueError, RuntimeError) as e:
+        if "RESOURCE_EXHAUSTED" in str(e) or "out of memory" in str(e).lower():
+            raise out_of_memory("device_put", device, nbytes, str(e)) from e
+        raise
+    in_use = ledger.in_use + tracked(nbytes)
+    ledger.in_use = in_use
+    ledger.peak = max(ledger.peak, in_use)
+    ledger.num_allocs += 1
+    ledger.bytes_allocated += nbytes
+    return make_array(bv, entry.numpy, device, nbytes, ledger)
 
 
 def c_contiguous(x: Any) -> np.ndarray:

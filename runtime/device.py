@@ -15,7 +15,9 @@ from collections.abc import Iterable
 
 import iree.runtime as rt
 
+from . import allocator as _allocator
 from .errors import DeviceError
+from .memory import Ledger, driver_statistics
 from .metadata import FunctionMetadata
 from .targets import gpu_driver, runs_on_host_cpu, split_targets
 
@@ -55,6 +57,14 @@ class Device:
         self.uri = uri
         self.driver = driver
         self.hal = hal
+        # Memory: how freed buffers are reused ("caching", "pool", "none"), the runtime's
+        # own pool where IREE's caching allocator cannot be used, and the ledger behind
+        # memory_stats (see allocator.py, memory.py).
+        config = _allocator.reuse_config()
+        self.reuse = _allocator.reuse_kind(driver, config)
+        self.pool = (_allocator.BufferPool(hal, config.effective_capacity(), config.max_free_buffers)
+                     if self.reuse == "pool" else None)
+        self.ledger = Ledger(config.preallocate, driver_statistics(self))
         self.is_host = driver in HOST_DRIVERS
         path = uri.split("://", 1)[1] if "://" in uri else ""
         self.dlpack_device = (_DLPACK_DEVICE_TYPES.get(driver, 1), int(path) if path.isdigit() else 0)
@@ -145,12 +155,19 @@ def _create(uri: str) -> Device:
 
 
 def allocator_specs(driver: str) -> list[str] | None:
-    """The IREE allocator specs a new device of ``driver`` is created with.
+    """The IREE allocator specs a new device of ``driver`` is created with: IREE's
+    ``caching`` allocator, bounded by the reuse configuration (``configure_reuse``,
+    ``AOTC_REUSE_CAPACITY``, ``AOTC_REUSE_MAX_FREE``), on every driver but Vulkan, where
+    it breaks queue allocations and the runtime pools buffers itself; None when reuse is
+    off (``AOTC_REUSE=0``).
 
-    Plain default allocators for now: the one place to choose caching allocators or
-    pools per driver (never ``caching`` on Vulkan: every queue allocation then fails).
+    >>> allocator_specs("vulkan") is None
+    True
     """
-    return None
+    config = _allocator.reuse_config()
+    if _allocator.reuse_kind(driver, config) != "caching":
+        return None
+    return [_allocator.caching_spec(config)]
 
 
 def _task_group_count() -> int:

@@ -67,3 +67,10 @@ class DeletedArrayError(AotcRuntimeError, RuntimeError):
 class InvocationError(AotcRuntimeError, RuntimeError):
     """IREE reported a failure while running a function (the message carries IREE's own
     text). Usually an argument the metadata could not check, or an out-of-memory."""
+
+
+class OutOfMemoryError(AotcRuntimeError, MemoryError):
+    """A device allocation failed, or would exceed the device's budget
+    (``AOTC_PREALLOCATE`` / ``configure_reuse(preallocate=...)``). The message gives the
+    size requested and the bytes in use. Fix: drop arrays no longer needed, donate state
+    a call replaces (``donate_argnums``), ``aotc.runtime.trim()``, or raise the budget."""

@@ -11,6 +11,7 @@ cannot be refilled), and a reused result list would keep the previous call's res
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -18,8 +19,19 @@ import iree.runtime as rt
 import numpy as np
 
 from . import dtypes
-from .array import Array, c_contiguous
+from .allocator import device_copy, preallocate
+from .array import (
+    SMALL_HOST_COPY_BYTES,
+    Array,
+    TrackedArray,
+    c_contiguous,
+    is_shared,
+    make_array,
+    mark_shared,
+    tracked,
+)
 from .errors import ArgumentError, DeviceMismatchError, InvocationError
+from .memory import out_of_memory
 from .metadata import FunctionMetadata
 from .tree import flatten, unflatten
 from .validate import ArgPlan, plan_args, prepare, structure_error
@@ -82,6 +94,10 @@ class Function:
         self.call_flat = _build_call_flat(  # type: ignore[method-assign]
             metadata, plan_args(metadata), loaded
         )
+        if self._device.ledger.limit is not None:
+            # A preallocation budget: reserve this function's argument and result buffers
+            # in the reuse cache now, so its first calls take no memory from the system.
+            preallocate(self._device, [_spec_bytes(s) for s in (*metadata.args, *metadata.results)])
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
@@ -158,19 +174,42 @@ def _build_call_flat(
     """The call path of one function, with everything it needs bound as closure
     variables (the cheapest lookups in CPython). It must not reference the Function it
     is stored on: that cycle would keep the module's context alive until the garbage
-    collector runs."""
-    # (shape, dtype, element type) per argument, unpacked in one step per call.
-    expected = tuple((p.shape, p.dtype, p.element_type) for p in plans)
-    n_args = len(expected)
-    result_dtypes = tuple(dtypes.lookup(r.dtype).numpy for r in meta.results)
-    n_results = len(result_dtypes)
-    single_dtype = result_dtypes[0] if n_results == 1 else None
+    collector runs.
+
+    Functions that donate arguments, may return an argument's buffer (``aliases``), or
+    run on a device whose argument buffers come from the runtime's pool take the
+    general path (``_build_general_call``); this one is for everything else."""
     device = loaded.device
+    if meta.donated or meta.aliases or device.pool is not None:
+        return _build_general_call(meta, plans, loaded)
+    # (shape, dtype, element type, bytes) per argument, unpacked in one step per call.
+    expected = tuple((p.shape, p.dtype, p.element_type, _nbytes(p)) for p in plans)
+    n_args = len(expected)
+    in_bytes = sum(e[3] for e in expected)
+    result_dtypes = tuple(dtypes.lookup(r.dtype).numpy for r in meta.results)
+    result_bytes = tuple(_spec_bytes(r) for r in meta.results)
+    out_bytes = sum(result_bytes)
+    n_results = len(result_dtypes)
+    # Large results are TrackedArrays, whose bytes the ledger holds (see array.py); a
+    # function whose arguments and results are all small skips the peak bookkeeping.
+    kept_bytes = sum(tracked(nb) for nb in result_bytes)
+    track = in_bytes + out_bytes > SMALL_HOST_COPY_BYTES or any(
+        not isinstance(d, int) for spec in (*meta.args, *meta.results) for d in spec.shape)
+    single = (result_dtypes[0], result_bytes[0]) if n_results == 1 else None
+    single_tracked = single is not None and tracked(single[1]) > 0
+    results_spec = tuple(zip(range(n_results), result_dtypes, result_bytes))
     hal = device.hal
+    led = device.ledger
+    # Calls, then Array arguments passed in place and their bytes, then bytes of
+    # uploads whose size the metadata does not give: the ledger derives how many buffers
+    # this function asked for from them (Ledger.totals), so a call with numpy arguments
+    # pays one increment.
+    counts = led.register(n_args, in_bytes, n_results, out_bytes)
     copy = hal.allocator.allocate_buffer_copy
     invoke = loaded.context.invoke
     vm_function = loaded.vm_module.lookup_function(meta.name)
     variant_list, buffer_view, ndarray, array = rt.VmVariantList, rt.HalBufferView, np.ndarray, Array
+    tracked_array, make = TrackedArray, make_array
     device_local, usage = _DEVICE_LOCAL, _USAGE
 
     def call_flat(leaves: list | tuple) -> list[Array]:
@@ -179,9 +218,10 @@ def _build_call_flat(
         args = variant_list(n_args)
         push = args.push_ref
         bindings = None
+        up = in_bytes  # bytes copied to the device for this call (Arrays subtract theirs)
         i = 0
         for leaf in leaves:
-            shape, dtype, element_type = expected[i]
+            shape, dtype, element_type, nb = expected[i]
             # "is": numpy's builtin dtypes are singletons; an equal but distinct dtype
             # object just takes the slow path, which compares with ==.
             kind = type(leaf)
@@ -192,32 +232,212 @@ def _build_call_flat(
                     continue
                 except ValueError:
                     pass  # not C-contiguous: the slow path makes a contiguous copy
-            elif kind is array and leaf._dtype is dtype and leaf._owner.device is device:
+            elif (kind is array or kind is tracked_array) and leaf._dtype is dtype \
+                    and leaf._owner.device is device:
                 bv = leaf._bv  # a live result of an earlier call: used in place
                 if bv is not None and leaf.shape == shape:
                     push(bv)
+                    up -= nb
+                    counts[1] += 1
+                    counts[2] += nb
                     i += 1
                     continue
             if bindings is None:
                 bindings = {}
-            push(_slow_arg(meta, plans, device, leaves, i, bindings))
+            bv, copied = _slow_arg(meta, plans, device, leaves, i, bindings)
+            push(bv)
+            if copied is None:  # an Array
+                up -= nb
+                counts[1] += 1
+                counts[2] += nb
+            elif copied != nb:  # a dynamic shape: the metadata had no size
+                up += copied - nb
+                counts[3] += copied - nb
             i += 1
         results = variant_list(n_results)
+        if track:
+            # Arguments and results are held together while the call runs; the large
+            # results stay (each gives its bytes back when it goes).
+            top = led.in_use + up + out_bytes
+            if top > led.peak:
+                led.new_peak(top, meta.name, device, up + out_bytes)  # checks the budget
         try:
             invoke(vm_function, args, results)
         except (ValueError, RuntimeError) as e:
-            raise _invocation_error(meta, e) from e
-        if single_dtype is not None:
-            return [array(results.get_as_object(0, buffer_view), single_dtype, loaded)]
+            raise _invocation_error(meta, e, device, up + out_bytes) from e
+        counts[0] += 1
+        if track:
+            led.in_use += kept_bytes
+        if single is not None:
+            if single_tracked:
+                return [tracked_array(results.get_as_object(0, buffer_view), single[0], loaded,
+                                      single[1], led)]
+            return [array(results.get_as_object(0, buffer_view), single[0], loaded)]
         get = results.get_as_object
-        return [array(get(k, buffer_view), dt, loaded) for k, dt in enumerate(result_dtypes)]
+        return [make(get(k, buffer_view), dt, loaded, nb, led) for k, dt, nb in results_spec]
 
     return call_flat
 
 
+def _nbytes(plan: ArgPlan) -> int:
+    return _spec_bytes(plan.spec)
+
+
+def _spec_bytes(spec: Any) -> int:
+    """Bytes of a tensor of static shape (0 when a dimension is dynamic: unknown)."""
+    if any(not isinstance(d, int) for d in spec.shape):
+        return 0
+    return int(np.prod(spec.shape, dtype=np.int64)) * dtypes.lookup(spec.dtype).numpy.itemsize
+
+
+def _build_general_call(
+    meta: FunctionMetadata, plans: tuple[ArgPlan, ...], loaded: Any
+) -> Callable[[list | tuple], list[Array]]:
+    """The call path with donation, shared result buffers and the runtime's pool.
+
+    Donation (``meta.donated``: argument name -> result index): a donated ``Array``
+    gives its buffer to the call and is deleted after it, with a reason naming the
+    function and the argument; a numpy array is copied to the device once (that copy is
+    what the result overwrites; the user's array is never touched). One array cannot be
+    donated twice in a call, nor passed both donated and not. An array whose buffer
+    another array (or a zero-copy host view) may share is copied first, so the update
+    never shows through the other one.
+    """
+    device = loaded.device
+    hal = device.hal
+    led = device.ledger
+    pool = device.pool
+    names = [a.name for a in meta.args]
+    donated = {names.index(name): k for name, k in meta.donated.items() if name in names}
+    expected = tuple((p.shape, p.dtype, p.element_type, _nbytes(p)) for p in plans)
+    n_args = len(expected)
+    result_dtypes = tuple(dtypes.lookup(r.dtype).numpy for r in meta.results)
+    result_bytes = tuple(_spec_bytes(r) for r in meta.results)
+    n_results = len(result_dtypes)
+    paired = set(donated.values())
+    fresh_bytes = sum(nb for k, nb in enumerate(result_bytes) if k not in paired)
+    out_bytes = sum(result_bytes)
+    kept_bytes = sum(tracked(nb) for nb in result_bytes)
+    # Results returned in a buffer that is also an argument's or another result's.
+    alias_args: dict[int, int] = {}
+    alias_outs: dict[int, int] = {}
+    for k, source in meta.aliases.items():
+        kind, _, index = source.partition(" ")
+        (alias_args if kind == "arg" else alias_outs)[int(k)] = int(index)
+    copy = hal.allocator.allocate_buffer_copy
+    invoke = loaded.context.invoke
+    vm_function = loaded.vm_module.lookup_function(meta.name)
+    where = f"{meta.name}()"
+
+    kept_args = frozenset(alias_args.values())  # their buffers live on in a result
+
+    def upload(leaf: np.ndarray, element_type: int, i: int, pooled: list) -> rt.HalBufferView:
+        if pool is None:
+            return copy(_DEVICE_LOCAL, _USAGE, hal, leaf, element_type)
+        bv, buffer = pool.upload(leaf, element_type)
+        if i in donated or i in kept_args:
+            pool.forget(leaf.nbytes)  # it becomes a result's storage
+        else:
+            pooled.append((buffer, leaf.nbytes))  # back to the pool after the call
+        return bv
+
+    def call_flat(leaves: list | tuple) -> list[Array]:
+        if len(leaves) != n_args:
+            raise structure_error(meta, flatten(tuple(leaves))[1])
+        args = rt.VmVariantList(n_args)
+        bindings: dict = {}
+        up = 0
+        n_up = 0
+        consumed: list[tuple[Array, int]] = []  # donated Arrays, deleted after the call
+        seen: dict[int, int] = {}  # id of an Array argument -> its position
+        pooled: list = []  # pool buffers to give back after the call
+        for i, leaf in enumerate(leaves):
+            shape, dtype, _, nb = expected[i]
+            give = i in donated
+            if isinstance(leaf, Array):
+                first = seen.get(id(leaf))
+                if first is not None and (give or first in donated):
+                    a, b = (first, i)
+                    raise ArgumentError(
+                        f"{where}: the same Array is passed as argument {names[a]!r} and as "
+                        f"argument {names[b]!r}, and {'both are' if give and a in donated else 'one is'} "
+                        f"donated: a donated buffer is consumed by the call, so it cannot also "
+                        f"be read as another argument. Pass a copy for one of them "
+                        f"(aotc.device_put(np.array(x)))"
+                    )
+                seen[id(leaf)] = i
+                if leaf._bv is None or not (leaf._dtype is dtype and leaf.shape == shape):
+                    value = prepare(leaf, plans[i], bindings)  # raises with the reason
+                bv = _array_buffer(meta.name, device, leaf, repr(names[i]))
+                if give:
+                    if is_shared(leaf) or _host_views_outside(leaf):
+                        bv = device_copy(device, bv)  # others still read the old buffer
+                        up += nb
+                        n_up += 1
+                    consumed.append((leaf, i))
+                args.push_ref(bv)
+                continue
+            if type(leaf) is np.ndarray and leaf.dtype is dtype and leaf.shape == shape \
+                    and leaf.flags.c_contiguous:
+                value = leaf
+            else:
+                value = prepare(leaf, plans[i], bindings)
+                if isinstance(value, Array):  # not reached: Arrays are handled above
+                    args.push_ref(_array_buffer(meta.name, device, value, repr(names[i])))
+                    continue
+            args.push_ref(upload(value, plans[i].element_type, i, pooled))
+            up += value.nbytes
+            n_up += 1
+        results = rt.VmVariantList(n_results)
+        top = led.in_use + up + fresh_bytes
+        if top > led.peak:
+            led.new_peak(top, meta.name, device, up + fresh_bytes)  # checks the budget
+        try:
+            invoke(vm_function, args, results)
+        except (ValueError, RuntimeError) as e:
+            raise _invocation_error(meta, e, device, up + fresh_bytes) from e
+        del args
+        for leaf, i in consumed:
+            leaf.delete(f"donated to {meta.name}(), argument {names[i]!r}")
+        for buffer, nbytes in pooled:
+            pool.release(buffer, nbytes)
+        led.in_use += kept_bytes
+        led.num_allocs += (n_results - len(paired)) + n_up
+        led.bytes_allocated += up + fresh_bytes
+        led.bytes_donated += out_bytes - fresh_bytes
+        get = results.get_as_object
+        outs = [make_array(get(k, rt.HalBufferView), dt, loaded, result_bytes[k], led)
+                for k, dt in enumerate(result_dtypes)]
+        for k, i in alias_args.items():
+            mark_shared(outs[k])
+            leaf = leaves[i]
+            if isinstance(leaf, Array):
+                mark_shared(leaf)
+        for k, j in alias_outs.items():
+            mark_shared(outs[k])
+            mark_shared(outs[j])
+        return outs
+
+    return call_flat
+
+
+def _host_views_outside(array: Array) -> bool:
+    """Does someone besides ``array`` hold a zero-copy host view of its buffer (the
+    array ``np.asarray(array)`` returned, or a view of it)? Small results are copied to
+    the host, and a host copy is not affected by a donation."""
+    host = array._host
+    if host is None or host.base is None:  # none, or a host copy that owns its data
+        return False
+    # References: array._host, the local name and getrefcount's argument. Views of it
+    # hold it as their base (numpy collapses bases to it: it does not own its data).
+    return sys.getrefcount(host) > 3
+
+
 def _slow_arg(meta: FunctionMetadata, plans: tuple[ArgPlan, ...], device: Any, leaves: Any,
-              index: int, bindings: dict) -> rt.HalBufferView:
-    """Checks and converts an argument the fast path did not take (see ``prepare``)."""
+              index: int, bindings: dict) -> tuple[rt.HalBufferView, int | None]:
+    """Checks and converts an argument the fast path did not take (see ``prepare``):
+    its buffer view and the bytes copied to the device for it (None: an Array, used in
+    place)."""
     leaf = leaves[index]
     if leaf is None or isinstance(leaf, (tuple, list, dict)):
         # A pytree node where an array belongs: show the whole structure.
@@ -225,9 +445,15 @@ def _slow_arg(meta: FunctionMetadata, plans: tuple[ArgPlan, ...], device: Any, l
     plan = plans[index]
     value = prepare(leaf, plan, bindings)
     if isinstance(value, Array):
-        return _array_buffer(meta.name, device, value, repr(plan.spec.name))
+        return _array_buffer(meta.name, device, value, repr(plan.spec.name)), None
     hal = device.hal
-    return hal.allocator.allocate_buffer_copy(_DEVICE_LOCAL, _USAGE, hal, value, plan.element_type)
+    try:
+        bv = hal.allocator.allocate_buffer_copy(_DEVICE_LOCAL, _USAGE, hal, value, plan.element_type)
+    except (ValueError, RuntimeError) as e:
+        if "RESOURCE_EXHAUSTED" in str(e):
+            raise out_of_memory(f"{meta.name}()", device, value.nbytes, str(e)) from e
+        raise
+    return bv, value.nbytes
 
 
 def _array_buffer(name: str, device: Any, array: Array, label: str) -> rt.HalBufferView:
@@ -245,8 +471,13 @@ def _array_buffer(name: str, device: Any, array: Array, label: str) -> rt.HalBuf
     return array._live()
 
 
-def _invocation_error(fn: Any, error: Exception) -> InvocationError:
-    """Wraps IREE's error (``fn``: FunctionMetadata, or a Function without metadata)."""
+def _invocation_error(fn: Any, error: Exception, device: Any = None,
+                      requested: int = 0) -> InvocationError:
+    """Wraps IREE's error (``fn``: FunctionMetadata, or a Function without metadata); an
+    allocation failure becomes an ``OutOfMemoryError`` with the size and bytes in use."""
+    text = str(error).strip()
+    if device is not None and ("RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()):
+        return out_of_memory(f"{fn.name}()", device, requested, text)
     if isinstance(fn, FunctionMetadata):
         hint = (
             "The arguments matched the metadata, so this is likely out-of-memory or an "
@@ -257,5 +488,4 @@ def _invocation_error(fn: Any, error: Exception) -> InvocationError:
             "This function has no aotc metadata, so only IREE checked the arguments: "
             f"compare them with its signature {fn.signature}"
         )
-    text = str(error).strip()
     return InvocationError(f"{fn.name}(): IREE failed running the function: {text}\n{hint}")
