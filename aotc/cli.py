@@ -5,9 +5,9 @@
     aotc inspect predict.vmfb
     aotc targets
 
-``run`` and ``inspect`` import only the runtime (``aotc.runtime``, ``iree.runtime`` and
-numpy), so they work on a machine that has no compiler; the compiler is imported inside
-``compile`` alone. User errors (a bad argument, a missing file, an unknown function, a
+``run``, ``inspect`` and ``targets`` import only the runtime (``aotc.runtime``,
+``iree.runtime`` and numpy), so they work on a machine that has no compiler; the compiler
+is imported inside ``compile`` alone. User errors (a bad argument, a missing file, an unknown function, a
 program IREE rejects) print one message to stderr and exit with status 2 (the command
 line is malformed) or 1 (the command failed); ``aotc --verbose ...`` adds all of IREE's
 diagnostics and the Python traceback.

@@ -32,12 +32,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "samples"))
 
-import aotc  # noqa: E402
-import aotc.numpy as anp  # noqa: E402
-import mlp  # noqa: E402  (samples/mlp.py)
-from aotc import runtime  # noqa: E402
-from aotc.runtime import targets as rt_targets  # noqa: E402
-from aotc.targets import TARGETS, get_target  # noqa: E402
+import aotc
+import aotc.numpy as anp
+import mlp  # samples/mlp.py
+from aotc import runtime
+from aotc.runtime import targets as rt_targets
+from aotc.targets import TARGETS, get_target
 
 TIME_PER_CASE_S = 3.0  # timing loop budget per case (the whole run stays under 5 minutes)
 MAX_CALLS = 500
@@ -73,7 +73,9 @@ def _ops_numpy(x, n):
 
 
 def _ops_case():
-    x = np.random.default_rng(2).standard_normal((1024, 1024), dtype=np.float32)
+    # y is returned and reduced too: a fusion IREE 3.13 gets badly wrong on some GPU
+    # backends (see VULKAN_FUSION in aotc/targets.py); this checks it stays fast.
+    x = np.random.default_rng(2).standard_normal((512, 1024), dtype=np.float32)
     n = np.arange(-2**20, 2**20, 1024, dtype=np.int32)
 
     def check(results) -> tuple[bool, float]:
@@ -85,7 +87,7 @@ def _ops_case():
         return ok, err
 
     specs = (aotc.ShapeDtypeStruct(x.shape, "float32"), aotc.ShapeDtypeStruct(n.shape, "int32"))
-    return "ops1M", _ops, specs, (x, n), check, 8 * x.size
+    return "ops512k", _ops, specs, (x, n), check, 8 * x.size
 
 
 CASES = (_mlp_case(64), _mlp_case(4096), _ops_case())
@@ -120,6 +122,7 @@ def run_case(case, target: str, device: str) -> Result:
         artifact = aotc.export(fn, *specs, target=target)
         result.compile_s = time.perf_counter() - start
         result.vmfb_bytes = len(artifact.vmfb)
+        result.extra["flags"] = " ".join(artifact.flags)
         start = time.perf_counter()
         module = runtime.load(artifact.vmfb, device=device)
         result.load_s = time.perf_counter() - start
@@ -177,7 +180,8 @@ def environment() -> dict:
         import subprocess
 
         smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30,
+                             check=False)
         info["nvidia_smi"] = smi.stdout.strip() or smi.stderr.strip()
     except (OSError, subprocess.SubprocessError) as e:
         info["nvidia_smi"] = f"unavailable ({e})"

@@ -283,6 +283,14 @@ class InPlaceAnalysis:
         self.ret = self.ops[-1]
         self.results = list(self.ret.operands)
 
+    def user(self, use):
+        """The op of this function's block that a use belongs to (an op nested in a
+        region counts as its top-level ancestor, which reads what the nested op reads)."""
+        op = _op(use.owner)
+        while op.parent is not None and op.parent != self.func:
+            op = _op(op.parent)
+        return op
+
     # -- slices ------------------------------------------------------------------------
 
     def backward(self, values: Iterable) -> set:
@@ -308,7 +316,7 @@ class InPlaceAnalysis:
             seen.add(op)
             for result in op.results:
                 for use in result.uses:
-                    stack.append(_op(use.owner))
+                    stack.append(self.user(use))
         return seen
 
     # -- what reads the argument --------------------------------------------------------
@@ -322,7 +330,7 @@ class InPlaceAnalysis:
             value = stack.pop()
             for use in value.uses:
                 op = _op(use.owner)
-                if not _is_view(op) or use.operand_number != 0:
+                if not _is_view(op) or use.operand_number != 0 or op not in self.index:
                     continue
                 result = op.results[0]
                 if result in found:
@@ -353,7 +361,7 @@ class InPlaceAnalysis:
         while stack:
             value = stack.pop()
             for use in value.uses:
-                op = _op(use.owner)
+                op = self.user(use)
                 if _is_view(op) and value in views:
                     continue  # a view of the argument: its users are visited instead
                 if op in found or op in group:
@@ -536,7 +544,7 @@ class InPlaceAnalysis:
         # IREE forms the same dispatches as without the barrier.
         unordered_set = set(unordered)
         frontier = tuple(r for r in unordered if not r.results or any(
-            _op(use.owner) not in unordered_set for v in r.results for use in v.uses))
+            self.user(use) not in unordered_set for v in r.results for use in v.uses))
         return Candidate(k, 1 if group.reads_arg else 2, frontier)
 
     # -- helpers ---------------------------------------------------------------------------

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 
 from .base import ModulePass, register
 
-# op name -> (ordered predicate picking lhs, whether a NaN lhs (True) or a NaN rhs (False)
-# decides the result)
+# op name -> (the ordered compare under which lhs wins, what a NaN operand does)
 _RULES = {
     "arith.maximumf": ("ogt", "propagate"),
     "arith.minimumf": ("olt", "propagate"),
@@ -68,9 +67,9 @@ class ExpandFloatMinMax(ModulePass):
 
         def visit(op):
             if op.name in _RULES:
-                found.append(op.opview if hasattr(op, "opview") else op)
+                found.append(op)
             return ir.WalkResult.ADVANCE
 
         module.walk(visit)
-        for op in found:
-            _expand(op.operation)
+        for op in found:  # rewritten after the walk: erasing ops inside it is unsafe
+            _expand(op)

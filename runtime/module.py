@@ -57,14 +57,17 @@ def load(path_or_bytes: PathOrBytes, device: str | Device | None = None) -> Modu
 
     Args:
       path_or_bytes: a path (str or PathLike), or the artifact's bytes.
-      device: a device URI ("local-task", "local-sync", "cuda", ...), a ``Device`` from
-        ``get_device``, or None to choose from the artifact: its GPU target's driver, else
-        local-sync when every function is small (``LOCAL_SYNC_MAX_WORK``), else
-        local-task.
+      device: a device URI ("local-task", "local-sync", "vulkan", "cuda", ...), a
+        ``Device`` from ``get_device``, or None to choose from the artifact's targets
+        (``default_device_uri``): this machine's CPU when the artifact has code for it
+        (local-sync when every function is small, ``LOCAL_SYNC_MAX_WORK``, else
+        local-task), else its first GPU target's driver. An artifact for several targets
+        ("cpu,aarch64,vulkan") runs on any device one of them fits.
     Raises:
       ArtifactNotFoundError: the path does not exist (a ``FileNotFoundError``).
-      LoadError: not a valid ``.vmfb``, unreadable metadata, or compiled for a target the
-        device cannot run.
+      LoadError: not a valid ``.vmfb``, unreadable metadata, or compiled for no target the
+        device runs; the message lists the artifact's targets, what the device runs, and
+        the target to compile for.
       DeviceError: the device cannot be created.
     """
     data, where = _read(path_or_bytes)
@@ -136,8 +139,6 @@ MAX_IREE_TEXT = 240
 
 def _link_error(where: str, metadata: dict, device: Device, error: Exception) -> str:
     text = str(error).strip()
-    if len(text) > MAX_IREE_TEXT:  # IREE repeats every device target in full
-        text = text[:MAX_IREE_TEXT] + " ..."
     targets = list(dict.fromkeys(
         t for m in metadata.values() if m is not None for t in split_targets(m.target)))
     fits = [t for t in targets if device_runs(device.uri, t)]
@@ -146,6 +147,8 @@ def _link_error(where: str, metadata: dict, device: Device, error: Exception) ->
     wrong_device = any(s in text for s in (
         "INCOMPATIBLE", "not found or unavailable", "NO_BINARY_FOR_GPU",
         "UNSUPPORTED_PTX_VERSION", "INVALID_PTX", "executable format"))
+    if len(text) > MAX_IREE_TEXT:  # IREE repeats every device target in full
+        text = text[:MAX_IREE_TEXT] + " ..."
     if not (wrong_device or (targets and not fits)):
         return f"{where}: could not be linked on device {device.uri!r} ({text}); {_REEXPORT}"
     compiled_for = (f"target{'s' * (len(targets) != 1)} {', '.join(targets)}" if targets
@@ -156,7 +159,10 @@ def _link_error(where: str, metadata: dict, device: Device, error: Exception) ->
     others = [t for t in targets if not device_runs(device.uri, t)]
     places = list(dict.fromkeys(_where_it_runs(t) for t in others))
     elsewhere = f", or load it where its code runs: {' or '.join(places)}" if places else ""
-    add = f" (or add it: target='{','.join(targets + runs[:1])}')" if targets else ""
+    # Another target for the same GPU driver cannot join (one per driver): replace it.
+    same_driver = any(gpu_driver(t) == device.driver for t in targets)
+    add = (f" (or add it: target='{','.join(targets + runs[:1])}')"
+           if targets and not same_driver else "")
     return (
         f"{where}: compiled for {compiled_for}, which device {device.uri!r} cannot run: it "
         f"runs {kind} (targets {', '.join(runs)}). Re-export it for target "

@@ -100,7 +100,7 @@ def device_runs(device_uri: str, target: str) -> bool:
     return gpu_driver(target) == driver
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cuda_compute_capabilities() -> tuple[tuple[int, int], ...]:
     """(major, minor) of every CUDA GPU here, read from the CUDA driver library; empty
     when there is no driver or no GPU."""

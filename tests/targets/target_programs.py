@@ -15,7 +15,7 @@ import aotc.numpy as anp
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 sys.path.insert(0, str(SAMPLES))
-import mlp  # noqa: E402  (samples/mlp.py: the model users deploy)
+import mlp  # samples/mlp.py: the model users deploy
 
 sys.path.remove(str(SAMPLES))
 
@@ -88,7 +88,7 @@ def check_ops(module, names) -> None:
     """Runs every function of an ops artifact and compares it with numpy."""
     table = OPS_ALL
     for name in names:
-        fn, *args = table[name]
+        _, *args = table[name]
         got = module[name](*args)
         got = got if isinstance(got, (tuple, list)) else (got,)
         for g, r in zip(got, numpy_reference(name, *args)):

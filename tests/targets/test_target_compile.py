@@ -94,3 +94,14 @@ def test_armv7_float_min_max_become_selects(artifacts):
     art = artifacts.mlp("armv7")
     assert "arith.maximumf" not in art.mlir and "arith.cmpf" in art.mlir
     assert "arith.maximumf" in artifacts.mlp("aarch64").mlir  # other targets keep them
+
+
+@pytest.mark.parametrize("name", [n for n in TARGETS if get_target(n).is_cpu
+                                  and get_target(n).runs_here()[0]])
+def test_cpu_targets_for_this_machine_run_here(artifacts, name):
+    """cpu, and the portable target of this machine's architecture (x86_64 here)."""
+    from target_programs import MLP_INPUT, check_mlp
+
+    from aotc import runtime
+
+    check_mlp(*runtime.load(artifacts.mlp(name).vmfb, device="local-sync").predict(MLP_INPUT))

@@ -65,8 +65,9 @@ def _load_error(source, device) -> str:
 
 def test_cpu_code_of_another_machine():
     foreign = "riscv64" if HOST != "riscv64" else "aarch64"
-    import aotc
     from target_programs import X, clip_argmax
+
+    import aotc
 
     art = aotc.export(clip_argmax, X, target=foreign)
     message = _load_error(art.vmfb, "local-sync")
@@ -107,11 +108,30 @@ def test_several_targets_none_of_which_fit(artifacts):
 def test_cuda_artifact_without_cuda():
     if rt_targets.available_devices("cuda"):
         pytest.skip("this machine has a CUDA device")
-    import aotc
     from target_programs import X, clip_argmax
+
+    import aotc
 
     art = aotc.export(clip_argmax, X, target="cuda:sm_90")
     with pytest.raises(runtime.DeviceError, match=r"get_device\('cuda'\)"):
         runtime.load(art.vmfb)  # device=None: its GPU driver, which is missing here
     message = _load_error(art.vmfb, "local-sync")
     assert "compiled for target cuda:sm_90" in message and "device='cuda'" in message
+
+
+def test_cuda_code_for_a_newer_gpu_says_which_sm_to_use(monkeypatch):
+    """No GPU here: the message for CUDA code the GPU's generation cannot load, composed
+    from what the driver would report (this machine's GPU: sm_90)."""
+    from types import SimpleNamespace
+
+    from aotc.runtime import module as rt_module
+
+    monkeypatch.setattr(rt_targets, "cuda_compute_capabilities", lambda: ((9, 0),))
+    device = SimpleNamespace(uri="cuda", driver="cuda")
+    meta = {"f": runtime.FunctionMetadata("f", (), (), runtime.TreeDef("tuple"),
+                                          runtime.TreeDef("tuple"), "cuda:sm_120", "0", "0", "")}
+    error = RuntimeError("CUDA_ERROR_NO_BINARY_FOR_GPU; while loading executable")
+    message = rt_module._link_error("m.vmfb", meta, device, error)
+    assert message.startswith("m.vmfb: compiled for target cuda:sm_120, which device 'cuda' "
+                              "cannot run: it runs cuda code (targets cuda:sm_90). Re-export "
+                              "it for target 'cuda:sm_90'. (IREE: CUDA_ERROR_NO_BINARY_FOR_GPU")

@@ -74,3 +74,23 @@ def test_many_calls_do_not_grow_memory(artifacts, vulkan):
     for _ in range(200):
         out = module.clip_argmax(x)
     np.testing.assert_array_equal(np.asarray(out[0]), first)
+
+
+def test_a_result_returned_and_reduced_stays_fast(vulkan):
+    """``y`` returned and also summed: at IREE's default fusion the Vulkan code recomputes
+    ``y`` per reduced element (minutes on lavapipe); the vulkan target fuses less."""
+    import time
+
+    import aotc
+    import aotc.numpy as anp
+
+    def f(x):
+        y = anp.tanh(x) * 2.0 + anp.exp(-anp.abs(x))
+        return y, anp.sum(y, axis=1)
+
+    x = np.random.default_rng(0).standard_normal((256, 1024), dtype=np.float32)
+    module = runtime.load(aotc.export(f, x, target="vulkan").vmfb, device=vulkan)
+    start = time.perf_counter()
+    y, s = module.f(x)
+    np.testing.assert_allclose(np.asarray(s), np.asarray(y).sum(axis=1), rtol=1e-4)
+    assert time.perf_counter() - start < 10
