@@ -199,6 +199,8 @@ def _build_call_flat(
     single_tracked = single is not None and tracked(single[1]) > 0
     results_spec = tuple(zip(range(n_results), result_dtypes, result_bytes))
     hal = device.hal
+    # local-sync and local-task arrays are both host memory: either is passed in place.
+    on_host = device.is_host
     led = device.ledger
     # Calls, then Array arguments passed in place and their bytes, then bytes of
     # uploads whose size the metadata does not give: the ledger derives how many buffers
@@ -232,8 +234,8 @@ def _build_call_flat(
                     continue
                 except ValueError:
                     pass  # not C-contiguous: the slow path makes a contiguous copy
-            elif (kind is array or kind is tracked_array) and leaf._dtype is dtype \
-                    and leaf._owner.device is device:
+            elif (kind is array or kind is tracked_array) and leaf._dtype is dtype and (
+                    leaf._owner.device is device or (on_host and leaf._owner.device.is_host)):
                 bv = leaf._bv  # a live result of an earlier call: used in place
                 if bv is not None and leaf.shape == shape:
                     push(bv)
