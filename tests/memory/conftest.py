@@ -9,6 +9,20 @@ import numpy as np
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def empty_reuse_cache():
+    """Allocator statistics and the reuse cache are process-wide: buffers freed by earlier
+    tests (in any file) would otherwise fill the cache's free slots and change what these
+    tests count. Start each test with nothing cached."""
+    import gc
+
+    from aotc import runtime
+
+    gc.collect()
+    runtime.trim()
+    yield
+
+
 @pytest.fixture(params=["local-sync", "local-task"])
 def cpu_uri(request) -> str:
     return request.param
