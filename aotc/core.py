@@ -24,8 +24,22 @@ from .runtime import tree
 _AOTC_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+class _Shaped:
+    """``ndim`` and ``size`` for anything with a ``shape``."""
+
+    __slots__ = ()
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
 @dataclass(frozen=True)
-class ShapeDtypeStruct:
+class ShapeDtypeStruct(_Shaped):
     """An abstract array: a shape and a dtype, no data. Pass it where arrays go to trace,
     lower or export a function without example data.
 
@@ -49,13 +63,6 @@ class ShapeDtypeStruct:
         object.__setattr__(self, "shape", tuple(d if d is None or isinstance(d, str) else int(d) for d in shape))
         object.__setattr__(self, "dtype", dtypes.canonicalize(dtype, "ShapeDtypeStruct dtype"))
 
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
 
     def __repr__(self) -> str:
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
@@ -127,7 +134,7 @@ def is_tracing() -> bool:
     return bool(_stack())
 
 
-class Tracer:
+class Tracer(_Shaped):
     """An array inside a traced function: shape and dtype known, value computed later."""
 
     __slots__ = ("value", "shape", "dtype", "trace", "weak")
@@ -145,13 +152,6 @@ class Tracer:
         self.weak = weak
 
     # ---- array attributes -------------------------------------------------------------
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
 
     @property
     def T(self) -> "Tracer":

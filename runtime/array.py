@@ -274,12 +274,7 @@ class TrackedArray(Array):
     def __init__(self, buffer_view: rt.HalBufferView, dtype: np.dtype, owner: Any,
                  nbytes: int, ledger: Any) -> None:
         # nbytes, ledger: the caller has added the bytes to the ledger.
-        self._bv = buffer_view
-        self._dtype = dtype
-        self._owner = owner
-        self._host = None
-        self._shape = None
-        self._deleted = None
+        Array.__init__(self, buffer_view, dtype, owner)
         self._nbytes = nbytes
         self._led = ledger
 
