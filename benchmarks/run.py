@@ -114,11 +114,11 @@ def make_tiny():
 WORKLOADS = {
     w.name: w
     for w in (
-        Workload("mlp64", "MLP 784-512-512-10, batch 64, weights as args", make_mlp(64), 20),
+        Workload("mlp64", "MLP 784-512-512-10, batch 64, weights as args", make_mlp(64), 100),
         Workload("mlp1", "MLP 784-512-512-10, batch 1, weights as args", make_mlp(1), 200),
-        Workload("elementwise", "tanh(x*a+b)*exp(-x*x)+1 on 1M float32", make_elementwise, 20),
+        Workload("elementwise", "tanh(x*a+b)*exp(-x*x)+1 on 1M float32", make_elementwise, 100),
         Workload("matmul", "matmul 1024x1024x1024 float32", make_matmul, 3),
-        Workload("softmax", "row softmax 256x4096 float32", make_softmax, 20),
+        Workload("softmax", "row softmax 256x4096 float32", make_softmax, 100),
         Workload("tiny", "add of two float32[4] (per-call overhead)", make_tiny, 2000),
     )
 }
@@ -158,6 +158,11 @@ def run_workload(w: Workload, repeats: int) -> dict:
     times: dict[str, list[float]] = {name: [] for name, *_ in contenders}
     for _ in range(repeats):
         for name, f, a, sync in contenders:
+            # The previous contender's worker threads (OpenBLAS, JAX's and IREE's pools)
+            # spin for a while after their last call and would steal cores on a 2-core
+            # machine: let them go idle, then warm up, then time.
+            time.sleep(0.2)
+            _per_call(f, a, max(1, w.calls_per_block // 10), sync)
             samples = [_per_call(f, a, max(1, w.calls_per_block // 5), sync) for _ in range(5)]
             times[name].append(statistics.median(samples))
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -224,7 +229,11 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="*", choices=sorted(WORKLOADS), help="workloads to run")
     p.add_argument("--repeats", type=int, default=3, help="interleaved blocks per workload")
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "latest.json"))
+    p.add_argument("--no-jax", action="store_true", help="leave JAX out even if installed")
     args = p.parse_args(argv)
+    global jax, jnp
+    if args.no_jax:
+        jax = jnp = None
     rows = [run_workload(WORKLOADS[n], args.repeats) for n in (args.only or WORKLOADS)]
     report = {"rows": rows, "jax": jax.__version__ if jax else None, "numpy": np.__version__,
               "aotc": aotc.__version__}
