@@ -32,6 +32,8 @@ _LAZY = {
     "UnsupportedOpError": ("aotc.errors", "UnsupportedOpError"),
     "UnsupportedDtypeError": ("aotc.errors", "UnsupportedDtypeError"),
     "TracingError": ("aotc.errors", "TracingError"),
+    "DonationWarning": ("aotc.errors", "DonationWarning"),
+    "DonationError": ("aotc.errors", "DonationError"),
     "device_put": ("aotc.runtime", "device_put"),
 }
 
