@@ -18,13 +18,14 @@ from .targets import Target, get_target
 _PY_SCALARS = (bool, int, float)
 
 
-def _result_builder(out_tree: tree.TreeDef):
-    """How results are rebuilt, chosen once: the common structures skip tree.unflatten."""
+def _flat_caller(out_tree: tree.TreeDef, call_flat):
+    """``leaves -> result pytree``, composed once: the common result structures skip
+    tree.unflatten and a Python frame on the per-call path."""
     if out_tree.kind == "leaf":
-        return lambda outs: outs[0]
+        return lambda leaves: call_flat(leaves)[0]
     if out_tree.kind == "tuple" and all(c.kind == "leaf" for c in out_tree.children):
-        return tuple
-    return lambda outs: tree.unflatten(out_tree, outs)
+        return lambda leaves: tuple(call_flat(leaves))
+    return lambda leaves: tree.unflatten(out_tree, call_flat(leaves))
 
 
 class Lowered:
@@ -87,10 +88,7 @@ class Compiled:
         self.module = load(vmfb)
         self._function = self.module[metadata.name]
         self._out_tree = metadata.out_tree
-        self._rebuild = _result_builder(metadata.out_tree)
-
-    def call_flat(self, leaves):
-        return self._rebuild(self._function.call_flat(leaves))
+        self.call_flat = _flat_caller(metadata.out_tree, self._function.call_flat)
 
     def __call__(self, *args, **kwargs):
         signature, leaves = self._binder.bind(args, kwargs)
@@ -114,6 +112,8 @@ class JittedFunction:
         self._strict_donation = bool(strict_donation)
         self._target: Target = get_target(target)
         self._compiled: dict[Any, Compiled] = {}
+        # (shape, dtype) of each argument -> Compiled.call_flat, for array-only calls.
+        self._fast: dict[tuple, Callable] = {}
         self._no_static = not self._binder.static_argnums
         self._lock = threading.Lock()
         # Counters that tests and users can read: how often this function was traced,
@@ -129,9 +129,9 @@ class JittedFunction:
                 key = tuple([(a.shape, a.dtype) for a in args])
             except AttributeError:
                 key = None
-            compiled = self._compiled.get(key)
-            if compiled is not None and not is_tracing():
-                return compiled.call_flat(args)
+            run = self._fast.get(key)
+            if run is not None and not is_tracing():
+                return run(args)
         else:
             key = None
         if is_tracing():
@@ -147,7 +147,7 @@ class JittedFunction:
                     compiled = self._lower(signature).compile()
                     self._compiled[signature.key] = compiled
         if key is not None and all(hasattr(a, "dtype") and type(a) not in _PY_SCALARS for a in args):
-            self._compiled[key] = compiled
+            self._fast[key] = compiled.call_flat
         return compiled.call_flat(leaves)
 
     def _lower(self, signature: CallSignature) -> Lowered:
@@ -170,6 +170,7 @@ class JittedFunction:
 
     def clear_cache(self) -> None:
         self._compiled.clear()
+        self._fast.clear()
 
 
 def _symbol_name(name: str) -> str:
