@@ -97,12 +97,7 @@ def _compile_once(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
                     output = Output.open_membuffer()
                     invocation.output_vm_bytecode(output)
             if not ok:
-                raise CompileError(
-                    f"IREE could not compile '{name}' (flags: {' '.join(flags)}). The "
-                    f"diagnostics below name the failing op; if it is an op or dtype the "
-                    f"target cannot run, change the dtype or the target.",
-                    captured.text.strip(),
-                )
+                raise _failure(name, flags, captured.text)
             return bytes(output.map_memory())
         finally:
             invocation.close()
@@ -120,14 +115,18 @@ def _compile_with_tool(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
         done = subprocess.run([find_tool("iree-compile"), source, *flags, "-o", output],
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise CompileError(
-                f"IREE could not compile '{name}' (flags: {' '.join(flags)}). The "
-                f"diagnostics below name the failing op; if it is an op or dtype the "
-                f"target cannot run, change the dtype or the target.",
-                (done.stderr + done.stdout).strip(),
-            )
+            raise _failure(name, flags, done.stderr + done.stdout)
         with open(output, "rb") as f:
             return f.read()
+
+
+def _failure(name: str, flags: tuple[str, ...], diagnostics: str) -> CompileError:
+    return CompileError(
+        f"IREE could not compile '{name}' (flags: {' '.join(flags)}). The diagnostics "
+        f"below name the failing op; if it is an op or dtype the target cannot run, "
+        f"change the dtype or the target.",
+        diagnostics.strip(),
+    )
 
 
 def iree_version() -> str:
