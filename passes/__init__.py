@@ -11,12 +11,13 @@ of its own and is registered by name in ``REGISTRY`` for ``aotc-opt`` and lit te
 from __future__ import annotations
 
 from .base import ModulePass, PassError, REGISTRY, register
+from .batching import Batch
 from .check_dtypes import CheckDtypes
 from .donation import Donate, pair_donations
 from .expand_minmax import ExpandFloatMinMax
 from .pipeline import CLEANUP, run_pipeline
 
 __all__ = [
-    "ModulePass", "PassError", "REGISTRY", "register", "CheckDtypes", "ExpandFloatMinMax",
+    "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline",
 ]
