@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "jit": ("aotc.api", "jit"),
+    "vmap": ("aotc.vmapping", "vmap"),
     "Lowered": ("aotc.api", "Lowered"),
     "Compiled": ("aotc.api", "Compiled"),
     "export": ("aotc.export", "export"),

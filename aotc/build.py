@@ -38,6 +38,9 @@ def trace_into(
     target: Target,
 ) -> LoweredFunction:
     """Traces one function into ``module`` as ``func.func @name`` and attaches its metadata."""
+    custom = getattr(binder.fn, "_aotc_trace_into", None)  # aotc.vmap: traced per example
+    if custom is not None:
+        return custom(module, binder, signature, name, target)
     for leaf_name, aval in zip(signature.leaf_names, signature.avals):
         if any(not isinstance(d, int) for d in aval.shape):
             raise UnsupportedOpError(
