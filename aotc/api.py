@@ -15,9 +15,6 @@ from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature
 from .targets import Target, get_target
 
-_PY_SCALARS = (bool, int, float)
-
-
 def _flat_caller(out_tree: tree.TreeDef, call_flat):
     """``leaves -> result pytree``, composed once: the common result structures skip
     tree.unflatten and a Python frame on the per-call path."""
@@ -146,7 +143,7 @@ class JittedFunction:
                 if compiled is None:
                     compiled = self._lower(signature).compile()
                     self._compiled[signature.key] = compiled
-        if key is not None and all(hasattr(a, "dtype") and type(a) not in _PY_SCALARS for a in args):
+        if key is not None:  # every argument had a shape and dtype: an array-only call
             self._fast[key] = compiled.call_flat
         return compiled.call_flat(leaves)
 

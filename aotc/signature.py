@@ -230,7 +230,7 @@ class ArgumentBinder:
         args = list(dyn_args)
         for where, value in signature.static_args:
             if isinstance(where, int):
-                args.insert(where if where >= 0 else len(args) + where + 1, value)
+                args.insert(where, value)  # positions are stored non-negative, in order
             else:
                 kwargs[where] = value
         return tuple(args), kwargs

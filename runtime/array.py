@@ -284,6 +284,20 @@ class TrackedArray(Array):
             led.in_use -= self._nbytes
 
 
+def host_array(x: Any, where: str) -> tuple[np.ndarray, Any]:
+    """``x`` as a C-contiguous ndarray with its dtype-table entry; a dtype the runtime
+    cannot pass raises ``ArgumentError`` naming ``where``."""
+    host = c_contiguous(x)
+    entry = dtypes.from_numpy(host.dtype)
+    if entry is None:
+        raise ArgumentError(
+            f"{where}: expected an array of one of the dtypes {dtypes.SUPPORTED}, got "
+            f"{type(x).__name__} of dtype {host.dtype}. Convert it first, e.g. "
+            f"np.asarray(x, np.float32)"
+        )
+    return host, entry
+
+
 def make_array(buffer_view: rt.HalBufferView, dtype: np.dtype, owner: Any, nbytes: int,
                ledger: Any) -> Array:
     """An ``Array`` for a new buffer of ``nbytes``: tracked in ``ledger`` when large
@@ -383,13 +397,7 @@ def device_put(x: Any, device: str | Device = "local-task") -> Array:
         if x.device is device:
             return x
         x = x.to_host()
-    host = c_contiguous(x)
-    entry = dtypes.from_numpy(host.dtype)
-    if entry is None:
-        raise ArgumentError(
-            f"device_put: expected an array of one of the dtypes {dtypes.SUPPORTED}, got "
-            f"{host.dtype}. Convert it first, e.g. x.astype(np.float32)"
-        )
+    host, entry = host_array(x, "device_put")
     ledger = device.ledger
     nbytes = host.nbytes
     ledger.request(nbytes, "device_put", device)

@@ -24,7 +24,7 @@ from .array import (
     SMALL_HOST_COPY_BYTES,
     Array,
     TrackedArray,
-    c_contiguous,
+    host_array,
     is_shared,
     make_array,
     mark_shared,
@@ -139,14 +139,7 @@ class Function:
             if isinstance(leaf, Array):
                 args.push_ref(_array_buffer(self.name, self._device, leaf, str(i)))
                 continue
-            array = c_contiguous(leaf)
-            entry = dtypes.from_numpy(array.dtype)
-            if entry is None:
-                raise ArgumentError(
-                    f"{self.name}(): argument {i}: expected an array of one of the dtypes "
-                    f"{dtypes.SUPPORTED}, got {type(leaf).__name__} of dtype {array.dtype}. "
-                    f"Convert it, e.g. np.asarray(x, np.float32)"
-                )
+            array, entry = host_array(leaf, f"{self.name}(): argument {i}")
             args.push_ref(hal.allocator.allocate_buffer_copy(
                 _DEVICE_LOCAL, _USAGE, hal, array, entry.element_type))
         results = rt.VmVariantList(4)
