@@ -76,21 +76,21 @@ def test_many_calls_do_not_grow_memory(artifacts, vulkan):
     np.testing.assert_array_equal(np.asarray(out[0]), first)
 
 
-def test_a_result_returned_and_reduced_stays_fast(vulkan):
+def test_a_result_returned_and_reduced_compiles_with_less_fusion(vulkan):
     """``y`` returned and also summed: at IREE's default fusion the Vulkan code recomputes
-    ``y`` per reduced element (minutes on lavapipe); the vulkan target fuses less."""
-    import time
-
+    ``y`` per reduced element (minutes on lavapipe); the vulkan target fuses less. The
+    check is on the flags the artifact was built with (speed belongs in benchmarks/), and
+    the results must still match."""
     import aotc
     import aotc.numpy as anp
+    from aotc.targets import VULKAN_FUSION
 
     def f(x):
         y = anp.tanh(x) * 2.0 + anp.exp(-anp.abs(x))
         return y, anp.sum(y, axis=1)
 
     x = np.random.default_rng(0).standard_normal((256, 1024), dtype=np.float32)
-    module = runtime.load(aotc.export(f, x, target="vulkan").vmfb, device=vulkan)
-    start = time.perf_counter()
-    y, s = module.f(x)
+    art = aotc.export(f, x, target="vulkan")
+    assert set(VULKAN_FUSION) <= set(art.flags)
+    y, s = runtime.load(art.vmfb, device=vulkan).f(x)
     np.testing.assert_allclose(np.asarray(s), np.asarray(y).sum(axis=1), rtol=1e-4)
-    assert time.perf_counter() - start < 10
