@@ -19,6 +19,8 @@ import builtins as _builtins
 import numpy as _np
 
 from . import dtypes as _dtypes
+from . import linalg  # noqa: F401  (anp.linalg.norm, as np.linalg.norm)
+from . import namespaces as _namespaces
 from . import errors as _errors
 from .core import Tracer as _Tracer
 from .ops import elementwise as _ew
@@ -162,6 +164,10 @@ def size(a):
 
 def result_type(*args):
     return _np.result_type(*[(x.dtype if isinstance(x, _Tracer) else x) for x in args])
+
+
+# Functions of the ops modules that declare them in their EXPORTS table (aotc/namespaces.py).
+globals().update(_namespaces.collect("numpy"))
 
 
 def supported_functions() -> list[str]:

@@ -1,0 +1,16 @@
+"""``aotc.nn``: neural-network functions (activations, normalization, convolution,
+pooling), with ``jax.nn``'s names where JAX has them.
+
+Use them inside functions traced by ``aotc.jit`` or ``aotc.export``.
+"""
+
+from __future__ import annotations
+
+from . import namespaces as _namespaces
+
+globals().update(_namespaces.collect("nn"))
+
+
+def supported_functions() -> list[str]:
+    """Every public function of aotc.nn."""
+    return sorted(_namespaces.collect("nn"))
