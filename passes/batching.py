@@ -64,12 +64,15 @@ def _op(x):
 class Batcher:
     """Rebuilds one function's body with a leading batch dimension."""
 
-    def __init__(self, size: Optional[int], pass_name: str) -> None:
+    def __init__(self, size: Optional[int], pass_name: str, func_name: str = "") -> None:
         self.size = size  # None: dynamic
         self.pass_name = pass_name
+        self.func_name = func_name
         self.env: dict = {}  # old value -> Batched
         self.size_value = None  # index value of the batch size (dynamic only)
-        self._as_batched: dict = {}  # new unbatched value -> its batched version
+        # (new unbatched value, block it is needed in) -> its batched version: a broadcast
+        # made inside a region must not be reused outside it.
+        self._as_batched: dict = {}
 
     # -- types -------------------------------------------------------------------------
 
@@ -79,10 +82,19 @@ class Batcher:
         return ir.ShapedType.get_dynamic_size() if self.size is None else self.size
 
     def batched_type(self, t):
+        """``t`` with a leading batch dimension. A scalar (an ``index``, ``i1``, ``f32``
+        outside a linalg body) batches to a 1-d tensor of its lanes; ``index`` lanes are
+        stored as ``i64`` (tensors of ``index`` do not reach IREE's dispatches well)."""
         from aotc._mlir import ir
 
+        if not is_tensor(t):
+            return ir.RankedTensorType.get([self.batch_dim()], lane_type(t))
         t = ir.RankedTensorType(t)
         return ir.RankedTensorType.get([self.batch_dim()] + list(t.shape), t.element_type)
+
+    def dynamic_sizes(self) -> list:
+        """The operands a ``tensor.empty`` with a leading batch dimension needs."""
+        return [self.size_value] if self.size is None else []
 
     # -- values ------------------------------------------------------------------------
 
@@ -113,8 +125,9 @@ class Batcher:
 
         if b.batched:
             return b.value
-        if b.value in self._as_batched:
-            return self._as_batched[b.value]
+        key = (b.value, ir.InsertionPoint.current.block)
+        if key in self._as_batched:
+            return self._as_batched[key]
         owner = b.value.owner if isinstance(b.value, ir.OpResult) else None
         owner = _op(owner) if owner is not None else None
         if owner is not None and owner.name == "tensor.empty" and not list(owner.operands):
@@ -127,15 +140,19 @@ class Batcher:
             out = clone.results[0]
         else:
             out = self.broadcast(b.value)
-        self._as_batched[b.value] = out
+        self._as_batched[key] = out
         return out
 
     def broadcast(self, value):
-        """``linalg.broadcast`` of an unbatched value along a new leading dimension."""
+        """``linalg.broadcast`` of an unbatched value along a new leading dimension (a
+        scalar: a ``linalg.fill`` of its lanes)."""
         from aotc._mlir import linalg
 
+        if not is_tensor(value.type):
+            init = self.new_empty([self.batch_dim()], lane_type(value.type), self.dynamic_sizes())
+            return linalg.fill(to_lane(value), outs=[init])
         init = self.batched_empty(value.type)
-        return linalg.broadcast(value, outs=[init], dimensions=[0])
+        return linalg.broadcast(value, outs=[init], dimensions=[0]).results[0]
 
     def collapse(self, value, groups: list[list[int]], result_type):
         from aotc._mlir import ir
@@ -159,21 +176,72 @@ class Batcher:
         self._remap(new, top=True)
         return [Batched(r, False) for r in new.results]
 
-    def _remap(self, op, top: bool = False) -> None:
+    def _remap(self, op, top: bool = False, captured: Optional[list] = None) -> None:
         """Replaces uses of values of the old function (operands of ``op`` and values its
-        regions capture) by their unbatched new values."""
+        regions capture) by their new values. A batched value captured in a region is
+        set aside in ``captured`` as ``(inner_op, operand_index, Batched)`` for the rule
+        to rewrite (it needs the lane index), or refused when the rule cannot."""
         for i, operand in enumerate(op.operands):
             if operand in self.env:
                 b = self.env[operand]
                 if b.batched and not top:
-                    raise PassError(
-                        f"{self.pass_name}: {op.name} at {where(op)} captures a batched value "
-                        f"in a region; capturing batched values is not supported")
+                    if captured is None:
+                        raise PassError(
+                            f"{self.pass_name}: {op.name} at {where(op)} captures a batched "
+                            f"value in a region; capturing batched values is not supported here")
+                    captured.append((op, i, b))
+                    continue
                 op.operands[i] = b.value
         for region in op.regions:
             for block in region.blocks:
                 for inner in block.operations:
-                    self._remap(_op(inner))
+                    self._remap(_op(inner), captured=captured)
+
+    # -- ops and blocks ------------------------------------------------------------------
+
+    def batch_block(self, src_block, dst_block, arg_batched: list) -> list:
+        """Rebuilds the ops of ``src_block`` but its terminator at the current insertion
+        point; ``dst_block``'s arguments (if given) stand for ``src_block``'s, batched as
+        ``arg_batched`` says. Returns the terminator's operands as ``Batched`` values (the
+        caller builds the terminator it needs)."""
+        if dst_block is not None:
+            for old, new, b in zip(src_block.arguments, dst_block.arguments, arg_batched):
+                self.env[old] = Batched(new, b)
+        ops = [_op(o) for o in src_block.operations]
+        for op in ops[:-1]:
+            with op.location:
+                self.batch_op(op)
+        return [self.env[v] for v in ops[-1].operands]
+
+    def batch_op(self, op) -> None:
+        """Rebuilds one op: copied if nothing it reads is batched, else by its rule."""
+        operands = [self.env[v] for v in op.operands]
+        if not any(b.batched for b in operands) and not _captures_batched(self, op):
+            results = self.copy(op)
+        elif op.name in RULES:
+            results = RULES[op.name](self, op, operands)
+        elif _is_scalar_op(op):
+            results = RULES["<scalar>"](self, op, operands)
+        else:
+            raise PassError(
+                f"{self.pass_name}: no batching rule for {op.name} at {where(op)} (in "
+                f"@{self.func_name}, operand(s) "
+                f"{', '.join(str(i) for i, b in enumerate(operands) if b.batched) or 'captured in its regions'} "
+                f"batched). Add one in passes/batching.py: write "
+                f"`def rule(bt, op, operands) -> list[Batched]` and register it with "
+                f'`RULES["{op.name}"] = rule`.')
+        for old, new in zip(op.results, results):
+            self.env[old] = new
+
+
+# Dialects whose region-free ops on scalars are batched lane by lane (one linalg.generic
+# over the batch): index arithmetic and predicates computed outside linalg bodies.
+SCALAR_DIALECTS = ("arith", "math")
+
+
+def _is_scalar_op(op) -> bool:
+    return (op.name.split(".")[0] in SCALAR_DIALECTS and not list(op.regions)
+            and not any(is_tensor(v.type) for v in list(op.operands) + list(op.results)))
 
 
 def _is_empty(value) -> bool:
@@ -221,7 +289,8 @@ def _generic(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     ins, outs = operands[:n_in], operands[n_in:]
     new_outs = [bt.to_batched(o) for o in outs]
     new = op.clone()
-    bt._remap(new, top=True)
+    captured: list = []
+    bt._remap(new, top=True, captured=captured)
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     new_maps = [_shift_map(m, b.batched) for m, b in zip(maps, ins)] + [
         _shift_map(m, True) for m in maps[n_in:]]
@@ -235,7 +304,32 @@ def _generic(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
         ir.ArrayAttr(op.attributes["iterator_types"]))
     new.attributes["iterator_types"] = ir.ArrayAttr.get(iters)
     _shift_indices(new.regions[0])
+    if captured:
+        read_lanes(new.regions[0].blocks[0], captured)
     return [Batched(r, True) for r in new.results]
+
+
+def read_lanes(body, captured: list) -> None:
+    """Inside a linalg body whose loop dimension 0 is the batch: a captured batched
+    tensor read with ``tensor.extract`` reads this lane's slice (the lane index goes
+    first), any other captured batched value (a batched scalar) is read at this lane."""
+    from aotc._mlir import ir, linalg, tensor
+
+    with ir.InsertionPoint.at_block_begin(body):
+        lane = linalg.IndexOp(0).result
+    # Batched scalars first: a tensor.extract whose source and indices are both captured
+    # is rebuilt last, from its already rewritten indices.
+    for inner, i, b in sorted(captured, key=lambda c: c[0].name == "tensor.extract" and c[1] == 0):
+        with inner.location:
+            if inner.name == "tensor.extract" and i == 0:
+                with ir.InsertionPoint(inner):
+                    read = tensor.extract(b.value, [lane] + list(inner.operands)[1:])
+                inner.results[0].replace_all_uses_with(read)
+                inner.erase()
+                continue
+            with ir.InsertionPoint(inner):
+                value = from_lane(tensor.extract(b.value, [lane]), inner.operands[i].type)
+            inner.operands[i] = value
 
 
 def _shift_indices(region) -> None:
@@ -248,19 +342,6 @@ def _shift_indices(region) -> None:
             if inner.name == "linalg.index":
                 dim = ir.IntegerAttr(inner.attributes["dim"]).value
                 inner.attributes["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim + 1)
-
-
-@rule("linalg.fill")
-def _fill(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
-    scalar, out = operands
-    if scalar.batched:
-        raise PassError(f"{bt.pass_name}: linalg.fill at {where(op)} with a batched scalar "
-                        f"is not supported")
-    new = op.clone()
-    new.operands[0] = scalar.value
-    new.operands[1] = out.value
-    new.results[0].set_type(out.value.type)
-    return [Batched(new.results[0], True)]
 
 
 @rule("linalg.matmul")
@@ -419,9 +500,9 @@ class Batch(ModulePass):
             self._build_at(src, args, axes)
 
     def _build_at(self, src, args, axes) -> None:
-        from aotc._mlir import arith, ir, tensor
+        from aotc._mlir import arith, func, ir, tensor
 
-        bt = Batcher(self.size, self.name)
+        bt = Batcher(self.size, self.name, self.func)
         ftype = ir.FunctionType(ir.TypeAttr(src.attributes["function_type"]).value)
         in_types = [bt.batched_type(t) if a is not None else t for t, a in zip(ftype.inputs, axes)]
         out_types = [bt.batched_type(t) for t in ftype.results]
@@ -435,39 +516,46 @@ class Batch(ModulePass):
             if name in src.attributes:
                 fn.attributes[name] = src.attributes[name]
         entry = fn.regions[0].blocks.append(*in_types)
-        for old, new, a in zip(args, entry.arguments, axes):
-            bt.env[old] = Batched(new, a is not None)
         with ir.InsertionPoint(entry):
             if self.size is None:
                 first = next(n for n, a in zip(entry.arguments, axes) if a is not None)
                 with src.location:
                     zero = arith.ConstantOp(ir.IndexType.get(), 0).result
                     bt.size_value = tensor.DimOp(first, zero).result
-            for op in src.regions[0].blocks[0].operations:
-                op = _op(op)
-                with op.location:
-                    self._batch_op(bt, op, out_types)
+            results = bt.batch_block(src.regions[0].blocks[0], entry, [a is not None for a in axes])
+            with src.location:
+                func.ReturnOp([bt.to_batched(b) for b in results])
 
-    def _batch_op(self, bt: Batcher, op, out_types) -> None:
-        from aotc._mlir import func
 
-        operands = [bt.env[v] for v in op.operands]
-        if op.name == "func.return":
-            func.ReturnOp([bt.to_batched(b) for b in operands])
-            return
-        if not any(b.batched for b in operands) and not _captures_batched(bt, op):
-            results = bt.copy(op)
-        elif op.name in RULES:
-            results = RULES[op.name](bt, op, operands)
-        else:
-            raise PassError(
-                f"{self.name}: no batching rule for {op.name} at {where(op)} (in @{self.func}, "
-                f"operand(s) {', '.join(str(i) for i, b in enumerate(operands) if b.batched)} "
-                f"batched). Add one in passes/batching.py: write "
-                f"`def rule(bt, op, operands) -> list[Batched]` and register it with "
-                f'`RULES["{op.name}"] = rule`.')
-        for old, new in zip(op.results, results):
-            bt.env[old] = new
+def is_tensor(t) -> bool:
+    from aotc._mlir import ir
+
+    return isinstance(t, ir.RankedTensorType)
+
+
+def lane_type(t):
+    """How one lane of a batched scalar of type ``t`` is stored in a tensor."""
+    from aotc._mlir import ir
+
+    return ir.IntegerType.get_signless(64) if isinstance(t, ir.IndexType) else t
+
+
+def to_lane(value):
+    """A scalar as it is stored in a lane (``index`` -> ``i64``)."""
+    from aotc._mlir import arith, ir
+
+    if isinstance(value.type, ir.IndexType):
+        return arith.index_cast(ir.IntegerType.get_signless(64), value)
+    return value
+
+
+def from_lane(value, t):
+    """A lane's stored value back as a scalar of type ``t``."""
+    from aotc._mlir import arith, ir
+
+    if isinstance(t, ir.IndexType) and not isinstance(value.type, ir.IndexType):
+        return arith.index_cast(ir.IndexType.get(), value)
+    return value
 
 
 def _captures_batched(bt: Batcher, op) -> bool:
@@ -480,3 +568,8 @@ def _captures_batched(bt: Batcher, op) -> bool:
                 if _captures_batched(bt, inner):
                     return True
     return False
+
+
+# Rules for tensor shape ops, scalars and scf control flow live beside this file; importing
+# them registers them in RULES.
+from . import batching_tensor, batching_scf  # noqa: E402,F401

@@ -1,0 +1,376 @@
+"""Batching rules for ``tensor`` shape ops, ``linalg`` named ops beyond matmul, and scalars.
+
+Registered in ``passes.batching.RULES`` on import. Conventions are those of
+``passes/batching.py``: the batch is the leading dimension of every batched value, and a
+batched scalar is a 1-d tensor of its lanes (``index`` lanes stored as ``i64``).
+"""
+
+from __future__ import annotations
+
+from .base import PassError
+from .batching import Batched, Batcher, _op, from_lane, is_tensor, lane_type, read_lanes, rule, to_lane
+from .donation import where
+
+
+def _i64_array(values):
+    from aotc._mlir import ir
+
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def _array(attr) -> list[int]:
+    from aotc._mlir import ir
+
+    return list(ir.DenseI64ArrayAttr(attr))
+
+
+def _segments(op) -> list[int]:
+    from aotc._mlir import ir
+
+    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+
+
+def _split(values: list, sizes: list[int]) -> list[list]:
+    out, start = [], 0
+    for n in sizes:
+        out.append(values[start:start + n])
+        start += n
+    return out
+
+
+def _batch_size_entry(bt: Batcher):
+    """The static size entry and dynamic size operands for a leading batch dimension."""
+    from aotc._mlir import ir
+
+    if bt.size is None:
+        return ir.ShapedType.get_dynamic_size(), [bt.size_value]
+    return bt.size, []
+
+
+def _refuse(bt: Batcher, op, what: str):
+    raise PassError(f"{bt.pass_name}: {op.name} at {where(op)} (in @{bt.func_name}): {what} "
+                    f"is not supported by the batching pass yet")
+
+
+# ---- scalars, lane by lane ----------------------------------------------------------
+
+def lanewise(bt: Batcher, operands: list[Batched], operand_types: list, result_types: list,
+             body) -> list[Batched]:
+    """One ``linalg.generic`` over the batch computing ``body(*scalars) -> results`` per
+    lane: batched operands are read at the lane (as scalars of ``operand_types``),
+    unbatched ones are used as they are."""
+    from aotc._mlir import PARALLEL, affine_maps, dim_map, ir, iterator_types, linalg
+
+    batched = [b.value for b in operands if b.batched]
+    lane_types = [bt.batched_type(t) for t in result_types]
+    outs = [bt.new_empty([bt.batch_dim()], ir.RankedTensorType(t).element_type, bt.dynamic_sizes())
+            for t in lane_types]
+    lane_map = dim_map(1, [0])
+    g = linalg.GenericOp(lane_types, batched, outs,
+                         affine_maps([lane_map] * (len(batched) + len(outs))), iterator_types([PARALLEL]))
+    block = g.regions[0].blocks.append(
+        *[ir.RankedTensorType(v.type).element_type for v in batched + outs])
+    with ir.InsertionPoint(block):
+        args = iter(block.arguments)
+        values = [from_lane(next(args), t) if b.batched else b.value
+                  for b, t in zip(operands, operand_types)]
+        linalg.YieldOp([to_lane(r) for r in body(*values)])
+    return [Batched(r, True) for r in g.results]
+
+
+@rule("<scalar>")
+def _scalar(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    """An arith/math op on scalars with a batched operand, lane by lane."""
+    def body(*values):
+        new = op.clone()
+        for i, v in enumerate(values):
+            new.operands[i] = v
+        return list(new.results)
+
+    return lanewise(bt, operands, [v.type for v in op.operands], [r.type for r in op.results], body)
+
+
+@rule("tensor.extract")
+def _extract(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    from aotc._mlir import ir, tensor
+
+    src, indices = operands[0], operands[1:]
+    if not indices:
+        # A batched 0-d tensor is already the batched scalar's representation.
+        return [Batched(bt.to_batched(src), True)]
+    if not any(i.batched for i in indices):
+        size, dyn = _batch_size_entry(bt)
+        n = len(indices)
+        result = ir.RankedTensorType.get([bt.batch_dim()], ir.RankedTensorType(src.value.type).element_type)
+        dynamic = ir.ShapedType.get_dynamic_size()
+        out = tensor.ExtractSliceOp(
+            result, src.value, [i.value for i in indices], dyn, [],
+            _i64_array([0] + [dynamic] * n), _i64_array([size] + [1] * n), _i64_array([1] * (n + 1)))
+        return [Batched(out.result, True)]
+    # Per-lane indices: a gather, one element per lane.
+    source = bt.to_batched(src) if src.batched else src.value
+
+    def gather(*idx):
+        from aotc._mlir import linalg
+
+        lane = [linalg.IndexOp(0).result] if src.batched else []
+        return [tensor.extract(source, lane + list(idx))]
+
+    return lanewise(bt, indices, [v.type for v in op.operands[1:]], [op.results[0].type], gather)
+
+
+@rule("tensor.from_elements")
+def _from_elements(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    from aotc._mlir import ir
+
+    t = ir.RankedTensorType(op.results[0].type)
+    if t.rank == 0:
+        return [Batched(bt.to_batched(operands[0]), True)]
+    lanes = [bt.to_batched(b) for b in operands]
+    # Each element's lanes as a (B, 1) column, joined along the new axis, then reshaped.
+    col_t = ir.RankedTensorType.get([bt.batch_dim(), 1], t.element_type)
+    cols = [bt.expand(v, [[0, 1]], col_t, bt.dynamic_sizes()) for v in lanes]
+    flat_t = ir.RankedTensorType.get([bt.batch_dim(), len(cols)], t.element_type)
+    flat = _concat(cols, 1, flat_t)
+    if t.rank == 1:
+        return [Batched(flat, True)]
+    out_t = bt.batched_type(t)
+    return [Batched(bt.expand(flat, [[0], list(range(1, t.rank + 1))], out_t, bt.dynamic_sizes()), True)]
+
+
+def _concat(values, dim: int, result_type):
+    from aotc._mlir import ir
+
+    return ir.Operation.create("tensor.concat", results=[result_type], operands=list(values),
+                               attributes={"dim": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}).result
+
+
+# ---- tensor shape ops -------------------------------------------------------------------
+
+@rule("tensor.concat")
+def _concat_rule(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    from aotc._mlir import ir
+
+    dim = ir.IntegerAttr(op.attributes["dim"]).value
+    values = [bt.to_batched(b) for b in operands]
+    return [Batched(_concat(values, dim + 1, bt.batched_type(op.results[0].type)), True)]
+
+
+@rule("tensor.extract_slice")
+def _extract_slice(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    from aotc._mlir import ir
+
+    src, offsets, sizes, strides = _split(operands, _segments(op))
+    if any(b.batched for b in sizes + strides):
+        _refuse(bt, op, "a slice whose size or stride differs per example")
+    if any(b.batched for b in offsets):
+        return [Batched(_gather_slice(bt, op, src[0], offsets), True)]
+    size, dyn = _batch_size_entry(bt)
+    attrs = {
+        "static_offsets": _i64_array([0] + _array(op.attributes["static_offsets"])),
+        "static_sizes": _i64_array([size] + _array(op.attributes["static_sizes"])),
+        "static_strides": _i64_array([1] + _array(op.attributes["static_strides"])),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(offsets), len(dyn) + len(sizes), len(strides)]),
+    }
+    new = ir.Operation.create(
+        "tensor.extract_slice", results=[bt.batched_type(op.results[0].type)],
+        operands=[src[0].value] + [b.value for b in offsets] + dyn + [b.value for b in sizes]
+        + [b.value for b in strides], attributes=attrs)
+    return [Batched(new.result, True)]
+
+
+def _static_window(bt: Batcher, op, what: str):
+    """(sizes, strides) of a slice op whose sizes and strides are static."""
+    from aotc._mlir import ir
+
+    sizes, strides = _array(op.attributes["static_sizes"]), _array(op.attributes["static_strides"])
+    if any(ir.ShapedType.is_dynamic_size(v) for v in sizes + strides):
+        _refuse(bt, op, f"{what} with per-example offsets and a dynamic size or stride")
+    return sizes, strides
+
+
+def _kept_dims(sizes: list[int], shape: list[int]) -> list[int]:
+    """Which slice dimensions a rank-reduced slice of ``shape`` keeps (unit sizes not in
+    ``shape`` are dropped, left to right as MLIR infers them)."""
+    kept, j = [], 0
+    for k, s in enumerate(sizes):
+        if j < len(shape) and shape[j] == s and (s != 1 or len(sizes) - k - 1 < len(shape) - j
+                                                 or len(sizes) - k == len(shape) - j):
+            kept.append(k)
+            j += 1
+    return kept
+
+
+def _offsets_with_lanes(bt: Batcher, op, offsets: list[Batched]) -> list:
+    """The slice's offsets per source dimension, as scalars inside a linalg body whose loop
+    dimension 0 is the batch (a batched offset is read at the lane)."""
+    from aotc._mlir import index_constant, ir, linalg, tensor
+
+    dynamic = iter(offsets)
+    lane = linalg.IndexOp(0).result
+    values = []
+    for off in _array(op.attributes["static_offsets"]):
+        if ir.ShapedType.is_dynamic_size(off):
+            b = next(dynamic)
+            values.append(from_lane(tensor.extract(b.value, [lane]), ir.IndexType.get()) if b.batched else b.value)
+        else:
+            values.append(index_constant(off))
+    return values
+
+
+def _gather_slice(bt: Batcher, op, src: Batched, offsets: list[Batched]):
+    """``extract_slice`` at per-example offsets: a linalg.generic over the batched result
+    that reads ``src[lane?, offset + i * stride]``."""
+    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
+
+    sizes, strides = _static_window(bt, op, "an extract_slice")
+    result_t = bt.batched_type(op.results[0].type)
+    shape = list(ir.RankedTensorType(op.results[0].type).shape)
+    kept = _kept_dims(sizes, shape)
+    rank = len(shape) + 1
+    init = bt.new_empty(list(result_t.shape), result_t.element_type, bt.dynamic_sizes())
+    g = linalg.GenericOp([result_t], [], [init], affine_maps([dim_map(rank, list(range(rank)))]),
+                         iterator_types([PARALLEL] * rank))
+    block = g.regions[0].blocks.append(result_t.element_type)
+    with ir.InsertionPoint(block):
+        starts = _offsets_with_lanes(bt, op, offsets)
+        index = [linalg.IndexOp(0).result] if src.batched else []
+        for k, start in enumerate(starts):
+            if k in kept:
+                i = linalg.IndexOp(kept.index(k) + 1).result
+                step = arith.muli(i, index_constant(strides[k])) if strides[k] != 1 else i
+                start = arith.addi(start, step)
+            index.append(start)
+        linalg.YieldOp([tensor.extract(src.value, index)])
+    return g.results[0]
+
+
+@rule("tensor.insert_slice")
+def _insert_slice(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    from aotc._mlir import ir
+
+    src, dest, offsets, sizes, strides = _split(operands, _segments(op))
+    if any(b.batched for b in sizes + strides):
+        _refuse(bt, op, "a slice whose size or stride differs per example")
+    if any(b.batched for b in offsets):
+        return [Batched(_scatter_slice(bt, op, src[0], dest[0], offsets), True)]
+    size, dyn = _batch_size_entry(bt)
+    attrs = {
+        "static_offsets": _i64_array([0] + _array(op.attributes["static_offsets"])),
+        "static_sizes": _i64_array([size] + _array(op.attributes["static_sizes"])),
+        "static_strides": _i64_array([1] + _array(op.attributes["static_strides"])),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get(
+            [1, 1, len(offsets), len(dyn) + len(sizes), len(strides)]),
+    }
+    new_dest = bt.to_batched(dest[0])
+    new = ir.Operation.create(
+        "tensor.insert_slice", results=[new_dest.type],
+        operands=[bt.to_batched(src[0]), new_dest] + [b.value for b in offsets] + dyn
+        + [b.value for b in sizes] + [b.value for b in strides], attributes=attrs)
+    return [Batched(new.result, True)]
+
+
+def _scatter_slice(bt: Batcher, op, src: Batched, dest: Batched, offsets: list[Batched]):
+    """``insert_slice`` at per-example offsets: a linalg.generic over the batched
+    destination that takes ``src`` inside each lane's window and ``dest`` elsewhere."""
+    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
+
+    sizes, strides = _static_window(bt, op, "an insert_slice")
+    if any(s != 1 for s in strides):
+        _refuse(bt, op, "a strided insert_slice with per-example offsets")
+    dest_v = bt.to_batched(dest)
+    dest_t = ir.RankedTensorType(dest_v.type)
+    src_shape = list(ir.RankedTensorType(op.operands[0].type).shape)
+    kept = _kept_dims(sizes, src_shape)
+    rank = dest_t.rank
+    identity = dim_map(rank, list(range(rank)))
+    init = bt.new_empty(list(dest_t.shape), dest_t.element_type, bt.dynamic_sizes())
+    g = linalg.GenericOp([dest_t], [dest_v], [init], affine_maps([identity, identity]),
+                         iterator_types([PARALLEL] * rank))
+    block = g.regions[0].blocks.append(dest_t.element_type, dest_t.element_type)
+    ult = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 6)  # arith.cmpi ult
+    with ir.InsertionPoint(block):
+        starts = _offsets_with_lanes(bt, op, offsets)
+        inside = None
+        index = [linalg.IndexOp(0).result] if src.batched else []
+        for k, start in enumerate(starts):
+            rel = arith.subi(linalg.IndexOp(k + 1).result, start)
+            # Unsigned compare: a position before the window wraps to a huge value.
+            ok = arith.CmpIOp(ult, rel, index_constant(sizes[k])).result
+            inside = ok if inside is None else arith.andi(inside, ok)
+            if k in kept:
+                # Clamped so the read stays in bounds in lanes where it is not used.
+                index.append(arith.minui(rel, index_constant(max(sizes[k] - 1, 0))))
+        read = tensor.extract(src.value, index)
+        linalg.YieldOp([arith.select(inside, read, block.arguments[0])])
+    return g.results[0]
+
+
+@rule("tensor.pad")
+def _pad(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    from aotc._mlir import ir
+
+    src, low, high = _split(operands, _segments(op))
+    if any(b.batched for b in low + high):
+        _refuse(bt, op, "padding that differs per example")
+    new = op.clone()
+    bt._remap(new, top=True)  # a batched padding value captured in the region is refused
+    new.operands[0] = bt.to_batched(src[0])
+    new.attributes["static_low"] = _i64_array([0] + _array(op.attributes["static_low"]))
+    new.attributes["static_high"] = _i64_array([0] + _array(op.attributes["static_high"]))
+    new.results[0].set_type(bt.batched_type(op.results[0].type))
+    # The region's block has one index argument per dimension. aotc pads with a value that
+    # does not depend on the position, so the batch's argument can go at the end unused.
+    body = new.regions[0].blocks[0]
+    if any(len(list(a.uses)) for a in body.arguments):
+        _refuse(bt, op, "a tensor.pad whose padding value depends on the position")
+    body.add_argument(ir.IndexType.get(), new.location)
+    return [Batched(new.results[0], True)]
+
+
+@rule("linalg.broadcast")
+def _broadcast(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    from aotc._mlir import linalg
+
+    x, init = operands
+    dims = [d + 1 for d in _array(op.attributes["dimensions"])]
+    out = linalg.broadcast(bt.to_batched(x), outs=[bt.to_batched(init)], dimensions=dims).results[0]
+    return [Batched(out, True)]
+
+
+@rule("linalg.batch_matmul")
+def _batch_matmul(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    """Batch and inner batch merged into one: (B, b, m, k) -> (B*b, m, k)."""
+    from aotc._mlir import ir, linalg
+
+    merged = []
+    for v in [bt.to_batched(b) for b in operands]:
+        t = ir.RankedTensorType(v.type)
+        rows = ir.ShapedType.get_dynamic_size() if bt.size is None else bt.size * t.shape[1]
+        merged.append(bt.collapse(v, [[0, 1], [2], [3]], ir.RankedTensorType.get([rows] + list(t.shape[2:]), t.element_type)))
+    out = linalg.batch_matmul(merged[0], merged[1], outs=[merged[2]])
+    result_t = bt.batched_type(op.results[0].type)
+    return [Batched(bt.expand(out, [[0, 1], [2], [3]], result_t, bt.dynamic_sizes()), True)]
+
+
+@rule("linalg.fill")
+def _fill(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, dim_map, ir, iterator_types, linalg
+
+    scalar, out = operands
+    init = bt.to_batched(out)
+    if not scalar.batched:
+        new = op.clone()
+        new.operands[0] = scalar.value
+        new.operands[1] = init
+        new.results[0].set_type(init.type)
+        return [Batched(new.results[0], True)]
+    # Each lane filled with its own value: a broadcast of the lanes.
+    t = ir.RankedTensorType(init.type)
+    g = linalg.GenericOp([t], [scalar.value], [init],
+                         affine_maps([dim_map(t.rank, [0]), dim_map(t.rank, list(range(t.rank)))]),
+                         iterator_types([PARALLEL] * t.rank))
+    block = g.regions[0].blocks.append(ir.RankedTensorType(scalar.value.type).element_type, t.element_type)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([from_lane(block.arguments[0], op.operands[0].type)])
+    return [Batched(g.results[0], True)]
