@@ -17,8 +17,16 @@ An op with a batched operand is rewritten by its rule in ``RULES`` (keyed by op 
 with JAX's batching-rule contract: ``rule(bt, op, operands) -> results`` where
 ``operands`` and ``results`` are lists of ``Batched(value, batched)``. A rule builds its
 ops at the current insertion point of the ``Batcher`` ``bt``, which offers the helpers
-(batched types, batched/broadcast operands, the batch size as a value). To support a new
-op, write a rule and add ``RULES["dialect.op"] = rule`` in this file.
+(batched types, batched/broadcast operands, the batch size as a value, rebuilding a
+region's block). To support a new op, write a rule and register it with
+``@rule("dialect.op")``. This file holds the rules for linalg.generic, fill-free named
+ops and reshapes; ``batching_tensor.py`` those for tensor slices/joins/pads and scalars,
+``batching_linalg.py`` convolutions, pooling and IREE's LinalgExt ops,
+``batching_scf.py`` control flow.
+
+A scalar outside a linalg body (an index, a predicate) batches to a 1-d tensor of its
+lanes, and arith/math ops on such lanes run as one linalg.generic over the batch; a
+linalg body that captures a batched value reads it at its lane (``linalg.index 0``).
 
 Running the pass again when ``@batched`` exists changes nothing.
 """
@@ -388,10 +396,20 @@ def _transpose(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     return [Batched(new.results[0], True)]
 
 
+def _batched_groups(groups: list[list[int]], expanded_type) -> list[list[int]]:
+    """A reshape's reassociation with the batch as its own leading group; a reshape to or
+    from 0-d (no groups: every dimension is a unit) puts its unit dimensions with the batch."""
+    from aotc._mlir import ir
+
+    if not groups:
+        return [list(range(ir.RankedTensorType(expanded_type).rank + 1))]
+    return [[0]] + [[d + 1 for d in g] for g in groups]
+
+
 @rule("tensor.collapse_shape")
 def _collapse(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     (x,) = operands
-    groups = [[0]] + [[d + 1 for d in g] for g in _groups(op.attributes["reassociation"])]
+    groups = _batched_groups(_groups(op.attributes["reassociation"]), op.operands[0].type)
     out = bt.collapse(x.value, groups, bt.batched_type(op.results[0].type))
     return [Batched(out, True)]
 
@@ -404,7 +422,7 @@ def _expand(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     if len(operands) > 1:
         raise PassError(f"{bt.pass_name}: tensor.expand_shape at {where(op)} with dynamic "
                         f"output sizes is not supported")
-    groups = [[0]] + [[d + 1 for d in g] for g in _groups(op.attributes["reassociation"])]
+    groups = _batched_groups(_groups(op.attributes["reassociation"]), op.results[0].type)
     dyn = [bt.size_value] if bt.size is None else []
     out = bt.expand(x.value, groups, bt.batched_type(op.results[0].type), dyn)
     return [Batched(out, True)]
@@ -572,4 +590,4 @@ def _captures_batched(bt: Batcher, op) -> bool:
 
 # Rules for tensor shape ops, scalars and scf control flow live beside this file; importing
 # them registers them in RULES.
-from . import batching_tensor, batching_scf  # noqa: E402,F401
+from . import batching_linalg, batching_scf, batching_tensor  # noqa: E402,F401

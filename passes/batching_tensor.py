@@ -338,21 +338,6 @@ def _broadcast(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     return [Batched(out, True)]
 
 
-@rule("linalg.batch_matmul")
-def _batch_matmul(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
-    """Batch and inner batch merged into one: (B, b, m, k) -> (B*b, m, k)."""
-    from aotc._mlir import ir, linalg
-
-    merged = []
-    for v in [bt.to_batched(b) for b in operands]:
-        t = ir.RankedTensorType(v.type)
-        rows = ir.ShapedType.get_dynamic_size() if bt.size is None else bt.size * t.shape[1]
-        merged.append(bt.collapse(v, [[0, 1], [2], [3]], ir.RankedTensorType.get([rows] + list(t.shape[2:]), t.element_type)))
-    out = linalg.batch_matmul(merged[0], merged[1], outs=[merged[2]])
-    result_t = bt.batched_type(op.results[0].type)
-    return [Batched(bt.expand(out, [[0, 1], [2], [3]], result_t, bt.dynamic_sizes()), True)]
-
-
 @rule("linalg.fill")
 def _fill(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     from aotc._mlir import PARALLEL, REDUCTION, affine_maps, dim_map, ir, iterator_types, linalg

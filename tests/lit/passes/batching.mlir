@@ -13,7 +13,7 @@
 // RUN: %aotc-opt %s --pass-pipeline='aotc-batch{func=mm in-axes=none,0 size=3}' | filecheck %s --check-prefix=MM-W
 // RUN: %aotc-opt %s --pass-pipeline='aotc-batch{func=shapes in-axes=0 size=2}' | filecheck %s --check-prefix=SHAPE
 // RUN: %aotc-opt %s --pass-pipeline='aotc-batch{func=unbatched in-axes=none size=4}' | filecheck %s --check-prefix=BCAST
-// RUN: not %aotc-opt %s --pass-pipeline='aotc-batch{func=slice in-axes=0 size=2}' 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: not %aotc-opt %s --pass-pipeline='aotc-batch{func=slice in-axes=0,none size=2}' 2>&1 | filecheck %s --check-prefix=ERR
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -120,9 +120,10 @@ func.func @unbatched(%x: tensor<3xf32>) -> tensor<3xf32> {
 }
 
 // An op without a rule fails the pass, naming the op, its location and how to add a rule.
-// ERR: aotc-batch: no batching rule for tensor.extract_slice at {{.*}}batching.mlir:{{[0-9]+}}
-// ERR-SAME: RULES["tensor.extract_slice"] = rule
-func.func @slice(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
-  %s = tensor.extract_slice %x[0, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
-  return %s : tensor<2x3xf32>
+// ERR: aotc-batch: no batching rule for linalg.matvec at {{.*}}batching.mlir:{{[0-9]+}}
+// ERR-SAME: RULES["linalg.matvec"] = rule
+func.func @slice(%x: tensor<4x3xf32>, %v: tensor<3xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %s = linalg.matvec ins(%x, %v : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %s : tensor<4xf32>
 }

@@ -1,0 +1,144 @@
+"""Batching rules for linalg's convolution and pooling ops, IREE's LinalgExt ops
+(sort, scan, topk, scatter) and ``util.optimization_barrier``.
+
+Registered in ``passes.batching.RULES`` on import. Ops that already have a batch-like
+leading dimension (the images of a convolution, the rows of a scatter) take the vmap
+batch merged into it, so each stays one op IREE has a kernel for.
+"""
+
+from __future__ import annotations
+
+from .base import PassError
+from .batching import Batched, Batcher, rule
+from .donation import where
+
+
+def merge_batch(bt: Batcher, value):
+    """(B, n, ...) -> (B*n, ...): the batch merged into the next dimension."""
+    from aotc._mlir import ir
+
+    t = ir.RankedTensorType(value.type)
+    rows = ir.ShapedType.get_dynamic_size() if bt.size is None else bt.size * t.shape[1]
+    groups = [[0, 1]] + [[d] for d in range(2, t.rank)]
+    return bt.collapse(value, groups, ir.RankedTensorType.get([rows] + list(t.shape[2:]), t.element_type))
+
+
+def split_batch(bt: Batcher, value, result_type):
+    """(B*n, ...) -> (B, n, ...), the inverse of ``merge_batch``."""
+    from aotc._mlir import ir
+
+    rank = ir.RankedTensorType(result_type).rank
+    return bt.expand(value, [[0, 1]] + [[d] for d in range(2, rank)], result_type, bt.dynamic_sizes())
+
+
+def _rebuilt(bt: Batcher, op, operands: list, result_types: list):
+    """A clone of ``op`` reading ``operands`` and producing ``result_types``."""
+    new = op.clone()
+    bt._remap(new, top=True)
+    for i, v in enumerate(operands):
+        new.operands[i] = v
+    for r, t in zip(new.results, result_types):
+        r.set_type(t)
+    return new
+
+
+# ---- batch-major named ops: the vmap batch joins the images dimension -----------------
+
+def _image_op_names() -> list[str]:
+    convs = ["conv_1d_nwc_wcf", "conv_2d_nhwc_hwcf", "conv_3d_ndhwc_dhwcf", "conv_2d_nchw_fchw",
+             "conv_1d_ncw_fcw", "conv_3d_ncdhw_fcdhw", "conv_2d_nhwc_fhwc", "conv_2d_ngchw_fgchw",
+             "conv_2d_nhwgc_gfhwc"]
+    depthwise = [f"depthwise_conv_{s}" for s in (
+        "1d_nwc_wc", "2d_nhwc_hwc", "3d_ndhwc_dhwc", "1d_nwc_wcm", "2d_nhwc_hwcm", "3d_ndhwc_dhwcm",
+        "1d_ncw_cw", "2d_nchw_chw", "3d_ncdhw_cdhw")]
+    pooling = [f"pooling_{layout}_{kind}" for layout in ("nwc", "nhwc", "ndhwc", "ncw", "nchw", "ncdhw")
+               for kind in ("max", "min", "sum")]
+    return [f"linalg.{n}" for n in convs + depthwise + pooling]
+
+
+@rule(*_image_op_names())
+def _images(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    image, window, out = operands
+    if window.batched:
+        raise PassError(
+            f"{bt.pass_name}: {op.name} at {where(op)} (in @{bt.func_name}) has a per-example "
+            f"filter; batching supports a batched input with a shared filter. Move the "
+            f"filter out of the vmapped arguments (in_axes=None for it)")
+    init = bt.to_batched(out)
+    merged_init = merge_batch(bt, init)
+    new = _rebuilt(bt, op, [merge_batch(bt, bt.to_batched(image)), window.value, merged_init],
+                   [merged_init.type])
+    return [Batched(split_batch(bt, new.results[0], init.type), True)]
+
+
+@rule("linalg.batch_matmul")
+def _batch_matmul(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    """Batch and inner batch merged into one: (B, b, m, k) -> (B*b, m, k)."""
+    from aotc._mlir import linalg
+
+    merged = [merge_batch(bt, bt.to_batched(b)) for b in operands]
+    out = linalg.batch_matmul(merged[0], merged[1], outs=[merged[2]])
+    return [Batched(split_batch(bt, out, bt.batched_type(op.results[0].type)), True)]
+
+
+# ---- IREE LinalgExt ----------------------------------------------------------------------
+
+@rule("iree_linalg_ext.sort", "iree_linalg_ext.scan", "iree_linalg_ext.topk")
+def _along_dimension(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    """Ops that work along one ``dimension`` of every operand: it moves by one; their
+    results are their last operands (the outs)."""
+    from aotc._mlir import ir
+
+    values = [bt.to_batched(b) for b in operands]
+    outs = values[len(values) - len(op.results):]
+    new = _rebuilt(bt, op, values, [v.type for v in outs])
+    dim = ir.IntegerAttr(op.attributes["dimension"]).value
+    new.attributes["dimension"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim + 1)
+    return [Batched(r, True) for r in new.results]
+
+
+@rule("iree_linalg_ext.scatter")
+def _scatter(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    """Rows of every lane scattered at once: the lane becomes one more index column (the
+    first, naming the target's batch dimension) and the lanes' rows are concatenated."""
+    from aotc._mlir import PARALLEL, affine_maps, arith, dim_map, ir, iterator_types, linalg
+
+    updates, indices, target = (bt.to_batched(b) for b in operands)
+    idx_t = ir.RankedTensorType(indices.type)
+    count, depth = idx_t.shape[1], idx_t.shape[2]
+    elt = idx_t.element_type
+    # (B, count, 1) of lane numbers, joined before the index columns.
+    lane_t = ir.RankedTensorType.get([bt.batch_dim(), count, 1], elt)
+    g = linalg.GenericOp([lane_t], [], [bt.new_empty(list(lane_t.shape), elt, bt.dynamic_sizes())],
+                         affine_maps([dim_map(3, [0, 1, 2])]), iterator_types([PARALLEL] * 3))
+    block = g.regions[0].blocks.append(elt)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([arith.index_cast(elt, linalg.IndexOp(0).result)])
+    from .batching_tensor import _concat
+
+    joined_t = ir.RankedTensorType.get([bt.batch_dim(), count, depth + 1], elt)
+    joined = _concat([g.results[0], indices], 2, joined_t)
+    dims = list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"]))
+    new = _rebuilt(bt, op, [merge_batch(bt, updates), merge_batch(bt, joined), target], [target.type])
+    new.attributes["dimension_map"] = ir.DenseI64ArrayAttr.get([0] + [d + 1 for d in dims])
+    return [Batched(new.results[0], True)]
+
+
+@rule("flow.tensor.clone")
+def _clone(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    """A copy of the batched value (its dynamic sizes are operands of the op)."""
+    from aotc._mlir import ir
+
+    if len(operands) != 1:
+        raise PassError(f"{bt.pass_name}: {op.name} at {where(op)} of a dynamically shaped "
+                        f"value is not supported by the batching pass yet")
+    value = operands[0].value
+    new = ir.Operation.create("flow.tensor.clone", results=[value.type],
+                              operands=[value] + bt.dynamic_sizes())
+    return [Batched(new.results[0], True)]
+
+
+@rule("util.optimization_barrier")
+def _barrier(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    new = _rebuilt(bt, op, [b.value for b in operands], [b.value.type for b in operands])
+    return [Batched(r, b.batched) for r, b in zip(new.results, operands)]
