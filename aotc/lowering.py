@@ -203,3 +203,36 @@ def identity_map(rank: int) -> ir.AffineMap:
 
 def parallel(rank: int) -> list[str]:
     return [PARALLEL] * rank
+
+
+# ---- reading at computed indices ---------------------------------------------------------
+
+# Ops through which a value is still a view of the tensor it was sliced from.
+_VIEW_OPS = ("tensor.collapse_shape", "tensor.expand_shape", "linalg.transpose", "tensor.extract_slice")
+
+
+def _views_strided_slice(value: ir.Value) -> bool:
+    while isinstance(value, ir.OpResult):
+        op = value.owner
+        if op.name not in _VIEW_OPS:
+            return False
+        if op.name == "tensor.extract_slice" and any(
+                s != 1 for s in ir.DenseI64ArrayAttr(op.attributes["static_strides"])):
+            return True
+        value = op.operands[0]
+    return False
+
+
+def gather_source(x: Tracer) -> Tracer:
+    """``x`` made safe to read with ``tensor.extract`` at computed indices.
+
+    IREE 3.13's CPU backend fails ("LLVM Translation failed for operation:
+    builtin.unrealized_conversion_cast") on such a read from a strided
+    ``tensor.extract_slice``, also through reshapes and transposes, because it fuses them
+    into the reading dispatch. A ``util.optimization_barrier`` stops that fusion: the
+    slice is copied out by its own dispatch first.
+    """
+    if not _views_strided_slice(x.value):
+        return x
+    barrier = ir.Operation.create("util.optimization_barrier", results=[x.value.type], operands=[x.value])
+    return wrap(barrier.results[0], x.shape, x.dtype)

@@ -25,6 +25,14 @@ def _region_block(op, k: int):
     return op.regions[k].blocks[0]
 
 
+def _keep_attributes(old, new) -> None:
+    """Dialect attributes of the original op (``stream.affinity``: without it IREE copies
+    every loop-carried tensor on each iteration) go on its batched replacement."""
+    for name in [getattr(a, "name", a) for a in old.attributes]:
+        if "." in name:
+            new.operation.attributes[name] = old.attributes[name]
+
+
 def _yield_batched(bt: Batcher, values: list[Batched]) -> None:
     from aotc._mlir import scf
 
@@ -92,6 +100,7 @@ def _if(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     types = [bt.batched_type(r.type) for r in op.results]
     has_else = len(op.regions[1].blocks) > 0
     new = scf.IfOp(cond.value, types, has_else=has_else)
+    _keep_attributes(op, new)
     for k, block in enumerate([new.then_block] + ([new.else_block] if has_else else [])):
         with ir.InsertionPoint(block):
             _yield_batched(bt, bt.batch_block(_region_block(op, k), None, []))
@@ -126,6 +135,7 @@ def _if_chain(bt: Batcher, op, index, cases: list[int], k: int, types) -> list:
         return [bt.to_batched(b) for b in bt.batch_block(_region_block(op, 0), None, [])]
     case = arith.ConstantOp(ir.IndexType.get(), cases[k]).result
     new = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, index, case), types, has_else=True)
+    _keep_attributes(op, new)
     with ir.InsertionPoint(new.then_block):
         _yield_batched(bt, bt.batch_block(_region_block(op, k + 1), None, []))
     with ir.InsertionPoint(new.else_block):
@@ -142,6 +152,7 @@ def _for(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
         _refuse(bt, op, "a loop whose bounds differ per example (write it with "
                         "aotc.lax.while_loop, which the batching pass masks per example)")
     new = scf.ForOp(lower.value, upper.value, step.value, [bt.to_batched(b) for b in inits])
+    _keep_attributes(op, new)
     with ir.InsertionPoint(new.body):
         _yield_batched(bt, bt.batch_block(_region_block(op, 0), new.body,
                                           [False] + [True] * len(inits)))
@@ -159,6 +170,7 @@ def _while(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     lanes_t = bt.batched_type(ir.IntegerType.get_signless(1))
     # The lanes' conditions travel as one more forwarded value.
     new = scf.WhileOp(forwarded + [lanes_t], inits)
+    _keep_attributes(op, new)
     new_before = new.before.blocks.append(*carried)
     new_after = new.after.blocks.append(*(forwarded + [lanes_t]))
     with ir.InsertionPoint(new_before):

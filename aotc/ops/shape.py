@@ -15,7 +15,7 @@ from .. import dtypes
 from .._mlir import arith, dim_map, index_constant, linalg, tensor
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedOpError
-from ..lowering import add_work, empty, generic, loop_index, parallel, reshape_value, wrap
+from ..lowering import add_work, empty, gather_source, generic, loop_index, parallel, reshape_value, wrap
 from . import elementwise as ew
 from .reductions import normalize_axes, normalize_axis
 
@@ -231,6 +231,7 @@ def _strided_read(x: Tracer, firsts: Sequence[int], steps: Sequence[int], counts
     unrealized_conversion_cast by IREE's LLVM lowering) compiles.
     """
     rank = x.ndim
+    x = gather_source(x)
     init = empty(counts, x.dtype)
 
     def body(_out):
@@ -255,11 +256,10 @@ def getitem(x: Tracer, index) -> Tracer:
     """numpy basic indexing: ints, slices (any step), None, Ellipsis."""
     index = index if isinstance(index, tuple) else (index,)
     for item in index:
-        if isinstance(item, (Tracer, np.ndarray, list)) or (isinstance(item, np.generic) and item.dtype == np.bool_):
-            raise UnsupportedOpError(
-                f"indexing with {type(item).__name__} (advanced indexing) is not supported yet; "
-                f"use integers, slices, None and ... (basic indexing)"
-            )
+        if isinstance(item, (Tracer, np.ndarray, list, bool, np.bool_)):
+            from . import indexing  # arrays and traced scalars as indices
+
+            return indexing.getitem(x, index)
         if not (item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer))) or isinstance(item, bool):
             raise TracingError(f"index {item!r}: only integers, slices (`:`), ellipsis (`...`) and None are valid indices")
     n_ellipsis = builtins.sum(1 for i in index if i is Ellipsis)
@@ -298,7 +298,9 @@ def getitem(x: Tracer, index) -> Tracer:
             strides.append(1)
         dim += 1
 
-    if builtins.any(s < 0 for s in strides):
+    if x.size == 0:  # MLIR rejects any slice offset into a tensor with a size-0 dimension
+        sliced = wrap(empty(sizes, x.dtype), sizes, x.dtype)
+    elif builtins.any(s < 0 for s in strides):
         sliced = _strided_read(x, firsts, strides, sizes)
     else:
         value = x.value

@@ -89,3 +89,18 @@ def test_batched_equals_loop(module_functions, name, axes, size, batched):
         for g, w in zip(got, want):
             assert g.shape == w.shape and g.dtype == w.dtype
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def test_batched_loop_keeps_its_device_affinity():
+    # Without stream.affinity IREE copies every loop-carried tensor on each iteration.
+    import aotc
+    import aotc.lax as lax
+    import aotc.numpy as anp
+
+    def running_sums(xs):
+        return lax.scan(lambda c, r: (c + r, c * r), anp.zeros(5, np.float32), xs)
+
+    text = aotc.jit(aotc.vmap(running_sums)).lower(aotc.ShapeDtypeStruct((3, 4, 5), "float32")).as_text()
+    loops = [line for line in text.splitlines() if "scf.for" in line or "stream.affinity" in line]
+    assert any("tensor<3x" in line for line in loops), text
+    assert sum("stream.affinity" in line for line in loops) >= 1, text
