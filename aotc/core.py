@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -109,6 +110,23 @@ class Trace:
         self._constants[key] = (array, tracer)  # keep the array alive so its id stays unique
         return tracer
 
+    @contextmanager
+    def region(self, block: ir.Block):
+        """Traces into ``block``, the body of a control-flow op (aotc.lax.cond, scan, ...).
+
+        Constants made before the op dominate its regions and stay shared; constants made
+        inside are defined only there, so they are forgotten when the region is left
+        (code after the op, a sibling branch or a retrace after erasing the op must not
+        use them).
+        """
+        outer = self._constants
+        self._constants = dict(outer)
+        try:
+            with ir.InsertionPoint(block):
+                yield
+        finally:
+            self._constants = outer
+
 
 _state = threading.local()
 
@@ -157,6 +175,14 @@ class Tracer(_Shaped):
     def T(self) -> "Tracer":
         return _anp().transpose(self)
 
+    @property
+    def at(self):
+        """JAX's functional updates: ``x.at[i].set(v)``, ``.add``, ``.min``, ... return a new
+        array (aotc/ops/updates.py)."""
+        from .ops.updates import IndexUpdateHelper
+
+        return IndexUpdateHelper(self)
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d traced array")
@@ -199,7 +225,14 @@ class Tracer(_Shaped):
         self._no_value("an integer index (__index__)")
 
     def __array__(self, dtype=None, copy=None):
-        self._no_value("conversion to a numpy array (np.asarray / a numpy function)")
+        raise _dispatch().conversion_error(self)
+
+    # numpy's functions and ufuncs called on tracers are traced by aotc.numpy's.
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _dispatch().array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _dispatch().array_function(func, types, args, kwargs)
 
     def tolist(self):
         self._no_value("tolist()")
@@ -214,6 +247,12 @@ def _anp():
     from . import numpy as anp
 
     return anp
+
+
+def _dispatch():
+    from . import numpy_dispatch
+
+    return numpy_dispatch
 
 
 def _bind_methods() -> None:
@@ -244,8 +283,13 @@ def _bind_methods() -> None:
     # Methods with numpy's ndarray names: x.sum(axis=0) is anp.sum(x, axis=0).
     for name in ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "any", "all",
                  "var", "std", "ravel", "squeeze", "swapaxes", "clip", "round", "dot",
-                 "flatten"):
-        setattr(Tracer, name, lambda self, *a, _n=name, **k: getattr(_anp(), _n)(self, *a, **k))
+                 "flatten", "cumsum", "cumprod", "argsort", "take", "nonzero", "repeat",
+                 "diagonal", "searchsorted", "choose", "compress", "argpartition",
+                 "copy", "conj", "conjugate"):
+        # (not "trace": a Tracer's `trace` is the function being traced; use anp.trace(x))
+        setattr(Tracer, name, lambda self, *a, _n=name, **k: _dispatch().array_method(self, _n, a, k))
+    for name in _dispatch().IN_PLACE_METHODS:  # x.sort(), x[i] = v: refused, naming the fix
+        setattr(Tracer, name, lambda self, *a, _n=name, **k: _dispatch().in_place_method(self, _n))
     Tracer.reshape = lambda self, *shape, **k: _anp().reshape(
         self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, **k)
     Tracer.transpose = lambda self, *axes: _anp().transpose(

@@ -1,3 +1,144 @@
-"""``aotc.numpy.linalg``: numpy.linalg's functions for traced arrays (being written)."""
+"""``aotc.numpy.linalg``: numpy.linalg's norms for traced arrays.
+
+``norm``, ``vector_norm`` and ``matrix_norm`` follow numpy's definitions operation for
+operation (integer and bool inputs are converted to float64 first, as numpy does), so
+they are reductions and elementwise ops: no new lowering. The matrix norms that need
+singular values (``ord=2``, ``-2``, ``'nuc'``) are not available: aotc has no SVD.
+Solvers and factorizations (``det``, ``inv``, ``solve``, ...) are not provided.
+"""
 
 from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from .core import Tracer
+from .errors import TracingError, UnsupportedOpError
+from .ops import elementwise as ew
+from .ops import reductions
+from .ops.reductions import normalize_axes, normalize_axis
+from .ops.shape import as_tracer, ravel, reshape, transpose
+
+__all__ = ["norm", "vector_norm", "matrix_norm"]
+
+_SVD_ORDERS = (2, -2, "nuc")
+
+
+def _inexact(x) -> Tracer:
+    t = as_tracer(x, "linalg.norm")
+    return t if dtypes.is_float(t.dtype) else ew.astype(t, np.float64)
+
+
+def _abs(x: Tracer) -> Tracer:
+    return ew.ufunc("absolute", x)
+
+
+def _sum_of_squares(x: Tracer, axis, keepdims: bool = False) -> Tracer:
+    return reductions.sum(ew.ufunc("multiply", x, x), axis=axis, keepdims=keepdims)
+
+
+def _vector_norm(x: Tracer, ord, axis: tuple, keepdims: bool) -> Tracer:
+    if ord is None or (not isinstance(ord, str) and ord == 2):
+        return ew.ufunc("sqrt", _sum_of_squares(x, axis, keepdims))
+    if isinstance(ord, str):
+        raise TracingError(f"linalg.norm: invalid norm order {ord!r} for vectors; use None, "
+                           f"a number, inf or -inf")
+    if ord == np.inf:
+        return reductions.max(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return reductions.min(_abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        nonzero = ew.astype(ew.ufunc("not_equal", x, 0), x.dtype)
+        return reductions.sum(nonzero, axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return reductions.sum(_abs(x), axis=axis, keepdims=keepdims)
+    # numpy: absx **= ord; ret = add.reduce(absx); ret **= reciprocal(ord, dtype=ret.dtype)
+    powered = ew.astype(_abs(x) ** ord, x.dtype)
+    total = reductions.sum(powered, axis=axis, keepdims=keepdims)
+    return total ** float(np.reciprocal(np.asarray(ord, dtype=total.dtype)))
+
+
+# Matrix norms without singular values: (reduce the absolute values over, then combine
+# the sums with) for ord 1/-1 (column sums) and inf/-inf (row sums).
+_MATRIX_SUM_ORDERS = {1: ("rows", "max"), -1: ("rows", "min"),
+                      np.inf: ("cols", "max"), -np.inf: ("cols", "min")}
+
+
+def _matrix_norm(x: Tracer, ord, axis: tuple, keepdims: bool) -> Tracer:
+    row, col = (normalize_axis(a, x.ndim, "linalg.norm axis") for a in axis)
+    if row == col:
+        raise TracingError(f"linalg.norm: duplicate axes given: {axis}")
+    if ord is None or (isinstance(ord, str) and ord in ("fro", "f")):
+        result = ew.ufunc("sqrt", _sum_of_squares(x, (row, col)))
+    elif (isinstance(ord, str) and ord == "nuc") or (not isinstance(ord, str) and ord in _SVD_ORDERS):
+        raise UnsupportedOpError(
+            f"linalg.norm: the matrix norm ord={ord!r} needs singular values, and aotc has "
+            f"no SVD; use ord=None/'fro', 1, -1, inf or -inf"
+        )
+    elif not isinstance(ord, str) and ord in _MATRIX_SUM_ORDERS:
+        summed, combine = _MATRIX_SUM_ORDERS[ord]
+        first, second = (row, col) if summed == "rows" else (col, row)
+        sums = reductions.sum(_abs(x), axis=first)
+        result = getattr(reductions, combine)(sums, axis=second - (second > first))
+    else:
+        raise TracingError(f"linalg.norm: invalid norm order {ord!r} for matrices; use None, "
+                           f"'fro', 1, -1, inf or -inf")
+    if keepdims:
+        shape = tuple(1 if d in (row, col) else n for d, n in enumerate(x.shape))
+        result = reshape(result, shape)
+    return result
+
+
+def norm(x, ord=None, axis=None, keepdims=False) -> Tracer:
+    """numpy.linalg.norm: vector norms (``axis`` an int) and matrix norms (``axis`` a
+    pair); with ``axis=None`` the whole array, as a vector or (2-d, ``ord`` given) a matrix.
+
+    >>> anp.linalg.norm(x, axis=-1)            # Euclidean length of each row
+    >>> anp.linalg.norm(w, ord=np.inf)         # largest absolute row sum
+    """
+    t = _inexact(x)
+    if axis is None:
+        is_2_norm = not isinstance(ord, str) and ord == 2
+        if ord is None or (ord in ("f", "fro") and t.ndim == 2) or (is_2_norm and t.ndim == 1):
+            result = ew.ufunc("sqrt", _sum_of_squares(ravel(t), 0))
+            return reshape(result, (1,) * t.ndim) if keepdims else result
+        axis = tuple(range(t.ndim))
+    elif not isinstance(axis, tuple):
+        if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+            raise TracingError(f"linalg.norm: axis must be None, an int or a tuple of ints, got {axis!r}")
+        axis = (int(axis),)
+    if len(axis) == 1:
+        return _vector_norm(t, ord, (normalize_axis(axis[0], t.ndim, "linalg.norm axis"),), keepdims)
+    if len(axis) == 2:
+        return _matrix_norm(t, ord, axis, keepdims)
+    raise TracingError(
+        f"linalg.norm: improper number of dimensions to norm: axis {axis} of a {t.ndim}-d "
+        f"array; give one axis (vector norm) or two (matrix norm)"
+    )
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Tracer:
+    """numpy.linalg.vector_norm: a vector norm over any number of axes (flattened)."""
+    t = as_tracer(x, "linalg.vector_norm")
+    shape = t.shape
+    if axis is None:
+        flat, flat_axis = ravel(t), 0
+    elif isinstance(axis, tuple):
+        axes = normalize_axes(axis, t.ndim, "linalg.vector_norm axis")
+        rest = tuple(d for d in range(t.ndim) if d not in axes)
+        size = int(np.prod([shape[d] for d in axes], dtype=np.int64))
+        flat = reshape(transpose(t, axes + rest), (size,) + tuple(shape[d] for d in rest))
+        flat_axis = 0
+    else:
+        flat, flat_axis = t, axis
+    result = norm(flat, axis=flat_axis, ord=ord)
+    if keepdims:
+        reduced = normalize_axes(tuple(range(len(shape))) if axis is None else axis, len(shape),
+                                 "linalg.vector_norm axis")
+        result = reshape(result, tuple(1 if d in reduced else n for d, n in enumerate(shape)))
+    return result
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tracer:
+    """numpy.linalg.matrix_norm: the matrix norm of the last two axes."""
+    return norm(x, axis=(-2, -1), keepdims=keepdims, ord=ord)

@@ -26,6 +26,7 @@ from typing import Callable
 import numpy as np
 
 import aotc
+import aotc.lax
 import aotc.numpy as anp
 
 try:
@@ -111,6 +112,46 @@ def make_tiny():
     return aotc.jit(lambda x, y: x + y), (lambda x, y: x + y), fj, (a, b)
 
 
+def make_scan():
+    """The Elman RNN of samples/rnn_scan.py over 128 steps: lax.scan in aotc and JAX, a
+    Python loop in numpy. The weights are arguments; the per-step outputs are the result."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
+    import rnn_scan
+
+    params = rnn_scan.init_params(64, 256, 64)
+    names = sorted(params)
+    r = _rng()
+    args = (r.standard_normal((8, 256), np.float32) * np.float32(0.1),
+            r.standard_normal((128, 8, 64), np.float32), *(params[n] for n in names))
+
+    def outputs(lib, scan):
+        return lambda h0, xs, *p: rnn_scan.run(lib, scan, dict(zip(names, p)), h0, xs)[1]
+
+    fj = jax.jit(outputs(jnp, jax.lax.scan)) if jax else None
+    return aotc.jit(outputs(anp, aotc.lax.scan)), outputs(np, rnn_scan.python_scan), fj, args
+
+
+def make_cnn():
+    """samples/cnn.py's classifier (conv 3x3 16, pool, conv 3x3 32, pool, dense 10,
+    softmax; NHWC) on 32 images, weights as arguments; JAX runs the same layers with
+    jax.lax.conv_general_dilated and reduce_window, numpy with sliding windows."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
+    import cnn
+
+    x = _rng().standard_normal((32, *cnn.IMAGE), np.float32)
+    args = (x, *(a for pair in cnn.init_params() for a in pair))
+
+    def net(layers):
+        return lambda x, *p: cnn.forward(layers, list(zip(p[0::2], p[1::2])), x)
+
+    fj = jax.jit(net(cnn.Layers(
+        conv=lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=cnn.NHWC),
+        relu=jax.nn.relu,
+        max_pool=lambda x: jax.lax.reduce_window(x, -np.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
+        dense=lambda x, w, b: x @ w + b, softmax=jax.nn.softmax))) if jax else None
+    return aotc.jit(net(cnn.AOTC)), net(cnn.NUMPY), fj, args
+
+
 WORKLOADS = {
     w.name: w
     for w in (
@@ -120,6 +161,8 @@ WORKLOADS = {
         Workload("matmul", "matmul 1024x1024x1024 float32", make_matmul, 3),
         Workload("softmax", "row softmax 256x4096 float32", make_softmax, 100),
         Workload("tiny", "add of two float32[4] (per-call overhead)", make_tiny, 2000),
+        Workload("scan", "Elman RNN via lax.scan: 128 steps, batch 8, input 64, hidden 256", make_scan, 20),
+        Workload("cnn", "CNN conv16-pool-conv32-pool-dense10 on 32 28x28x1 images, weights as args", make_cnn, 50),
     )
 }
 

@@ -1,5 +1,601 @@
-"""(being written)"""
+"""Structured control flow with ``jax.lax``'s semantics: cond, switch, while_loop,
+fori_loop and scan, each lowered to one ``scf`` op on tensors.
+
+    lax.cond          scf.if            (then / else region, tensor results)
+    lax.switch        scf.if chain      (index == 0, else index == 1, ...; see switch)
+    lax.while_loop    scf.while         (before region: scf.condition; after region: body)
+    lax.fori_loop     scf.for           (static bounds; traced bounds: scf.while)
+    lax.scan          scf.for           (iter_args: carry..., stacked ys...)
+
+Branch and body functions are traced with the same Trace into the op's regions, so they
+may close over traced values from outside (scf regions are not isolated from above).
+A region is traced into a block held by a placeholder op (its types are only known once
+the function has run); the scf op is built afterwards and the blocks moved into it.
+
+Pytree rules are JAX's: every branch returns the same structure, shapes and dtypes; a
+loop body returns its carry with the init's structure, shapes and dtypes. A Python scalar
+(weakly typed) adapts: in a branch output or loop output it takes the other side's dtype;
+in a loop's init it is promoted to what the body returns and the loop is traced again.
+"""
 
 from __future__ import annotations
 
-EXPORTS: dict[str, list[str]] = {"numpy": [], "lax": [], "nn": []}
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .. import dtypes
+from .._mlir import arith, index_constant, ir, scf, tensor
+from ..core import Tracer, current_trace, user_location
+from ..errors import TracingError
+from ..lowering import empty
+from ..runtime import tree
+from . import elementwise as ew
+
+EXPORTS: dict[str, list[str]] = {
+    "numpy": [],
+    "lax": ["cond", "switch", "while_loop", "fori_loop", "scan"],
+    "nn": [],
+}
+
+_DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
+
+# IREE 3.13 gives the values carried by a host-side loop (and branch results) no device
+# affinity, so each use of one in a dispatch gets a stream.async.transfer: a full copy per
+# iteration (for scan, of the whole stacked ys: quadratic in the length). An aotc module
+# has one device, @__device_0 (several targets become one #hal.device.select); naming it
+# on the op shows IREE the transfers are no-ops, and ys is then updated in place.
+_AFFINITY = "#hal.device.affinity<@__device_0>"
+
+
+# ---- pytrees of arrays -----------------------------------------------------------------
+
+def _paths(treedef: tree.TreeDef, prefix: str = "") -> list[str]:
+    """JAX-style key paths of the leaves, in leaf order: ``[0]['h']``."""
+    if treedef.kind == "leaf":
+        return [prefix]
+    keys = treedef.keys if treedef.kind == "dict" else range(len(treedef.children))
+    return [p for k, child in zip(keys, treedef.children)
+            for p in _paths(child, f"{prefix}[{k!r}]")]
+
+
+def _as_array(leaf: Any, where: str) -> Tracer:
+    """A pytree leaf as a traced array; Python scalars stay weakly typed."""
+    o = ew.as_operand(leaf, where)
+    if isinstance(o, Tracer):
+        return o
+    constant = current_trace().constant(np.asarray(o.value, o.dtype))
+    # A new Tracer: the cached constant must not become weak for its other users.
+    return Tracer(constant.value, constant.shape, constant.dtype, weak=o.weak)
+
+
+def _flatten(value: Any, where: str) -> tuple[list[Tracer], tree.TreeDef]:
+    leaves, treedef = tree.flatten(value)
+    return [_as_array(leaf, f"{where}{p}") for leaf, p in zip(leaves, _paths(treedef))], treedef
+
+
+def _like(values: Sequence[ir.Value], avals: Sequence[Tracer],
+          weak: Sequence[bool] | None = None) -> list[Tracer]:
+    """Tracers for ``values`` with the shapes and dtypes of ``avals`` (and their weak
+    types, unless ``weak`` says otherwise)."""
+    weak = [a.weak for a in avals] if weak is None else weak
+    return [Tracer(v, a.shape, a.dtype, weak=w) for v, a, w in zip(values, avals, weak)]
+
+
+def _describe(t: Tracer) -> str:
+    return f"{t.dtype.name}{list(t.shape)}" + (" (weakly typed Python scalar)" if t.weak else "")
+
+
+def _types(avals: Sequence[Tracer]) -> list[ir.Type]:
+    return [dtypes.tensor_type(a.shape, a.dtype) for a in avals]
+
+
+def _adapts_to(weak: Tracer, dtype: np.dtype) -> bool:
+    """Whether a weakly typed value takes ``dtype`` when combined with it (numpy's rule)."""
+    return np.result_type(ew._promotion_operand(weak), dtype) == dtype
+
+
+def _callable(fn, name: str, where: str) -> None:
+    if not callable(fn):
+        raise TypeError(f"{where}: {name} must be callable, got {type(fn).__name__} {fn!r}")
+
+
+# ---- regions ---------------------------------------------------------------------------
+
+class _Regions:
+    """Blocks traced before their scf op exists, each held by a placeholder op.
+
+    ``build`` creates the op at the current insertion point (after the placeholders, so
+    its operands may be made after tracing) and moves the blocks into it; leaving the
+    ``with`` block on an error erases what was not built.
+    """
+
+    def __init__(self):
+        self._holders: list[ir.Operation] = []
+
+    def __enter__(self) -> "_Regions":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.discard()
+
+    def block(self, arg_types: Sequence[ir.Type] = ()) -> ir.Block:
+        holder = ir.Operation.create("scf.execute_region", regions=1)
+        self._holders.append(holder)
+        return holder.regions[0].blocks.append(*arg_types)
+
+    def build(self, name: str, result_types, operands, blocks: Sequence[ir.Block]) -> ir.Operation:
+        with user_location():
+            op = ir.Operation.create(name, results=list(result_types), operands=list(operands),
+                                     attributes={"stream.affinity": ir.Attribute.parse(_AFFINITY)},
+                                     regions=len(blocks))
+        for region, block in zip(op.regions, blocks):
+            block.append_to(region)
+        self.discard()
+        return op
+
+    def discard(self) -> None:
+        for holder in self._holders:
+            holder.erase()
+        self._holders = []
+
+
+def _trace(block: ir.Block, fn: Callable, args: Sequence,
+           where: str) -> tuple[list[Tracer], tree.TreeDef]:
+    with current_trace().region(block):
+        return _flatten(fn(*args), where)
+
+
+def _yield(block: ir.Block, values: Sequence[Tracer], dtypes_: Sequence[np.dtype]) -> None:
+    """Ends a region with ``scf.yield``, casting weak values to the op's result dtypes."""
+    with current_trace().region(block):
+        scf.YieldOp([ew.astype(v, dt).value for v, dt in zip(values, dtypes_)])
+
+
+def _scalar(t: Tracer) -> ir.Value:
+    return tensor.ExtractOp(t.value, []).result
+
+
+def _index_tensor(iv: ir.Value, dtype: np.dtype, weak: bool) -> Tracer:
+    """An ``index`` value as a 0-d tensor of an integer dtype."""
+    scalar = arith.IndexCastOp(dtypes.mlir_type(dtype), iv).result
+    value = tensor.FromElementsOp(dtypes.tensor_type((), dtype), [scalar]).result
+    return Tracer(value, (), dtype, weak=weak)
+
+
+# ---- checking what functions return ------------------------------------------------------
+
+def _same_structure(where: str, what: str, expected: tree.TreeDef, got: tree.TreeDef,
+                    fix: str) -> None:
+    if expected != got:
+        raise TracingError(f"{where}: {what}: expected the structure {expected}, got {got}. {fix}")
+
+
+def _join_branches(where: str, names: Sequence[str], outs: Sequence[list[Tracer]],
+                   paths: Sequence[str]) -> list[Tracer]:
+    """The result of every leaf: the branches' common shape and dtype (weak values adapt
+    to a strongly typed branch); raises naming the first leaf that differs."""
+    joined = []
+    for leaf, path in enumerate(paths):
+        leaves = [o[leaf] for o in outs]
+        strong = {t.dtype for t in leaves if not t.weak}
+        target = (strong.pop() if len(strong) == 1
+                  else np.result_type(*[ew._promotion_operand(t) for t in leaves]))
+        first = (leaves[0].shape, leaves[0].dtype)
+        if any(t.shape != first[0] or not (t.dtype == target or (t.weak and _adapts_to(t, target)))
+               for t in leaves):
+            k = next(k for k, t in enumerate(leaves) if (t.shape, t.dtype) != first)
+            raise TracingError(
+                f"{where}: every branch must return the same shapes and dtypes; at output"
+                f"{path} {names[0]} returns {_describe(leaves[0])} but {names[k]} returns "
+                f"{_describe(leaves[k])}. Fix: make the branches agree, e.g. with .astype(...) or "
+                f"anp.broadcast_to(...) in one of them"
+            )
+        joined.append(Tracer(leaves[0].value, first[0], target, weak=all(t.weak for t in leaves)))
+    return joined
+
+
+class _Promote(Exception):
+    """The init carry holds weakly typed values that the body promotes: trace again with
+    ``types``, one ``(dtype, weak)`` per leaf."""
+
+    def __init__(self, types: list[tuple[np.dtype, bool]]):
+        super().__init__("retrace with a promoted carry")
+        self.types = types
+
+
+def _check_carry(where: str, fn_name: str, init: list[Tracer], init_tree: tree.TreeDef,
+                 out: list[Tracer], out_tree: tree.TreeDef) -> None:
+    """JAX's carry rule: same structure, shapes and dtypes as the init. A weakly typed
+    init value is promoted to the body's dtype (``_Promote``: trace again); a weakly typed
+    output takes the carry's dtype when numpy's rule allows (cast before the yield)."""
+    _same_structure(where, f"{fn_name} must return the carry with init's structure", init_tree,
+                    out_tree, f"Fix: return the same pytree of arrays that {fn_name} receives")
+    kept = [(a.dtype, a.weak) for a in init]
+    promoted = list(kept)
+    for i, (path, a, b) in enumerate(zip(_paths(init_tree), init, out)):
+        if a.shape == b.shape and (a.dtype == b.dtype or (b.weak and _adapts_to(b, a.dtype))):
+            continue
+        if a.shape == b.shape and a.weak:
+            wider = np.result_type(ew._promotion_operand(a), ew._promotion_operand(b))
+            promoted[i] = (wider, b.weak)
+            if promoted[i][0] != a.dtype:
+                continue
+        raise TracingError(
+            f"{where}: {fn_name} must return a carry of the same shapes and dtypes as its "
+            f"input; at carry{path} the input is {_describe(a)} but {fn_name} returns "
+            f"{_describe(b)}. Fix: cast or reshape in {fn_name} (e.g. .astype({a.dtype.name!r})), "
+            f"or start from an init value of the type the loop computes (e.g. "
+            f"anp.zeros({b.shape}, {b.dtype.name!r}))"
+        )
+    if promoted != kept:
+        raise _Promote(promoted)
+
+
+def _promoting(build: Callable[[list[Tracer]], Any], carry: list[Tracer]):
+    """Runs ``build(carry)``, again with the promoted carry while it asks for one (the
+    casts are made here, before the op, once the failed trace's regions are gone)."""
+    for _ in range(len(carry) + 1):
+        try:
+            return build(carry)
+        except _Promote as p:
+            carry = [c if c.dtype == dt else _with_weak(ew.astype(c, dt), weak)
+                     for c, (dt, weak) in zip(carry, p.types)]
+    raise AssertionError("carry promotion did not settle")  # each round strictly widens a dtype
+
+
+def _with_weak(t: Tracer, weak: bool) -> Tracer:
+    return Tracer(t.value, t.shape, t.dtype, weak=weak)
+
+
+def _result_weak(carry: Sequence[Tracer], out: Sequence[Tracer]) -> list[bool]:
+    """A loop result stays weakly typed only where both the init and the body's value are."""
+    return [c.weak and o.weak for c, o in zip(carry, out)]
+
+
+def _outer_work(trace, before: float, trips: int) -> None:
+    """Counts a loop body's estimated work once per trip."""
+    trace.work = before + (trace.work - before) * max(trips, 1)
+
+
+# ---- cond and switch ----------------------------------------------------------------------
+
+def _predicate(pred, where: str) -> ir.Value:
+    p = _as_array(pred, f"{where}: pred")
+    if p.shape != ():
+        raise TracingError(
+            f"{where}: expected a scalar predicate (shape ()), got {_describe(p)}. Fix: reduce "
+            f"it first, e.g. anp.any(pred) or anp.all(pred), or index one element"
+        )
+    if dtypes.kind(p.dtype) != "bool":
+        p = ew.ufunc("not_equal", p, 0)  # a number is true where it is nonzero, as in JAX
+    return _scalar(p)
+
+
+def _if(where: str, condition: ir.Value, names: Sequence[str], fns: Sequence[Callable],
+        operands: tuple):
+    """An ``scf.if``: traces each branch into its own block, joins their outputs."""
+    for name, fn in zip(names, fns):
+        _callable(fn, name, where)
+    leaves, operand_tree = _flatten(operands, "operands")
+    with _Regions() as regions:
+        blocks, outs = [], []
+        for name, fn in zip(names, fns):
+            block = regions.block()
+            outs.append(_trace(block, lambda *a, fn=fn: fn(*tree.unflatten(operand_tree, a)),
+                               leaves, f"{where}: {name} output"))
+            blocks.append(block)
+        for name, (_, t) in zip(names, outs):
+            _same_structure(where, f"{name} must return what {names[0]} returns", outs[0][1], t,
+                            "Fix: return the same pytree (tuples, lists, dicts of arrays) "
+                            "from every branch")
+        joined = _join_branches(where, names, [o for o, _ in outs], _paths(outs[0][1]))
+        for block, (values, _) in zip(blocks, outs):
+            _yield(block, values, [j.dtype for j in joined])
+        op = regions.build("scf.if", _types(joined), [condition], blocks)
+    return tree.unflatten(outs[0][1], _like(op.results, joined))
+
+
+def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
+    """``jax.lax.cond``: ``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``.
+
+    Both branches are traced (into an ``scf.if``); only the chosen one runs. ``pred`` is
+    a scalar bool or number (nonzero is true). Both must return the same pytree with the
+    same shapes and dtypes; a Python scalar output takes the other branch's dtype.
+
+    >>> lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x)
+    """
+    where = "lax.cond"
+    return _if(where, _predicate(pred, where), ("true_fun", "false_fun"), (true_fun, false_fun),
+               operands)
+
+
+def switch(index, branches: Sequence[Callable], *operands):
+    """``jax.lax.switch``: ``branches[index](*operands)``, ``index`` clamped to
+    ``[0, len(branches) - 1]`` as in JAX.
+
+    Lowered to a chain of ``scf.if`` (``index == 0``, else ``index == 1``, ..., the last
+    branch innermost): IREE 3.13 cannot compile ``scf.index_switch`` with tensor results
+    (its stream conversion leaves the default region's yield unconverted).
+
+    >>> lax.switch(k, [lambda v: v, lambda v: v * 2, anp.sin], x)
+    """
+    where = "lax.switch"
+    branches = list(branches) if isinstance(branches, (list, tuple)) else None
+    if not branches:
+        raise TracingError(f"{where}: expected a non-empty list or tuple of branch functions, got "
+                           f"{'an empty one' if branches == [] else 'something else'}")
+    for k, fn in enumerate(branches):
+        _callable(fn, f"branches[{k}]", where)
+    i = _as_array(index, f"{where}: index")
+    if i.shape != () or dtypes.kind(i.dtype) not in ("int", "uint"):
+        raise TracingError(f"{where}: expected a scalar integer index, got {_describe(i)}. Fix: "
+                           f"convert it, e.g. index.astype(anp.int32)")
+    n = len(branches)
+    clamped = ew.ufunc("minimum", ew.ufunc("maximum", i, 0), n - 1)
+
+    def from_branch(k: int):
+        if k == n - 1:
+            return branches[k]
+        names = (f"branches[{k}]", f"branches[{k + 1}:]" if k + 2 < n else f"branches[{k + 1}]")
+        chosen = _scalar(ew.ufunc("equal", clamped, k))
+        return lambda *ops: _if(where, chosen, names, (branches[k], from_branch(k + 1)), ops)
+
+    return from_branch(0)(*operands)
+
+
+# ---- while_loop and fori_loop ------------------------------------------------------------
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
+    """``jax.lax.while_loop``: ``while cond_fun(val): val = body_fun(val)``, as one
+    ``scf.while`` carrying the flattened ``val``.
+
+    ``cond_fun`` returns a scalar bool; ``body_fun`` returns ``val``'s pytree with the
+    same shapes and dtypes (a Python scalar in ``init_val`` is promoted to the dtype the
+    body computes, as in JAX).
+
+    >>> lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 2), (0, x))
+    """
+    where = "lax.while_loop"
+    _callable(cond_fun, "cond_fun", where)
+    _callable(body_fun, "body_fun", where)
+    init, init_tree = _flatten(init_val, "init_val")
+    trace = current_trace()
+
+    def build(carry):
+        types = _types(carry)
+        with _Regions() as regions:
+            before, after = regions.block(types), regions.block(types)
+            oks, ok_tree = _trace(before, lambda *c: cond_fun(tree.unflatten(init_tree, c)),
+                                  _like(before.arguments, carry), f"{where}: cond_fun output")
+            ok = oks[0] if ok_tree == tree.LEAF else None
+            if ok is None or ok.shape != () or ok.dtype != np.bool_:
+                got = _describe(ok) if ok is not None else f"a pytree {ok_tree}"
+                raise TracingError(f"{where}: cond_fun must return a scalar bool, got {got}. "
+                                   f"Fix: return a comparison such as `i < n`, or anp.any(...) "
+                                   f"of an array")
+            with trace.region(before):
+                scf.ConditionOp(_scalar(ok), list(before.arguments))
+            out, out_tree = _trace(after, lambda *c: body_fun(tree.unflatten(init_tree, c)),
+                                   _like(after.arguments, carry), f"{where}: body_fun output")
+            _check_carry(where, "body_fun", carry, init_tree, out, out_tree)
+            _yield(after, out, [c.dtype for c in carry])
+            op = regions.build("scf.while", types, [c.value for c in carry], [before, after])
+        return tree.unflatten(init_tree, _like(op.results, carry, _result_weak(carry, out)))
+
+    return _promoting(build, init)
+
+
+def _static_int(x) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def fori_loop(lower, upper, body_fun: Callable, init_val):
+    """``jax.lax.fori_loop``: ``for i in range(lower, upper): val = body_fun(i, val)``.
+
+    Python or numpy integer bounds give an ``scf.for`` (``i`` is a 0-d integer array of
+    the bounds' dtype, weakly typed for Python ints); traced bounds give a
+    ``while_loop`` counting ``i`` up to ``upper``.
+
+    >>> lax.fori_loop(0, 10, lambda i, acc: acc + i * x, anp.zeros_like(x))
+    """
+    where = "lax.fori_loop"
+    _callable(body_fun, "body_fun", where)
+    if not (_static_int(lower) and _static_int(upper)):
+        bounds = [_as_array(b, f"{where}: {n}") for b, n in ((lower, "lower"), (upper, "upper"))]
+        for b, name in zip(bounds, ("lower", "upper")):
+            if b.shape != () or dtypes.kind(b.dtype) not in ("int", "uint"):
+                raise TracingError(f"{where}: expected a scalar integer {name} bound, got "
+                                   f"{_describe(b)}. Fix: pass an int, or convert it with "
+                                   f".astype(anp.int32)")
+        dtype = np.result_type(*[ew._promotion_operand(b) for b in bounds])
+        start, stop = (ew.astype(b, dtype) for b in bounds)
+        counted = while_loop(lambda c: c[0] < stop,
+                             lambda c: (c[0] + 1, body_fun(c[0], c[1])), (start, init_val))
+        return counted[1]
+    # i has the bounds' dtype: weakly typed int64 for Python ints, as a Python int would be.
+    weak = isinstance(lower, int) and isinstance(upper, int)
+    dtype = np.result_type(*[0 if isinstance(b, int) else b.dtype for b in (lower, upper)])
+    init, init_tree = _flatten(init_val, "init_val")
+    trace = current_trace()
+    bounds_ir = [index_constant(int(lower)), index_constant(int(upper)), index_constant(1)]
+
+    def build(carry):
+        before_work = trace.work
+        with _Regions() as regions:
+            body = regions.block([ir.IndexType.get(), *_types(carry)])
+            with trace.region(body):
+                i = _index_tensor(body.arguments[0], dtype, weak)
+            out, out_tree = _trace(body, lambda *c: body_fun(i, tree.unflatten(init_tree, c)),
+                                   _like(list(body.arguments)[1:], carry),
+                                   f"{where}: body_fun output")
+            _check_carry(where, "body_fun", carry, init_tree, out, out_tree)
+            _yield(body, out, [c.dtype for c in carry])
+            op = regions.build("scf.for", _types(carry),
+                               [*bounds_ir, *[c.value for c in carry]], [body])
+        _outer_work(trace, before_work, int(upper) - int(lower))
+        return tree.unflatten(init_tree, _like(op.results, carry, _result_weak(carry, out)))
+
+    return _promoting(build, init)
+
+
+# ---- scan ----------------------------------------------------------------------------------
+
+def _scan_length(xs: list[Tracer], xs_tree: tree.TreeDef, length, where: str) -> int:
+    lengths = {}
+    for path, x in zip(_paths(xs_tree), xs):
+        if x.ndim == 0:
+            raise TracingError(f"{where}: every xs leaf is scanned along its leading axis, but "
+                               f"xs{path} is 0-d ({_describe(x)}). Fix: pass arrays with a "
+                               f"leading axis")
+        lengths.setdefault(x.shape[0], path)
+    if length is not None:
+        if not _static_int(length) or length < 0:
+            raise TracingError(f"{where}: length must be a non-negative int, got {length!r}")
+        lengths.setdefault(int(length), "length")
+    if not lengths:
+        raise TracingError(f"{where}: with xs=None (or no arrays in xs), pass length=... to "
+                           f"say how many steps to run")
+    if len(lengths) > 1:
+        listed = ", ".join(f"{p if p == 'length' else 'xs' + p}: {n}" for n, p in lengths.items())
+        raise TracingError(f"{where}: xs leaves and length must agree on the number of steps; "
+                           f"got {listed}. Fix: give every xs leaf the same leading axis length")
+    return next(iter(lengths))
+
+
+def _slice_step(x: Tracer, t: ir.Value) -> Tracer:
+    """``x[t]`` for an ``index`` value ``t``: a rank-reducing extract_slice."""
+    rest = list(x.shape[1:])
+    value = tensor.ExtractSliceOp(dtypes.tensor_type(rest, x.dtype), x.value, [t], [], [],
+                                  [_DYNAMIC] + [0] * len(rest), [1, *rest], [1] * x.ndim).result
+    return Tracer(value, rest, x.dtype, weak=x.weak)
+
+
+def _insert_step(y: ir.Value, buf: ir.Value, t: ir.Value, shape: Sequence[int]) -> ir.Value:
+    """``buf[t] = y`` for an ``index`` value ``t``: a rank-expanding insert_slice."""
+    return tensor.InsertSliceOp(y, buf, [t], [], [], [_DYNAMIC] + [0] * len(shape),
+                                [1, *shape], [1] * (len(shape) + 1)).result
+
+
+def _unroll_factor(unroll, length: int, where: str) -> int:
+    if isinstance(unroll, (bool, np.bool_)):
+        return max(length, 1) if unroll else 1
+    if not _static_int(unroll) or unroll < 1:
+        raise TracingError(f"{where}: unroll must be a positive int or a bool, got {unroll!r}")
+    return max(1, min(int(unroll), length))
+
+
+class _ScanStep:
+    """Calls ``f`` for one step: slices xs at the step's index, checks the carry."""
+
+    def __init__(self, f, init_tree, xs, xs_tree, length: int, reverse: bool, where: str):
+        self.f, self.init_tree, self.xs, self.xs_tree = f, init_tree, xs, xs_tree
+        self.length, self.reverse, self.where = length, reverse, where
+        self.y_tree: tree.TreeDef | None = None
+        self.weak: list[bool] = []  # per carry leaf, after the last step traced
+
+    def index(self, step: ir.Value) -> ir.Value:
+        """The position read and written at step ``step``: from the end when reversed."""
+        return arith.SubIOp(index_constant(self.length - 1), step).result if self.reverse else step
+
+    def __call__(self, carry: list[Tracer], t: ir.Value) -> tuple[list[Tracer], list[Tracer]]:
+        x = tree.unflatten(self.xs_tree, [_slice_step(x, t) for x in self.xs])
+        out = self.f(tree.unflatten(self.init_tree, carry), x)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TracingError(f"{self.where}: f must return a pair (carry, y), got "
+                               f"{type(out).__name__}. Fix: return (new_carry, y), with y=None "
+                               f"when there are no per-step outputs")
+        new, new_tree = _flatten(out[0], f"{self.where}: f carry output")
+        _check_carry(self.where, "f", carry, self.init_tree, new, new_tree)
+        ys, self.y_tree = _flatten(out[1], f"{self.where}: f y output")
+        self.weak = _result_weak(carry, new)
+        # The next step (unroll) sees exactly the carry's types again.
+        return _like([ew.astype(v, c.dtype).value for v, c in zip(new, carry)], carry), ys
+
+
+def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False, unroll=1):
+    """``jax.lax.scan``: ``carry, y = f(carry, x)`` for each ``x`` along the leading axis of
+    ``xs`` (a pytree, or None with ``length``); returns the final carry and the ys stacked
+    along a new leading axis.
+
+    One ``scf.for`` over the steps carries the flattened carry and one stacked buffer per
+    y leaf: ``x`` is read with ``tensor.extract_slice`` at the step's (dynamic) offset and
+    ``y`` written with ``tensor.insert_slice`` into the buffer carried as an iter_arg, so
+    IREE updates it in place. ``reverse`` runs from the end (ys keep xs's order);
+    ``unroll=k`` traces ``f`` k times per loop iteration, the remaining steps after it.
+
+    >>> def step(h, x):
+    ...     h = anp.tanh(x @ w + h @ u)
+    ...     return h, h
+    >>> h_last, hs = lax.scan(step, h0, xs)
+    """
+    where = "lax.scan"
+    _callable(f, "f", where)
+    xs_leaves, xs_tree = _flatten(xs, "xs")
+    n = _scan_length(xs_leaves, xs_tree, length, where)
+    init, init_tree = _flatten(init, "init")
+    step = _ScanStep(f, init_tree, xs_leaves, xs_tree, n, bool(reverse), where)
+    if n == 0:
+        return _empty_scan(step, init)
+    k = _unroll_factor(unroll, n, where)
+    trace = current_trace()
+
+    def build(carry):
+        before_work = trace.work
+        with _Regions() as regions:
+            body = regions.block([ir.IndexType.get(), *_types(carry)])
+            with trace.region(body):
+                iv, state = body.arguments[0], _like(list(body.arguments)[1:], carry)
+                ys_per_step = []
+                for j in range(k):
+                    t = step.index(iv if j == 0 else arith.AddIOp(iv, index_constant(j)).result)
+                    state, ys = step(state, t)
+                    ys_per_step.append((t, ys))
+                y_avals = ys_per_step[0][1]
+                bufs = [body.add_argument(t, ir.Location.unknown())
+                        for t in _stacked_types(y_avals, n)]
+                for t, ys in ys_per_step:
+                    bufs = [_insert_step(y.value, b, t, y.shape) for y, b in zip(ys, bufs)]
+                scf.YieldOp([s.value for s in state] + bufs)
+            y_inits = [_empty_like_stacked(y, n) for y in y_avals]
+            main = n - n % k
+            bounds = [index_constant(0), index_constant(main), index_constant(k)]
+            op = regions.build("scf.for", [*_types(carry), *_stacked_types(y_avals, n)],
+                               [*bounds, *[c.value for c in carry], *y_inits], [body])
+        _outer_work(trace, before_work, n // k)
+        results = list(op.results)
+        state = _like(results[: len(carry)], carry, step.weak)
+        bufs = results[len(carry):]
+        for s in range(main, n):  # the steps left over by unroll=k, traced in line
+            t = step.index(index_constant(s))
+            state, ys = step(state, t)
+            bufs = [_insert_step(y.value, b, t, y.shape) for y, b in zip(ys, bufs)]
+        ys = [Tracer(b, (n, *y.shape), y.dtype, weak=y.weak) for b, y in zip(bufs, y_avals)]
+        return tree.unflatten(init_tree, state), tree.unflatten(step.y_tree, ys)
+
+    return _promoting(build, init)
+
+
+def _stacked_types(ys: Sequence[Tracer], n: int) -> list[ir.Type]:
+    return [dtypes.tensor_type((n, *y.shape), y.dtype) for y in ys]
+
+
+def _empty_like_stacked(y: Tracer, n: int) -> ir.Value:
+    return empty((n, *y.shape), y.dtype)
+
+
+def _empty_scan(step: _ScanStep, init: list[Tracer]):
+    """A zero-step scan: ``f`` is traced (into a block that is then dropped) only to
+    check the carry and learn the ys' shapes and dtypes; the result is ``init`` and
+    empty ys, as in JAX."""
+
+    def probe(carry):
+        with _Regions() as regions:
+            block = regions.block([ir.IndexType.get()])
+            with current_trace().region(block):
+                _, ys = step(carry, block.arguments[0])
+        return carry, ys
+
+    carry, ys = _promoting(probe, init)
+    stacked = [Tracer(_empty_like_stacked(y, 0), (0, *y.shape), y.dtype, weak=y.weak) for y in ys]
+    return tree.unflatten(step.init_tree, carry), tree.unflatten(step.y_tree, stacked)

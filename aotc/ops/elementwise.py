@@ -16,7 +16,7 @@ from .. import dtypes
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
 from ..lowering import add_work, dim_map, drop_broadcast_dims, empty, generic, parallel, scalar_constant, wrap
-from .scalar import UFUNC_RULES, convert
+from .scalar import convert, loop_body
 
 
 @dataclass(frozen=True)
@@ -131,17 +131,21 @@ def _promotion_operand(o):
 def ufunc(name: str, *args) -> Tracer:
     """Applies numpy ufunc ``name`` to traced arrays, numpy arrays and scalars."""
     operands = [as_operand(a, f"{name}() argument {i}") for i, a in enumerate(args)]
-    types = tuple(_operand_type(o) for o in operands)
+    # numpy finds no loop for Python types alone ((int, int) -> object): when every operand
+    # is weak (a Python scalar argument or loop carry with a Python scalar), compute in
+    # their own dtypes (int64, float64), as numpy does for Python scalars.
+    weak_only = all(o.weak for o in operands)
+    types = tuple(o.dtype if weak_only else _operand_type(o) for o in operands)
     loop = dtypes.ufunc_loop(name, types)
     in_dtypes, out_dtype = loop[: len(operands)], loop[len(operands)]
     for dt in loop:
         dtypes.canonicalize(dt, f"{name}() computes in")
-    rule = UFUNC_RULES[name]
+    body = loop_body(name, in_dtypes)
     if not any(isinstance(o, Tracer) for o in operands):
         # All constants: still an array op, computed on a 0-d array.
         operands[0] = current_trace().constant(np.asarray(operands[0].value, operands[0].dtype))
     try:
-        result = elementwise(operands, in_dtypes, out_dtype, lambda *xs: rule(in_dtypes[0], *xs), name)
+        result = elementwise(operands, in_dtypes, out_dtype, body, name)
     except NotImplementedError:
         raise UnsupportedDtypeError(
             f"{name}: no implementation for dtype {in_dtypes[0].name}"
