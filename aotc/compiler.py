@@ -59,12 +59,15 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # in-place update, e.g. both weights of an MLP training step donated) packs a
     # transposed operand with vectors the CPU backend rejects.
     ("operations with large vector sizes", ("--iree-dispatch-creation-opt-level=O1",)),
+    # CUDA: a scatter (x.at[idx].add) whose updates come from a fused producer.
+    ("failed to apply fusion + hoisting patterns", ("--iree-dispatch-creation-opt-level=O1",)),
 )
 
 # Options IREE keeps process-wide (plain LLVM options, settable once per process) rather
 # than per session: a session rejects them, so a compile that needs one runs the
 # iree-compile tool in a subprocess instead.
-PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable", "--iree-hal-link-executables")
+PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable", "--iree-hal-link-executables",
+                      "--iree-llvmcpu-vector-pproc-strategy")
 
 
 def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:

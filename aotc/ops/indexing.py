@@ -1,5 +1,767 @@
-"""(being written)"""
+"""Advanced indexing with numpy's semantics, ``take``, ``take_along_axis``, ``nonzero``
+and friends, and ``aotc.lax.dynamic_slice``.
+
+How ``x[index]`` lowers, by what the index holds:
+
+- static ints, slices, None, ``...``: ``tensor.extract_slice`` (``shape.getitem``);
+- traced 0-d integers among those: ``tensor.extract_slice`` at offsets computed at run
+  time and clamped so the slice stays inside ``x`` (``jax.lax.dynamic_slice``'s rule);
+- integer arrays (traced, numpy or lists), with anything else: a gather, one
+  ``linalg.generic`` over the result shape whose body reads ``x`` with ``tensor.extract``
+  at the computed indices. Index arrays broadcast together; numpy's placement rule puts
+  their dimensions first when a slice, None or ``...`` separates them.
+
+Traced indices cannot raise: negative ones count from the end (numpy), and ones still
+out of range are clamped to the nearest valid index (JAX's gather rule). Constant indices
+are checked at trace time and give numpy's error.
+
+A boolean mask selects as many elements as it has True values, so the result's shape
+depends on the data: a numpy mask becomes integer indices at trace time; a traced mask is
+refused with an error that says so and how to rewrite the code.
+"""
 
 from __future__ import annotations
 
-EXPORTS: dict[str, list[str]] = {"numpy": [], "lax": [], "nn": []}
+import builtins
+from dataclasses import dataclass
+from typing import Callable, Sequence, Union
+
+import numpy as np
+
+from .. import dtypes
+from .._mlir import arith, dim_map, index_constant, ir, tensor
+from ..core import Tracer, current_trace, user_location
+from ..errors import TracingError, UnsupportedOpError
+from ..lowering import add_work, drop_broadcast_dims, empty, generic, loop_index, parallel, wrap
+from . import elementwise as ew
+from . import shape as shape_ops
+from .reductions import normalize_axis
+from .scalar import cmpi, select
+
+EXPORTS: dict[str, list[str]] = {
+    "numpy": ["take", "take_along_axis", "nonzero", "argwhere", "flatnonzero", "compress", "where"],
+    "lax": ["dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim"],
+    "nn": [],
+}
+
+# ---- the index, one item per axis -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewAxis:
+    """``None`` in an index: a new axis of size 1."""
+
+
+@dataclass(frozen=True)
+class Slice:
+    axis: int
+    start: int  # first element read (0 when count is 0)
+    step: int
+    count: int
+    raw: slice
+
+    def full(self, n: int) -> bool:
+        return self.start == 0 and self.step == 1 and self.count == n
+
+
+@dataclass(frozen=True)
+class Int:
+    """A static integer, already in [0, n)."""
+
+    axis: int
+    value: int
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A traced 0-d integer."""
+
+    axis: int
+    value: Tracer
+
+
+@dataclass(frozen=True)
+class Array:
+    """An integer array: traced, or numpy (int64, negative indices already wrapped)."""
+
+    axis: int
+    value: Union[Tracer, np.ndarray]
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.value.shape)
+
+
+Item = Union[NewAxis, Slice, Int, Scalar, Array]
+
+
+def data_dependent_error(where: str, mask) -> TracingError:
+    return TracingError(
+        f"{where}: the result's shape depends on the data (how many elements of the "
+        f"traced array {mask.dtype.name}{list(mask.shape)} are True / nonzero), but a compiled "
+        f"function needs every shape at trace time. Fix: select elementwise with "
+        f"aotc.numpy.where(mask, x, y) (e.g. where(mask, x, 0) and a sum), make the mask a "
+        f"static numpy array (a captured constant or a static argument), or ask for a "
+        f"fixed-size result with nonzero(mask, size=n, fill_value=...)"
+    )
+
+
+def _classify(item, where: str):
+    """(kind, value) of one raw index item; kinds: new, ellipsis, slice, int, scalar,
+    array, mask (a static boolean array, expanded once its axes are known)."""
+    if item is None:
+        return "new", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, slice):
+        for part in (item.start, item.stop, item.step):
+            if part is not None and not isinstance(part, (int, np.integer)):
+                raise TracingError(
+                    f"{where}: slice bounds must be static integers, got {item!r}. A slice of "
+                    f"traced length has no static shape: use aotc.lax.dynamic_slice(x, "
+                    f"starts, sizes) for a traced start with a static size"
+                )
+        return "slice", item
+    if isinstance(item, (bool, np.bool_)):
+        raise UnsupportedOpError(
+            f"{where}: a boolean scalar index ({item!r}) is not supported; use None to add an "
+            f"axis, or a boolean array mask"
+        )
+    if isinstance(item, (int, np.integer)):
+        return "int", int(item)
+    if isinstance(item, Tracer):
+        if item.dtype == np.bool_:
+            raise data_dependent_error(f"{where} (boolean mask)", item)
+        if dtypes.kind(item.dtype) not in ("int", "uint"):
+            raise TracingError(
+                f"{where}: arrays used as indices must be of integer (or boolean) type, got "
+                f"a traced {item.dtype.name} array; convert it with .astype(anp.int32)"
+            )
+        return ("scalar" if item.ndim == 0 else "array"), item
+    if isinstance(item, (list, tuple)) and builtins.any(isinstance(e, Tracer) for e in item):
+        return _classify(shape_ops.stack([shape_ops.as_tracer(e, where) for e in item]), where)
+    if isinstance(item, (np.ndarray, list, tuple)):
+        array = np.asarray(item)
+        if array.dtype == np.bool_:
+            return "mask", array
+        if array.size == 0 and array.dtype.kind == "f":
+            array = array.astype(np.int64)  # numpy reads an empty list as an integer index
+        if array.dtype.kind not in "iu":
+            raise TracingError(
+                f"{where}: arrays used as indices must be of integer (or boolean) type, got "
+                f"{array.dtype.name} {item!r}"
+            )
+        return "array", array.astype(np.int64)
+    raise TracingError(
+        f"{where}: only integers, slices (`:`), ellipsis (`...`), None and integer or "
+        f"boolean arrays are valid indices, got {type(item).__name__} {item!r}"
+    )
+
+
+def _axes_used(kind: str, value) -> int:
+    if kind in ("new", "ellipsis"):
+        return 0
+    return value.ndim if kind == "mask" else 1
+
+
+def parse_index(shape: Sequence[int], index, where: str = "index") -> list[Item]:
+    """The index as one item per axis of an array of ``shape`` (and one per None), with
+    ``...`` expanded, static masks turned into integer arrays, static values normalized."""
+    raw = index if isinstance(index, tuple) else (index,)
+    entries = [_classify(item, where) for item in raw]
+    kinds = [k for k, _ in entries]
+    if kinds.count("ellipsis") > 1:
+        raise TracingError(f"{where}: an index can only have a single ellipsis ('...')")
+    used = builtins.sum(_axes_used(k, v) for k, v in entries)
+    if used > len(shape):
+        raise TracingError(
+            f"{where}: too many indices for array: array is {len(shape)}-dimensional, but "
+            f"{used} were indexed"
+        )
+    fill_in = [("slice", slice(None))] * (len(shape) - used)
+    if "ellipsis" in kinds:
+        pos = kinds.index("ellipsis")
+        entries = entries[:pos] + fill_in + entries[pos + 1:]
+    else:
+        entries = entries + fill_in
+
+    items: list[Item] = []
+    axis = 0
+    for kind, value in entries:
+        if kind == "new":
+            items.append(NewAxis())
+            continue
+        if kind == "mask":
+            covered = tuple(shape[axis:axis + value.ndim])
+            if value.shape != covered:
+                raise TracingError(
+                    f"{where}: boolean index of shape {value.shape} does not match the "
+                    f"indexed axes {axis}..{axis + value.ndim - 1} of shape {covered}"
+                )
+            for k, positions in enumerate(np.nonzero(value)):
+                items.append(Array(axis + k, positions.astype(np.int64)))
+            axis += value.ndim
+            continue
+        n = shape[axis]
+        if kind == "slice":
+            start, stop, step = value.indices(n)
+            count = len(range(start, stop, step))
+            items.append(Slice(axis, start if count else 0, step, count, value))
+        elif kind == "int":
+            if not -n <= value < n:
+                raise TracingError(
+                    f"{where}: index {value} is out of bounds for axis {axis} with size {n}")
+            items.append(Int(axis, value % n))
+        elif kind == "scalar":
+            items.append(Scalar(axis, value))
+        else:
+            items.append(Array(axis, _static_in_bounds(value, n, axis, where)
+                               if isinstance(value, np.ndarray) else value))
+        axis += 1
+    return items
+
+
+def _static_in_bounds(indices: np.ndarray, n: int, axis: int, where: str) -> np.ndarray:
+    bad = (indices < -n) | (indices >= n)
+    if bad.any():
+        raise TracingError(
+            f"{where}: index {int(indices[bad].flat[0])} is out of bounds for axis {axis} "
+            f"with size {n}"
+        )
+    return np.where(indices < 0, indices + n, indices)
+
+
+def is_advanced(items: Sequence[Item]) -> bool:
+    return builtins.any(isinstance(it, Array) for it in items)
+
+
+def basic_index(items: Sequence[Item]) -> tuple:
+    """The static part of an index, traced scalars read as 0 (their axes already sliced
+    to size 1)."""
+    out = []
+    for it in items:
+        if isinstance(it, NewAxis):
+            out.append(None)
+        elif isinstance(it, Slice):
+            out.append(it.raw)
+        elif isinstance(it, Int):
+            out.append(it.value)
+        else:
+            out.append(0)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each item's axes go in the result (numpy's rule for advanced indices)."""
+
+    out_shape: tuple
+    advanced: tuple  # positions (in the item list) of the advanced items
+    adv_shape: tuple  # the broadcast shape of the advanced items
+    adv_start: int  # the result dim where the advanced block starts
+    slice_dims: dict  # position of a Slice -> its result dim
+
+    def adv_dims(self, shape: Sequence[int]) -> list[int]:
+        """The result dims an advanced index of ``shape`` (broadcast from the right) maps to."""
+        end = self.adv_start + len(self.adv_shape)
+        return list(range(end - len(shape), end))
+
+
+def layout(items: Sequence[Item], where: str = "index") -> Layout:
+    """numpy's result layout. With integer arrays present, static and traced integers are
+    advanced indices too (0-d arrays); the advanced dims replace the first advanced item
+    when the advanced items are adjacent, else they come first."""
+    advanced = tuple(k for k, it in enumerate(items) if isinstance(it, (Array, Int, Scalar)))
+    if not is_advanced(items):
+        advanced = ()
+    adv_shape = ew.broadcast_shapes(
+        [it.shape if isinstance(it, Array) else () for k, it in enumerate(items) if k in advanced],
+        f"{where}: index arrays",
+    ) if advanced else ()
+    adjacent = advanced == tuple(range(advanced[0], advanced[-1] + 1)) if advanced else True
+    out: list[int] = []
+    adv_start = 0
+    slice_dims = {}
+    if not adjacent:
+        out.extend(adv_shape)
+    for k, it in enumerate(items):
+        if k in advanced:
+            if adjacent and k == advanced[0]:
+                adv_start = len(out)
+                out.extend(adv_shape)
+        elif isinstance(it, Slice):
+            slice_dims[k] = len(out)
+            out.append(it.count)
+        elif isinstance(it, NewAxis):
+            out.append(1)
+    return Layout(tuple(out), advanced, tuple(adv_shape), adv_start, slice_dims)
+
+
+# ---- index normalization: one rule per out-of-range mode --------------------------------------
+
+# rule(m, i, n) with m = numpy (static indices) or aotc.numpy (traced ones).
+INDEX_MODES: dict[str, Callable] = {
+    # numpy's negative indices, then JAX's clamp for what is still out of range.
+    "clamp": lambda m, i, n: m.clip(m.where(i < 0, i + n, i), 0, n - 1),
+    # numpy's take(mode="clip"): clamps, negative indices included (they become 0).
+    "clip": lambda m, i, n: m.clip(i, 0, n - 1),
+    # numpy's take(mode="wrap"): modulo the axis length.
+    "wrap": lambda m, i, n: m.remainder(i, n),
+}
+
+
+def in_range(m, i, n):
+    """Whether an index (negative ones counting from the end) is inside an axis of n."""
+    return (i >= -n) & (i < n)
+
+
+def index_dtype(dtype) -> np.dtype:
+    """What index arithmetic computes in: int32 where every value of ``dtype`` fits (GPU
+    targets emulate int64, and Vulkan's cannot load 0-d int64 tensors), else int64."""
+    info = dtypes.info(dtype)
+    small = info.bits <= (32 if info.kind in ("int", "bool") else 16)
+    return np.dtype(np.int32 if small else np.int64)
+
+
+def as_index_array(index):
+    """A traced index in ``index_dtype``; a numpy one in int32 when its values fit."""
+    if isinstance(index, Tracer):
+        return ew.astype(index, index_dtype(index.dtype))
+    index = np.asarray(index)
+    fits = index.size == 0 or (index.min() >= -2**31 and index.max() < 2**31)
+    return index.astype(np.int32 if fits else np.int64)
+
+
+def place_axes(t: Tracer, dims: Sequence[int], rank: int) -> Tracer:
+    """``t`` reshaped to ``rank`` axes, its own axes at ``dims`` and size 1 elsewhere, so
+    it broadcasts against a result whose dims ``dims`` it indexes."""
+    shape = [1] * rank
+    for d, size in zip(dims, t.shape):
+        shape[d] = size
+    return shape_ops.reshape(t, tuple(shape))
+
+
+def normalized(index, n: int, mode: str):
+    """``index`` (a Tracer or numpy array) as indices in [0, n) by ``mode``."""
+    from .. import numpy as anp
+
+    m = anp if isinstance(index, Tracer) else np
+    return INDEX_MODES[mode](m, index if m is np else as_index_array(index), n)
+
+
+def as_index(value: ir.Value, dtype: np.dtype) -> ir.Value:
+    """An integer scalar as an MLIR ``index``."""
+    unsigned = dtypes.kind(dtype) == "uint"
+    cast = arith.IndexCastUIOp if unsigned else arith.IndexCastOp
+    return cast(ir.IndexType.get(), value).result
+
+
+def scalar_index(t: Tracer) -> ir.Value:
+    """The value of a 0-d integer tracer as an MLIR ``index``, for slice offsets."""
+    return as_index(tensor.ExtractOp(t.value, []).result, t.dtype)
+
+
+# ---- gathers ------------------------------------------------------------------------------------
+
+
+def gather(x: Tracer, items: Sequence[Item], mode: str = "clamp", fill_value=None,
+           where: str = "index") -> Tracer:
+    """``x[items]`` with integer arrays: one linalg.generic reading ``x`` with
+    ``tensor.extract`` at indices computed from the loop indices and the index arrays.
+
+    ``mode`` ("clamp", "clip", "wrap", or "fill" with ``fill_value``) says what an
+    out-of-range index reads."""
+    lay = layout(items, where)
+    out_shape = lay.out_shape
+    rank = len(out_shape)
+    if int(np.prod(out_shape, dtype=np.int64)) == 0:
+        return current_trace().constant(np.zeros(out_shape, x.dtype))
+    for it in items:
+        if isinstance(it, (Array, Scalar)) and x.shape[it.axis] == 0:
+            raise TracingError(
+                f"{where}: cannot take elements from axis {it.axis} of size 0 (array of "
+                f"shape {x.shape})"
+            )
+    valid = None
+    inputs, sources = [], []  # sources[axis]: how the body computes the index into x
+    for k, it in enumerate(items):
+        if isinstance(it, (Array, Scalar)):
+            n = x.shape[it.axis]
+            raw = it.value
+            index = normalized(raw, n, "clamp" if mode == "fill" else mode)
+            if mode == "fill":
+                from .. import numpy as anp
+
+                ok = in_range(anp, as_index_array(raw), n)
+                valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
+            index = shape_ops.as_tracer(as_index_array(index), where)
+            value, dims = drop_broadcast_dims(index, lay.adv_dims(index.shape), out_shape)
+            sources.append(("input", len(inputs), index.dtype))
+            inputs.append((value, dim_map(rank, dims)))
+        elif isinstance(it, Int):
+            sources.append(("const", it.value))
+        elif isinstance(it, Slice):
+            sources.append(("loop", lay.slice_dims[k], it.start, it.step))
+
+    def body(*args):
+        indices = []
+        for source in sources:
+            if source[0] == "input":
+                indices.append(as_index(args[source[1]], source[2]))
+            elif source[0] == "const":
+                indices.append(index_constant(source[1]))
+            else:
+                _, dim, start, step = source
+                i = loop_index(dim)
+                if step != 1:
+                    i = arith.MulIOp(i, index_constant(step)).result
+                if start != 0:
+                    i = arith.AddIOp(i, index_constant(start)).result
+                indices.append(i)
+        return [tensor.ExtractOp(x.value, indices).result]
+
+    init = empty(out_shape, x.dtype)
+    (result,) = generic(inputs, [(init, dim_map(rank, list(range(rank))))], parallel(rank), body)
+    add_work(np.prod(out_shape, dtype=np.float64))
+    out = wrap(result, out_shape, x.dtype)
+    if valid is not None:
+        fill = ew.astype(fill_value, x.dtype) if isinstance(fill_value, Tracer) \
+            else np.asarray(fill_value, x.dtype)
+        out = ew.where(place_axes(valid, lay.adv_dims(valid.shape), rank), out, fill)
+    return out
+
+
+def getitem(x: Tracer, index) -> Tracer:
+    """``x[index]`` for any index numpy accepts whose result shape is static."""
+    items = parse_index(x.shape, index)
+    if is_advanced(items):
+        return gather(x, items)
+    scalars = [it for it in items if isinstance(it, Scalar)]
+    if scalars:
+        starts = [0] * x.ndim
+        sizes = list(x.shape)
+        for it in scalars:
+            starts[it.axis], sizes[it.axis] = it.value, 1
+        x = slice_at(x, clamped_starts(x.shape, starts, sizes, True), sizes)
+    return shape_ops.getitem(x, basic_index(items))
+
+
+# ---- dynamic slices -------------------------------------------------------------------------
+
+
+def clamped_starts(shape, starts, sizes, wrap_negative: bool) -> list:
+    """Slice starts moved so that ``sizes`` elements from them fit in ``shape``
+    (``jax.lax.dynamic_slice``'s rule), negative starts first counted from the end when
+    ``wrap_negative``. Static starts stay ints; traced ones become ``index`` values
+    computed with scalar arith ops (IREE runs them on the host, next to the slice)."""
+    out = []
+    for n, start, size in zip(shape, starts, sizes):
+        if not isinstance(start, Tracer):
+            s = int(start) + (n if wrap_negative and int(start) < 0 else 0)
+            out.append(builtins.min(builtins.max(s, 0), n - size))
+            continue
+        with user_location():
+            s = scalar_index(start)
+            if wrap_negative:
+                from_end = arith.AddIOp(s, index_constant(n)).result
+                s = select(cmpi("slt", s, index_constant(0)), from_end, s)
+            s = arith.MinSIOp(s, index_constant(n - size)).result
+            out.append(arith.MaxSIOp(s, index_constant(0)).result)
+    return out
+
+
+def mixed_offsets(starts) -> tuple[list, list]:
+    """(dynamic offset values, static offsets with MLIR's dynamic marker) for slice ops;
+    ``starts`` holds ints and ``index`` values."""
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    values = [s for s in starts if isinstance(s, ir.Value)]
+    static = [dynamic if isinstance(s, ir.Value) else int(s) for s in starts]
+    return values, static
+
+
+def slice_at(x: Tracer, starts, sizes) -> Tracer:
+    """``tensor.extract_slice`` of ``sizes`` at ``starts`` (ints or ``index`` values, in range)."""
+    sizes = [int(s) for s in sizes]
+    at_origin = builtins.all(not isinstance(s, ir.Value) and s == 0 for s in starts)
+    if at_origin and tuple(sizes) == x.shape:
+        return x
+    values, static = mixed_offsets(starts)
+    with user_location():
+        result = tensor.ExtractSliceOp(dtypes.tensor_type(sizes, x.dtype), x.value, values, [], [],
+                                       static, sizes, [1] * x.ndim).result
+    return wrap(result, sizes, x.dtype)
+
+
+def _start_list(start_indices, ndim: int, where: str) -> list:
+    if isinstance(start_indices, Tracer):
+        if start_indices.ndim != 1:
+            raise TracingError(f"{where}: start_indices must be a sequence or a 1-d array, "
+                               f"got a traced array of shape {start_indices.shape}")
+        starts = [start_indices[i] for i in range(start_indices.shape[0])]
+    else:
+        starts = list(np.asarray(start_indices).tolist()) if isinstance(start_indices, np.ndarray) \
+            else list(start_indices)
+    if len(starts) != ndim:
+        raise TracingError(
+            f"{where}: expected one start index per operand dimension ({ndim}), got "
+            f"{len(starts)}"
+        )
+    for s in starts:
+        if isinstance(s, Tracer) and (s.ndim or dtypes.kind(s.dtype) not in ("int", "uint")):
+            raise TracingError(f"{where}: start indices must be integer scalars, got a traced "
+                               f"{s.dtype.name}{list(s.shape)}")
+    return starts
+
+
+def dynamic_starts(operand: Tracer, start_indices, sizes, where: str,
+                   allow_negative_indices=True) -> list:
+    """Validated, clamped starts for a slice of ``sizes`` (jax.lax's dynamic slicing)."""
+    starts = _start_list(start_indices, operand.ndim, where)
+    for d, (n, size) in enumerate(zip(operand.shape, sizes)):
+        if not 0 <= size <= n:
+            raise TracingError(
+                f"{where}: slice size {size} along dimension {d} does not fit the operand's "
+                f"size {n} (operand shape {operand.shape}, sizes {tuple(sizes)})"
+            )
+    return clamped_starts(operand.shape, starts, sizes, bool(allow_negative_indices))
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True) -> Tracer:
+    """jax.lax.dynamic_slice: ``operand[s0:s0+k0, s1:s1+k1, ...]`` with traced starts.
+
+    Starts are clamped so the slice fits (a start past the end reads the last
+    ``slice_sizes`` elements); negative starts count from the end first.
+
+    >>> aotc.lax.dynamic_slice(x, (i, 0), (2, x.shape[1]))   # rows i, i+1
+    """
+    x = shape_ops.as_tracer(operand, "dynamic_slice operand")
+    sizes = [int(s) for s in slice_sizes]
+    if len(sizes) != x.ndim:
+        raise TracingError(f"dynamic_slice: expected {x.ndim} slice sizes, got {tuple(sizes)}")
+    starts = dynamic_starts(x, start_indices, sizes, "dynamic_slice", allow_negative_indices)
+    return slice_at(x, starts, sizes)
+
+
+def in_dim(operand, index, axis: int, where: str) -> tuple[Tracer, int, list]:
+    """(operand, axis, start indices) for the ``*_in_dim`` forms: ``index`` on ``axis``."""
+    x = shape_ops.as_tracer(operand, f"{where} operand")
+    ax = normalize_axis(axis, x.ndim, where)
+    starts = [0] * x.ndim
+    starts[ax] = index
+    return x, ax, starts
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *,
+                         allow_negative_indices=True) -> Tracer:
+    """jax.lax.dynamic_slice_in_dim: ``slice_size`` elements from ``start_index`` on ``axis``."""
+    x, ax, starts = in_dim(operand, start_index, axis, "dynamic_slice_in_dim")
+    sizes = list(x.shape)
+    sizes[ax] = int(slice_size)
+    return dynamic_slice(x, starts, sizes, allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *,
+                         allow_negative_indices=True) -> Tracer:
+    """jax.lax.dynamic_index_in_dim: element ``index`` of ``axis`` (kept as size 1 with
+    ``keepdims``)."""
+    x, ax, _ = in_dim(operand, index, axis, "dynamic_index_in_dim")
+    out = dynamic_slice_in_dim(x, index, 1, ax, allow_negative_indices=allow_negative_indices)
+    return out if keepdims else shape_ops.squeeze(out, ax)
+
+
+# ---- numpy functions --------------------------------------------------------------------------
+
+TAKE_MODES = {None: "clamp", "raise": "clamp", "clip": "clip", "wrap": "wrap", "fill": "fill"}
+
+
+def default_fill(dtype: np.dtype):
+    """JAX's fill value for take(mode="fill"): NaN, the most negative signed int, the
+    largest unsigned int, True."""
+    k = dtypes.kind(dtype)
+    if k == "float":
+        return np.nan
+    if k == "bool":
+        return True
+    return np.iinfo(dtype).min if k == "int" else np.iinfo(dtype).max
+
+
+def take(a, indices, axis=None, out=None, mode=None, fill_value=None) -> Tracer:
+    """numpy.take: elements of ``a`` at ``indices`` along ``axis`` (the flattened array
+    when None). ``mode``: numpy's "raise" (the default: constant indices out of range
+    raise; traced ones are clamped), "clip" or "wrap", or JAX's "fill" (out-of-range
+    indices read ``fill_value``, by default NaN / the dtype's extreme / True).
+
+    >>> anp.take(x, idx, axis=1)      # x[:, idx]
+    """
+    if out is not None:
+        raise UnsupportedOpError("take: out= is not supported; use the returned array")
+    if mode not in TAKE_MODES:
+        raise TracingError(f"take: mode must be one of {sorted(m for m in TAKE_MODES if m)} or "
+                           f"None, got {mode!r}")
+    x = shape_ops.as_tracer(a, "take")
+    if axis is None:
+        x, ax = shape_ops.ravel(x), 0
+    else:
+        ax = normalize_axis(axis, x.ndim, "take")
+    idx = indices if isinstance(indices, Tracer) else np.asarray(indices)
+    empty_list = isinstance(idx, np.ndarray) and idx.size == 0
+    if dtypes.kind(idx.dtype) not in ("int", "uint") and not empty_list:
+        raise TracingError(f"take: indices must be integers, got {idx.dtype.name}")
+    index_mode = TAKE_MODES[mode]
+    if isinstance(idx, np.ndarray):
+        idx = idx.astype(np.int64)
+        if index_mode == "clamp":
+            idx = _static_in_bounds(idx, x.shape[ax], ax, "take")
+    items: list[Item] = [Slice(d, 0, 1, n, slice(None)) for d, n in enumerate(x.shape)]
+    items[ax] = Array(ax, idx)
+    if index_mode == "fill" and fill_value is None:
+        fill_value = default_fill(x.dtype)
+    return gather(x, items, index_mode, fill_value, "take")
+
+
+def take_along_axis(arr, indices, axis=-1) -> Tracer:
+    """numpy.take_along_axis: ``out[..., j, ...] = arr[..., indices[..., j, ...], ...]``
+    along ``axis`` (the flattened array when None); the other axes broadcast."""
+    x = shape_ops.as_tracer(arr, "take_along_axis")
+    idx = indices if isinstance(indices, Tracer) else np.asarray(indices)
+    if axis is None:
+        x, ax = shape_ops.ravel(x), 0
+    else:
+        ax = normalize_axis(axis, x.ndim, "take_along_axis")
+    if idx.ndim != x.ndim:
+        raise TracingError(
+            f"take_along_axis: `indices` and `arr` must have the same number of dimensions, "
+            f"got indices of shape {idx.shape} for arr of shape {x.shape}"
+        )
+    if dtypes.kind(idx.dtype) not in ("int", "uint"):
+        raise TracingError(f"take_along_axis: indices must be integers, got {idx.dtype.name}")
+    # numpy's definition: arr[aranges..., indices, aranges...] with the aranges along
+    # their own axes, broadcasting against the indices.
+    index = []
+    for d, n in enumerate(x.shape):
+        if d == ax:
+            index.append(idx)
+        else:
+            shape = [1] * x.ndim
+            shape[d] = n
+            index.append(np.arange(n).reshape(shape))
+    return getitem(x, tuple(index))
+
+
+def _static_array(a, where: str) -> np.ndarray:
+    if isinstance(a, Tracer):
+        raise data_dependent_error(where, a)
+    return np.asarray(a)
+
+
+def _fill_rows(fill_value, ndim: int, rows: int, where: str) -> np.ndarray:
+    """``rows`` rows of the fill values of nonzero(size=...) (one per dimension, or one
+    for all; 0 by default, as in JAX)."""
+    fill = np.asarray(0 if fill_value is None else fill_value)
+    if fill.ndim > 1 or (fill.ndim == 1 and len(fill) != ndim):
+        raise TracingError(f"{where}: fill_value must be a scalar or one value per dimension "
+                           f"({ndim}), got {fill_value!r}")
+    fill = np.broadcast_to(fill, (ndim,))
+    return np.tile(fill.astype(np.int64), (rows, 1))
+
+
+def _coordinates(shape: tuple) -> Tracer:
+    """``out[k] = np.unravel_index(k, shape)``: the coordinates of every element, in
+    row-major order, computed in a linalg.generic (no constant of the array's size)."""
+    size, ndim = int(np.prod(shape, dtype=np.int64)), len(shape)
+    strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(ndim)]
+
+    def pick(values, d):
+        chosen = index_constant(values[-1])
+        for k in range(ndim - 2, -1, -1):
+            chosen = select(cmpi("eq", d, index_constant(k)), index_constant(values[k]), chosen)
+        return chosen
+
+    def body(_out):
+        flat, d = loop_index(0), loop_index(1)
+        quotient = arith.DivUIOp(flat, pick(strides, d)).result
+        coordinate = arith.RemUIOp(quotient, pick(list(shape), d)).result
+        return [arith.IndexCastOp(dtypes.mlir_type(np.int64), coordinate).result]
+
+    init = empty((size, ndim), np.int64)
+    (result,) = generic([], [(init, dim_map(2, [0, 1]))], parallel(2), body)
+    return wrap(result, (size, ndim), np.int64)
+
+
+def _nonzero_rows(a, size, fill_value, where: str) -> Tracer:
+    """The coordinates of the first ``size`` nonzero elements of ``a`` as rows (the
+    argwhere matrix), padded with ``fill_value``; ``size=None`` only for static arrays."""
+    if not isinstance(a, Tracer):
+        rows = np.argwhere(np.asarray(a)).astype(np.int64)
+        if size is not None:
+            padding = _fill_rows(fill_value, rows.shape[1], max(size - len(rows), 0), where)
+            rows = np.concatenate([rows[:size], padding])
+        return current_trace().constant(rows)
+    if size is None:
+        raise data_dependent_error(where, a)
+    size = int(size)
+    x = shape_ops.as_tracer(a, where)
+    # Row k of the result is the k-th nonzero element: its running count says where it
+    # goes. Elements past `size` (and zeros) go to an extra row, cut off afterwards.
+    flags = shape_ops.ravel(ew.astype(x, np.bool_))
+    fill = current_trace().constant(_fill_rows(fill_value, x.ndim, size + 1, where))
+    if x.size == 0:
+        return shape_ops.getitem(fill, slice(0, size))
+    from .cumulative import cumsum
+    from .updates import scatter_op
+
+    count_dtype = np.int64 if x.size >= 2**31 else np.int32
+    position = ew.ufunc("subtract", cumsum(flags, dtype=count_dtype), 1)
+    keep = ew.ufunc("logical_and", flags, ew.ufunc("less", position, size))
+    target = shape_ops.reshape(ew.where(keep, position, size), (x.size, 1))
+    rows = scatter_op(fill, target, _coordinates(x.shape), 1, "set", False)
+    return shape_ops.getitem(rows, slice(0, size))
+
+
+def nonzero(a, *, size=None, fill_value=None) -> tuple:
+    """numpy.nonzero: one index array per dimension. A traced array needs JAX's ``size=``
+    (the first ``size`` nonzero elements, the rest ``fill_value``, default 0): how many
+    elements are nonzero is known only at run time. A numpy array gives constants."""
+    return _columns(_nonzero_rows(a, size, fill_value, "nonzero"))
+
+
+def _columns(rows: Tracer) -> tuple:
+    return tuple(shape_ops.getitem(rows, (slice(None), d)) for d in range(rows.shape[1]))
+
+
+def argwhere(a, *, size=None, fill_value=None) -> Tracer:
+    """numpy.argwhere: the coordinates of the nonzero elements, one row each (traced
+    arrays need ``size=``, as for nonzero)."""
+    return _nonzero_rows(a, size, fill_value, "argwhere")
+
+
+def flatnonzero(a, *, size=None, fill_value=None) -> Tracer:
+    """numpy.flatnonzero: the flat indices of the nonzero elements (traced arrays need
+    ``size=``, as for nonzero)."""
+    flat = shape_ops.ravel(a) if isinstance(a, Tracer) else np.ravel(a)
+    return _columns(_nonzero_rows(flat, size, fill_value, "flatnonzero"))[0]
+
+
+def compress(condition, a, axis=None) -> Tracer:
+    """numpy.compress with a static (numpy) condition: ``take`` of its True positions."""
+    cond = _static_array(condition, "compress").astype(bool)
+    if cond.ndim != 1:
+        raise TracingError(f"compress: condition must be a 1-d array, got shape {cond.shape}")
+    x = shape_ops.as_tracer(a, "compress")
+    n = x.size if axis is None else x.shape[normalize_axis(axis, x.ndim, "compress")]
+    picked = np.nonzero(cond)[0]
+    if picked.size and picked[-1] >= n:
+        raise TracingError(f"compress: condition has a True at index {int(picked[-1])}, past the "
+                           f"axis of size {n}")
+    return take(x, picked, axis=axis)
+
+
+def where(condition, x=None, y=None, *, size=None, fill_value=None) -> Tracer:
+    """numpy.where: ``where(condition, x, y)`` selects elementwise; ``where(condition)``
+    is ``nonzero(condition)`` (a traced condition needs ``size=``, as for nonzero)."""
+    if x is None and y is None:
+        return _columns(_nonzero_rows(condition, size, fill_value,
+                                      "where(condition) with one argument (nonzero)"))
+    if x is None or y is None:
+        raise TracingError("where: either both or neither of x and y should be given")
+    return ew.where(condition, x, y)

@@ -1,5 +1,353 @@
-"""(being written)"""
+"""Functional updates with JAX's spelling, ``x.at[index].set(v)`` (``.add``, ``.subtract``,
+``.multiply``, ``.min``, ``.max``, ``.get``), and ``aotc.lax.dynamic_update_slice``.
+
+An update returns a new array; IREE writes it in place when ``x`` is not used afterwards
+(or is donated). How it lowers, by what the index holds:
+
+- static ints and slices: ``tensor.insert_slice`` of the new values (for ``add`` etc.
+  the old ones are read with ``tensor.extract_slice`` and combined elementwise);
+- traced 0-d integers among those: the same at offsets computed at run time;
+- integer arrays: one ``iree_linalg_ext.scatter`` whose region combines old and new
+  values, so repeated indices accumulate for add/multiply/min/max, as in JAX and
+  ``np.add.at``.
+
+Out-of-range traced indices are dropped (JAX's rule for updates): a traced scalar index
+that is out of range leaves ``x`` unchanged (the slice is written back as it was); array
+updates with traced out-of-range indices go to one extra row that is cut off afterwards.
+``mode="clip"`` clamps them instead. Constant indices are checked at trace time.
+``lax.dynamic_update_slice`` clamps its start indices, as JAX does.
+"""
 
 from __future__ import annotations
 
-EXPORTS: dict[str, list[str]] = {"numpy": [], "lax": [], "nn": []}
+import builtins
+
+import numpy as np
+
+from .. import dtypes
+from .._mlir import ir, tensor
+from ..core import Tracer, user_location
+from ..errors import TracingError
+from ..lowering import add_work, empty, wrap
+from . import elementwise as ew
+from . import shape as shape_ops
+from .indexing import (
+    Int, NewAxis, Scalar, Slice, as_index_array, basic_index, clamped_starts, default_fill,
+    dynamic_starts, gather, getitem, in_dim, in_range, is_advanced, layout, mixed_offsets,
+    normalized, parse_index, place_axes, slice_at,
+)
+from .scalar import UFUNC_RULES
+
+EXPORTS: dict[str, list[str]] = {
+    "numpy": [],
+    "lax": ["dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim"],
+    "nn": [],
+}
+
+# Update method -> (the numpy ufunc combining old and new values, None: replace; what it
+# does, for its docstring).
+METHODS = {
+    "set": (None, "x[index] = values"),
+    "add": ("add", "x[index] += values, repeated indices accumulating (np.add.at)"),
+    "subtract": ("subtract", "x[index] -= values, repeated indices accumulating"),
+    "multiply": ("multiply", "x[index] *= values, repeated indices accumulating"),
+    "min": ("minimum", "x[index] = minimum(x[index], values), NaN propagating"),
+    "max": ("maximum", "x[index] = maximum(x[index], values), NaN propagating"),
+}
+
+# ``mode=`` of the update methods -> drop out-of-range traced indices (True) or clamp them.
+DROPS = {None: True, "drop": True, "fill": True, "clip": False, "promise_in_bounds": False}
+
+
+class IndexUpdateHelper:
+    """``x.at``: ``x.at[index]`` names the elements an update method replaces."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Tracer):
+        self.array = array
+
+    def __getitem__(self, index) -> "IndexUpdateRef":
+        return IndexUpdateRef(self.array, index)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class IndexUpdateRef:
+    """``x.at[index]``: each method (``set``, ``add``, ``subtract``, ``multiply``,
+    ``min``, ``max``) returns a new array, ``x`` with the indexed elements updated (``x``
+    itself is unchanged, as in JAX). Values broadcast to ``x[index]``'s shape and are cast
+    to x's dtype. ``mode``: None/"drop" drops out-of-range traced indices, "clip" clamps.
+
+    >>> y = x.at[0].set(1.0)           # x with row 0 set to 1
+    >>> y = x.at[idx].add(v)           # repeated indices in idx add up, as np.add.at
+    """
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Tracer, index):
+        self.array, self.index = array, index
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None) -> Tracer:
+        """``x[index]``; ``mode="fill"`` reads ``fill_value`` at out-of-range indices."""
+        if mode == "fill":
+            items = parse_index(self.array.shape, self.index, "at[...].get")
+            if is_advanced(items):
+                fill = default_fill(self.array.dtype) if fill_value is None else fill_value
+                return gather(self.array, items, "fill", fill)
+        return getitem(self.array, self.index)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+
+def _update_method(method: str, what: str):
+    def apply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        if mode not in DROPS:
+            raise TracingError(f"at[...].{method}: mode must be one of "
+                               f"{sorted(m for m in DROPS if m)} or None, got {mode!r}")
+        return update(self.array, self.index, values, method, DROPS[mode], bool(unique_indices))
+
+    apply.__name__ = apply.__qualname__ = method
+    apply.__doc__ = f"``x`` with ``{what}``."
+    return apply
+
+
+for _method, (_, _what) in METHODS.items():
+    setattr(IndexUpdateRef, _method, _update_method(_method, _what))
+
+
+def _values_for(x: Tracer, values, shape: tuple, where: str) -> Tracer:
+    """``values`` cast to x's dtype and broadcast to ``shape`` (leading 1s dropped, as numpy
+    assignment does)."""
+    v = ew.astype(values, x.dtype)
+    while v.ndim > len(shape) and v.shape[0] == 1:
+        v = shape_ops.reshape(v, v.shape[1:])
+    try:
+        fits = v.ndim <= len(shape) and np.broadcast_shapes(v.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise TracingError(
+            f"{where}: values of shape {v.shape} cannot be broadcast to the indexed shape "
+            f"{tuple(shape)}"
+        )
+    return shape_ops.broadcast_to(v, shape)
+
+
+def _combine(method: str, old: Tracer, new: Tracer) -> Tracer:
+    ufunc = METHODS[method][0]
+    return new if ufunc is None else ew.astype(ew.ufunc(ufunc, old, new), old.dtype)
+
+
+def update(x: Tracer, index, values, method: str, drop: bool = True,
+           unique: bool = False) -> Tracer:
+    """``x`` with ``x[index]`` combined with ``values`` by ``method`` (a ``METHODS`` key)."""
+    where = f"at[...].{method}"
+    x = shape_ops.as_tracer(x, where)
+    items = parse_index(x.shape, index, where)
+    v = _values_for(x, values, layout(items, where).out_shape, where)
+    if is_advanced(items):
+        return _scatter(x, items, v, method, drop, unique, where)
+    if builtins.any(isinstance(it, Scalar) for it in items):
+        return _dynamic_update(x, items, v, method, drop)
+    return _static_update(x, items, v, method)
+
+
+def insert_at(x: Tracer, source: Tracer, starts) -> Tracer:
+    """``tensor.insert_slice`` of ``source`` into ``x`` at ``starts`` (ints or ``index`` values)."""
+    if source.shape == x.shape:
+        return source
+    values, static = mixed_offsets(starts)
+    with user_location():
+        result = tensor.InsertSliceOp(source.value, x.value, values, [], [], static,
+                                      list(source.shape), [1] * x.ndim).result
+    add_work(source.size)
+    return wrap(result, x.shape, x.dtype)
+
+
+def _static_update(x: Tracer, items, v: Tracer, method: str) -> Tracer:
+    """Static ints and slices: one (strided) extract_slice / insert_slice pair."""
+    offsets, sizes, strides, reversed_axes = [], [], [], []
+    for it in items:
+        if isinstance(it, Int):
+            offsets.append(it.value)
+            sizes.append(1)
+            strides.append(1)
+        elif isinstance(it, Slice):
+            if it.step < 0 and it.count > 1:  # the same elements, walked forwards
+                reversed_axes.append(it.axis)
+                offsets.append(it.start + it.step * (it.count - 1))
+            else:
+                offsets.append(it.start)
+            sizes.append(it.count)
+            strides.append(builtins.abs(it.step) if it.count > 1 else 1)
+    if 0 in sizes:
+        return x
+    region = shape_ops.reshape(v, tuple(sizes))
+    if reversed_axes:
+        region = shape_ops.flip(region, tuple(reversed_axes))
+    if tuple(sizes) == x.shape and builtins.all(s == 1 for s in strides):
+        return _combine(method, x, region)
+    with user_location():
+        if METHODS[method][0] is not None:
+            old = tensor.ExtractSliceOp(dtypes.tensor_type(sizes, x.dtype), x.value, [], [], [],
+                                        offsets, sizes, strides).result
+            region = _combine(method, wrap(old, sizes, x.dtype), region)
+        result = tensor.InsertSliceOp(region.value, x.value, [], [], [], offsets, sizes,
+                                      strides).result
+    add_work(region.size)
+    return wrap(result, x.shape, x.dtype)
+
+
+def _dynamic_update(x: Tracer, items, v: Tracer, method: str, drop: bool) -> Tracer:
+    """Traced scalar indices: update the slice at run-time offsets; when an index is out
+    of range and ``drop``, the slice is written back unchanged."""
+    from .. import numpy as anp
+
+    starts, sizes = [0] * x.ndim, list(x.shape)
+    valid = None
+    for it in items:
+        if isinstance(it, Scalar):
+            starts[it.axis], sizes[it.axis] = it.value, 1
+            ok = in_range(anp, as_index_array(it.value), x.shape[it.axis])
+            valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
+    starts = clamped_starts(x.shape, starts, sizes, True)
+    old = slice_at(x, starts, sizes)
+    new = _static_update(old, parse_index(old.shape, basic_index(items)), v, method)
+    if drop:
+        new = ew.where(valid, new, old)
+    return insert_at(x, new, starts)
+
+
+# ---- scatters ---------------------------------------------------------------------------------
+
+
+def _placed(t, dims, lead_shape) -> Tracer:
+    """``t`` (a tracer or numpy array) with its axes at result dims ``dims``, broadcast to
+    ``lead_shape``."""
+    t = shape_ops.as_tracer(as_index_array(t) if isinstance(t, np.ndarray) else t, "index")
+    return shape_ops.broadcast_to(place_axes(t, dims, len(lead_shape)), tuple(lead_shape))
+
+
+def _scatter(x: Tracer, items, v: Tracer, method: str, drop: bool, unique: bool,
+             where: str) -> Tracer:
+    """Integer-array indices: ``iree_linalg_ext.scatter`` of rows of ``x``.
+
+    The trailing axes indexed by full slices stay whole rows of the update (a row scatter);
+    each other axis gets one column of the scatter's index matrix, which IREE requires to
+    name the leading axes of ``x``."""
+    lay = layout(items, where)
+    trailing = 0
+    for it in reversed(items):
+        if not (isinstance(it, Slice) and it.full(x.shape[it.axis])):
+            break
+        trailing += 1
+    depth = x.ndim - trailing
+    lead_shape = lay.out_shape[:len(lay.out_shape) - trailing]
+    rows = x.shape[depth:]
+    count = int(np.prod(lead_shape, dtype=np.int64))
+    if count == 0 or v.size == 0:
+        return x
+    from .. import numpy as anp
+
+    columns, valid = [], None
+    for k, it in enumerate(items):
+        if isinstance(it, NewAxis) or it.axis >= depth:
+            continue
+        n = x.shape[it.axis]
+        if isinstance(it, Slice):
+            steps = np.arange(it.count) * it.step + it.start
+            columns.append(_placed(steps, [lay.slice_dims[k]], lead_shape))
+        elif isinstance(it, Int):
+            columns.append(_placed(np.full((), it.value), [], lead_shape))
+        else:
+            shape = tuple(it.value.shape)
+            dims = lay.adv_dims(shape)
+            columns.append(_placed(normalized(it.value, n, "clamp"), dims, lead_shape))
+            if drop and isinstance(it.value, Tracer):
+                ok = _placed(in_range(anp, as_index_array(it.value), n), dims, lead_shape)
+                valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
+    target = x
+    if valid is not None:
+        # Out-of-range updates go to one extra row past the end, cut off afterwards.
+        columns[0] = ew.where(valid, columns[0], x.shape[0])
+        padded_shape = (x.shape[0] + 1,) + x.shape[1:]
+        padded = wrap(empty(padded_shape, x.dtype), padded_shape, x.dtype)
+        target = insert_at(padded, x, [0] * x.ndim)
+    indices = shape_ops.reshape(shape_ops.stack(columns, axis=-1), (count, depth))
+    updates = shape_ops.reshape(v, (count,) + rows)
+    result = scatter_op(target, indices, updates, depth, method, unique)
+    add_work(updates.size)
+    return slice_at(result, [0] * x.ndim, x.shape) if valid is not None else result
+
+
+def scatter_op(target: Tracer, indices: Tracer, updates: Tracer, depth: int, method: str,
+                unique: bool) -> Tracer:
+    """One ``iree_linalg_ext.scatter``: rows ``updates[i]`` combined into ``target`` at
+    ``indices[i]`` (the first ``depth`` coordinates); the region gets (update, original)."""
+    element = dtypes.mlir_type(target.dtype)
+    ufunc = METHODS[method][0]
+    with user_location():
+        op = ir.Operation.create(
+            "iree_linalg_ext.scatter",
+            results=[target.value.type],
+            operands=[updates.value, indices.value, target.value],
+            attributes={
+                "dimension_map": ir.DenseI64ArrayAttr.get(list(range(depth))),
+                "unique_indices": ir.BoolAttr.get(unique),
+            },
+            regions=1,
+        )
+        block = op.regions[0].blocks.append(element, element)
+        with ir.InsertionPoint(block):
+            new, old = block.arguments
+            out = new if ufunc is None else UFUNC_RULES[ufunc](target.dtype, old, new)
+            ir.Operation.create("iree_linalg_ext.yield", operands=[out])
+    return wrap(op.results[0], target.shape, target.dtype)
+
+
+# ---- jax.lax ------------------------------------------------------------------------------------
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True) -> Tracer:
+    """jax.lax.dynamic_update_slice: ``operand`` with ``update`` written at
+    ``start_indices`` (traced or static scalars), clamped so that it fits, as in JAX.
+
+    >>> state = aotc.lax.dynamic_update_slice(state, row[None], (i, 0))
+    """
+    x = shape_ops.as_tracer(operand, "dynamic_update_slice operand")
+    u = shape_ops.as_tracer(update, "dynamic_update_slice update")
+    if u.ndim != x.ndim:
+        raise TracingError(
+            f"dynamic_update_slice: update must have the operand's rank {x.ndim}, got shape "
+            f"{u.shape} for operand shape {x.shape}"
+        )
+    if u.dtype != x.dtype:
+        raise TracingError(
+            f"dynamic_update_slice: update dtype {u.dtype.name} differs from operand dtype "
+            f"{x.dtype.name}; convert it with .astype({x.dtype.name!r})"
+        )
+    starts = dynamic_starts(x, start_indices, u.shape, "dynamic_update_slice",
+                            allow_negative_indices)
+    return insert_at(x, u, starts)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis: int, *,
+                                allow_negative_indices=True) -> Tracer:
+    """jax.lax.dynamic_update_slice_in_dim: ``update`` written from ``start_index`` on ``axis``."""
+    x, _, starts = in_dim(operand, start_index, axis, "dynamic_update_slice_in_dim")
+    return dynamic_update_slice(x, update, starts, allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis: int, *,
+                                allow_negative_indices=True) -> Tracer:
+    """jax.lax.dynamic_update_index_in_dim: ``update`` (with or without the size-1 ``axis``)
+    written at ``index`` of ``axis``."""
+    x, ax, starts = in_dim(operand, index, axis, "dynamic_update_index_in_dim")
+    u = shape_ops.as_tracer(update, "dynamic_update_index_in_dim update")
+    if u.ndim == x.ndim - 1:
+        u = shape_ops.expand_dims(u, ax)
+    return dynamic_update_slice(x, u, starts, allow_negative_indices=allow_negative_indices)
