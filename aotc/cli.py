@@ -28,7 +28,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 SHORT_DTYPES = {
     "f16": "float16", "f32": "float32", "f64": "float64",
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "bool": "bool",
+    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "bool": "bool",
 }
 # The dtypes aotc compiles (aotc.dtypes.DTYPES holds the same names; not imported here so
 # that parsing a spec needs no compiler).
@@ -533,7 +533,7 @@ exit status: 0 success, 1 the command failed, 2 the command line is wrong.
 
 COMPILE_EPILOG = """\
 argument specs: DTYPE[DIM,DIM,...]; [] is a scalar.
-  dtypes: f16 f32 f64 i8 i16 i32 i64 u8 bool, or numpy names (float32, int64, uint8, ...)
+  dtypes: f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool, or numpy names (float32, int64, uint8, ...)
   e.g. --arg f32[64,784] --arg i64[] --arg bool[8]
 
 The file is imported as a module (code under `if __name__ == "__main__":` does not run);

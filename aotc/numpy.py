@@ -43,7 +43,7 @@ ndarray = _Tracer
 # dtypes under their numpy names, so `anp.float32` works as in numpy.
 bool_ = _np.bool_
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8 = _np.uint8
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype = _np.dtype
@@ -99,7 +99,6 @@ def _pow_operator(x1, x2):
 
 
 astype = _ew.astype
-where = _ew.where
 
 
 def _clip_bound(a, bound):

@@ -30,7 +30,10 @@ SMALL_HOST_COPY_BYTES = 16 * 1024
 
 _DEVICE_LOCAL = int(rt.MemoryType.DEVICE_LOCAL)
 _DEFAULT_USAGE = int(rt.BufferUsage.DEFAULT)
-_UINT8 = np.dtype(np.uint8)
+# Unsigned dtypes travel as signless integers; DLPack consumers get the exact type.
+_EXACT_ELEMENT_TYPES = {
+    d.name: d.exact_element_type for d in dtypes.DTYPES.values() if d.exact_element_type != d.element_type
+}
 
 # Arrays whose buffer another array may hold too (a function returned an argument, or
 # one value twice): id -> weak reference. Kept outside the arrays so that creating one
@@ -48,7 +51,6 @@ def mark_shared(array: Array) -> None:
 def is_shared(array: Array) -> bool:
     ref = SHARED.get(id(array))
     return ref is not None and ref() is array
-_UINT8_ELEMENT = int(rt.HalElementType.UINT_8)
 
 
 class Array:
@@ -209,9 +211,10 @@ class Array:
         bv = self._bv
         if bv is None:
             self._live()
-        if self._dtype is _UINT8 and bv.element_type != _UINT8_ELEMENT:
-            # Results come back as signless int8: present the metadata dtype instead.
-            bv = rt.HalBufferView(bv.get_buffer(), bv.shape, _UINT8_ELEMENT)
+        exact = _EXACT_ELEMENT_TYPES.get(self._dtype.name)
+        if exact is not None and bv.element_type != exact:
+            # Results come back signless (INT_32 for uint32): present the metadata dtype.
+            bv = rt.HalBufferView(bv.get_buffer(), bv.shape, exact)
         device = self._owner.device
         return device.hal.create_dlpack_capsule(bv, *device.dlpack_device)
 

@@ -2,8 +2,9 @@
 
 At the ABI every integer is signless, as in MLIR: an ``i8`` tensor is fed with the
 signless ``INT_8`` element type whether the data is ``int8`` or ``uint8`` (IREE's
-``hal.buffer_view.assert`` accepts signless, signed and unsigned 8-bit types alike, but
-signless is what the compiled function declares). Results come back signless too
+``hal.buffer_view.assert`` accepts signless, signed and unsigned types of the width
+alike, but signless is what the compiled function declares); the same holds for
+``uint16``/``uint32``/``uint64``. Results come back signless too
 (``INT_8``), so they are always presented with the dtype from the metadata, by a
 zero-copy ``.view``. ``bool`` is ``i1`` in MLIR and one byte per element at the ABI
 (``BOOL_8``), which numpy's ``bool`` already is.
@@ -41,6 +42,9 @@ DTYPES: dict[str, DType] = dict(
         _entry("int32", HalElementType.INT_32, "i32"),
         _entry("int64", HalElementType.INT_64, "i64"),
         _entry("uint8", HalElementType.INT_8, "i8", HalElementType.UINT_8),
+        _entry("uint16", HalElementType.INT_16, "i16", HalElementType.UINT_16),
+        _entry("uint32", HalElementType.INT_32, "i32", HalElementType.UINT_32),
+        _entry("uint64", HalElementType.INT_64, "i64", HalElementType.UINT_64),
         _entry("float16", HalElementType.FLOAT_16, "f16"),
         _entry("float32", HalElementType.FLOAT_32, "f32"),
         _entry("float64", HalElementType.FLOAT_64, "f64"),

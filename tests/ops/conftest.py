@@ -37,6 +37,7 @@ DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float3
 FLOATS = ["float16", "float32", "float64"]
 INTS = ["int8", "int16", "int32", "int64", "uint8"]
 SIGNED = ["int8", "int16", "int32", "int64"]
+UNSIGNED = ["uint8", "uint16", "uint32", "uint64"]
 
 TOLERANCES = {
     "float16": {"exact": (2e-3, 1e-3), "transcendental": (2e-3, 2e-3), "accumulate": (1e-2, 1e-2)},

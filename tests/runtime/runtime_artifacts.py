@@ -24,7 +24,8 @@ AARCH64_FLAGS = [
 # dtype name -> MLIR element type (integers are signless: uint8 is i8)
 ELEMENT = {
     "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "i8", "float16": "f16", "float32": "f32", "float64": "f64",
+    "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
+    "float16": "f16", "float32": "f32", "float64": "f64",
 }
 
 

@@ -15,6 +15,12 @@ CASES = {
               np.array([1 - 2**40, 0, 2**40 + 1, 2**62 + 1], np.int64)),
     # uint8 is signless i8 in the function: 255 + 1 wraps to 0, 127 + 1 is 128 (not -128).
     "uint8": (np.array([0, 127, 254, 255], np.uint8), np.array([1, 128, 255, 0], np.uint8)),
+    "uint16": (np.array([0, 2**15 - 1, 2**16 - 2, 2**16 - 1], np.uint16),
+               np.array([1, 2**15, 2**16 - 1, 0], np.uint16)),
+    "uint32": (np.array([0, 2**31 - 1, 2**32 - 2, 2**32 - 1], np.uint32),
+               np.array([1, 2**31, 2**32 - 1, 0], np.uint32)),
+    "uint64": (np.array([0, 2**63 - 1, 2**64 - 2, 2**64 - 1], np.uint64),
+               np.array([1, 2**63, 2**64 - 1, 0], np.uint64)),
     # float16 arithmetic: 2048 + 1 rounds back to 2048.
     "float16": (np.array([0.5, -2, 1000, 2048], np.float16), np.array([1.5, -1, 1001, 2048], np.float16)),
     "float32": (np.array([0.25, -2, 1e30, 3], np.float32), np.array([1.25, -1, 1e30, 4], np.float32)),
