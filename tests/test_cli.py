@@ -219,6 +219,6 @@ def test_help_has_examples():
     for command in ("compile", "run", "inspect"):
         assert command in proc.stdout
     proc = aotc("compile", "--help", check=True)
-    assert "f16 f32 f64 i8 i16 i32 i64 u8 bool" in proc.stdout
+    assert "f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool" in proc.stdout
     proc = aotc()
     assert proc.returncode == 2 and "usage: aotc" in proc.stderr
