@@ -8,6 +8,7 @@ the func.func built here is the program.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -23,6 +24,8 @@ from .errors import TracerConversionError, TracingError
 from .runtime import tree
 
 _AOTC_DIR = os.path.dirname(os.path.abspath(__file__))
+# Frames that are not the user's: aotc's own, and contextlib's (aotc's `with` helpers).
+_NOT_USER = (_AOTC_DIR, os.path.abspath(contextlib.__file__))
 
 
 class _Shaped:
@@ -72,7 +75,7 @@ class ShapeDtypeStruct(_Shaped):
 def user_frame():
     """The innermost stack frame outside aotc: where the user's code asked for this."""
     frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_AOTC_DIR):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_NOT_USER):
         frame = frame.f_back
     return frame
 
@@ -96,6 +99,10 @@ class Trace:
         # (flops, has a constant operand) per contraction: decides data tiling.
         self.contractions: list[tuple[float, bool]] = []
         self._constants: dict[int, tuple[Any, "Tracer"]] = {}
+        # Where new tracers are defined: the function body, or the innermost control-flow
+        # region being traced. A region's values are usable only while its scope is open.
+        self.scope = Scope(None)
+        self._region_scopes: dict[ir.Block, Scope] = {}
 
     def constant(self, array: np.ndarray) -> "Tracer":
         """A numpy array as a constant of the traced function (deduplicated by identity)."""
@@ -117,15 +124,60 @@ class Trace:
         Constants made before the op dominate its regions and stay shared; constants made
         inside are defined only there, so they are forgotten when the region is left
         (code after the op, a sibling branch or a retrace after erasing the op must not
-        use them).
+        use them). Values made inside belong to the block's scope (one per block: a block
+        is visited again, e.g. to cast its outputs before the yield), open only while the
+        block is traced: check_usable refuses them anywhere else.
         """
-        outer = self._constants
+        outer, outer_scope = self._constants, self.scope
         self._constants = dict(outer)
+        scope = self._region_scopes.get(block)
+        if scope is None:
+            frame = user_frame()
+            where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else None
+            scope = self._region_scopes[block] = Scope(where)
+        scope.open = True
+        self.scope = scope
         try:
             with ir.InsertionPoint(block):
                 yield
         finally:
+            scope.open = False
+            self.scope = outer_scope
             self._constants = outer
+
+
+class Scope:
+    """Where tracers are defined: a function body (``where`` None) or one control-flow
+    region, ``where`` being the user's line that called the op (lax.cond, scan, ...)."""
+
+    __slots__ = ("where", "open")
+
+    def __init__(self, where: str | None):
+        self.where = where
+        self.open = True
+
+
+def check_usable(x: "Tracer", where: str) -> None:
+    """Raises unless ``x`` may be an operand here: it belongs to the function being traced
+    and was not computed inside a control-flow region that has since been closed. The one
+    check every operand path shares (trace time only: an identity test and a flag)."""
+    trace = current_trace()
+    if x.trace is trace and x.scope.open:
+        return
+    if x.trace is not trace:
+        raise TracingError(
+            f"{where}: this traced array belongs to another traced function "
+            f"('{x.trace.fn_name}'): it leaked out (kept in a global or closure). Pass "
+            f"it in as an argument instead"
+        )
+    at = f" (called at {x.scope.where})" if x.scope.where else ""
+    raise TracingError(
+        f"{where}: in function '{trace.fn_name}', the traced array {x.dtype.name}"
+        f"{list(x.shape)} was computed inside a lax.cond/switch branch or a "
+        f"while_loop/fori_loop/scan body{at} and cannot be used outside it (it was kept in a "
+        f"Python variable, list or closure). Fix: return it from the body (a branch output, "
+        f"part of the loop carry, or scan's ys) and use the op's result instead"
+    )
 
 
 _state = threading.local()
@@ -155,7 +207,7 @@ def is_tracing() -> bool:
 class Tracer(_Shaped):
     """An array inside a traced function: shape and dtype known, value computed later."""
 
-    __slots__ = ("value", "shape", "dtype", "trace", "weak")
+    __slots__ = ("value", "shape", "dtype", "trace", "weak", "scope")
     # numpy binary operators defer to ours (ndarray + Tracer -> Tracer.__radd__).
     __array_priority__ = 1000
 
@@ -165,6 +217,7 @@ class Tracer(_Shaped):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.trace = trace if trace is not None else current_trace()
+        self.scope = self.trace.scope
         # A Python scalar passed as an argument: like the scalar itself, it takes the dtype
         # of the arrays it meets (numpy's weak scalar rule) instead of forcing float64.
         self.weak = weak
@@ -279,7 +332,11 @@ def _bind_methods() -> None:
     unary = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "invert"}
     for dunder, name in unary.items():
         setattr(Tracer, f"__{dunder}__", lambda self, _n=name: getattr(_anp(), _n)(self))
-    Tracer.__getitem__ = lambda self, index: _anp()._getitem(self, index)
+    def getitem(self, index):
+        check_usable(self, "indexing")
+        return _anp()._getitem(self, index)
+
+    Tracer.__getitem__ = getitem
     # Methods with numpy's ndarray names: x.sum(axis=0) is anp.sum(x, axis=0).
     for name in ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "any", "all",
                  "var", "std", "ravel", "squeeze", "swapaxes", "clip", "round", "dot",
@@ -359,11 +416,7 @@ def trace_function(
 
 def _as_output(leaf: Any, index: int, trace: Trace) -> Tracer:
     if isinstance(leaf, Tracer):
-        if leaf.trace is not trace:
-            raise TracingError(
-                f"output {index} of '{trace.fn_name}' is a traced array from another "
-                f"function (a leaked tracer); return values computed inside this function"
-            )
+        check_usable(leaf, f"output {index} of '{trace.fn_name}'")
         return leaf
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float)):
         return _anp().asarray(leaf)

@@ -236,3 +236,46 @@ def gather_source(x: Tracer) -> Tracer:
         return x
     barrier = ir.Operation.create("util.optimization_barrier", results=[x.value.type], operands=[x.value])
     return wrap(barrier.results[0], x.shape, x.dtype)
+
+
+# ---- slices ---------------------------------------------------------------------------------
+
+def mixed_offsets(starts) -> tuple[list, list]:
+    """(dynamic offset values, static offsets with MLIR's dynamic marker) for slice ops;
+    ``starts`` holds ints and ``index`` values."""
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    values = [s for s in starts if isinstance(s, ir.Value)]
+    static = [dynamic if isinstance(s, ir.Value) else int(s) for s in starts]
+    return values, static
+
+
+def extract_slice(source: ir.Value, source_shape: Sequence[int], offsets, sizes: Sequence[int],
+                  strides: Sequence[int] | None, dtype, result_shape: Sequence[int] | None = None) -> ir.Value:
+    """``tensor.extract_slice`` of ``sizes`` at ``offsets`` (ints or ``index`` values);
+    ``result_shape`` drops unit dims (a rank-reducing slice), default ``sizes``.
+
+    MLIR rejects every offset into a tensor with a size-0 dimension ("offset 0 is
+    out-of-bounds: 0 >= 0"), so an empty source or result is a ``tensor.empty`` instead:
+    there is nothing to read.
+    """
+    result_shape = list(sizes) if result_shape is None else list(result_shape)
+    if 0 in source_shape or 0 in sizes:
+        return empty(result_shape, dtype)
+    values, static = mixed_offsets(offsets)
+    strides = [1] * len(sizes) if strides is None else list(strides)
+    with user_location():
+        return tensor.ExtractSliceOp(dtypes.tensor_type(result_shape, dtype), source, values, [], [],
+                                     static, list(sizes), strides).result
+
+
+def insert_slice(source: ir.Value, dest: ir.Value, dest_shape: Sequence[int], offsets,
+                 sizes: Sequence[int], strides: Sequence[int] | None = None) -> ir.Value:
+    """``tensor.insert_slice`` of ``source`` (``sizes``, possibly rank-reduced) into
+    ``dest`` at ``offsets``; writing an empty slice (or into an empty tensor, where MLIR
+    rejects every offset) leaves ``dest`` as it is."""
+    if 0 in dest_shape or 0 in sizes:
+        return dest
+    values, static = mixed_offsets(offsets)
+    strides = [1] * len(sizes) if strides is None else list(strides)
+    with user_location():
+        return tensor.InsertSliceOp(source, dest, values, [], [], static, list(sizes), strides).result

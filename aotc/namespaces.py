@@ -14,11 +14,13 @@ MODULES = (
     "aotc.ops.updates",
     "aotc.ops.sorting",
     "aotc.ops.cumulative",
+    "aotc.ops.contraction",
     "aotc.ops.rearrange",
     "aotc.ops.matrix",
     "aotc.ops.control",
     "aotc.ops.convolution",
     "aotc.ops.nn",
+    "aotc.ops.statistics",
 )
 
 

@@ -50,8 +50,10 @@ IN_PLACE_METHODS = {
     "put": "x = x.ravel().at[indices].set(values).reshape(x.shape)",
     "itemset": "x = x.at[index].set(value)",
 }
-# ndarray methods whose numpy function takes the array in another position.
-REORDERED_METHODS = {"compress": lambda x, condition, *a, **k: ("compress", (condition, x) + a, k)}
+# ndarray methods whose numpy function takes the array in another position, or differs:
+# x.conj() of a real array is x itself (numpy.conj of bool computes in int8).
+REORDERED_METHODS = {"compress": lambda x, condition, *a, **k: ("compress", (condition, x) + a, k),
+                     "conj": lambda x: ("copy", (x,), {}), "conjugate": lambda x: ("copy", (x,), {})}
 
 
 def numpy_name(func: Callable) -> str:

@@ -28,7 +28,7 @@ from .. import dtypes
 from .._mlir import arith, index_constant, ir, scf, tensor
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError
-from ..lowering import empty
+from ..lowering import empty, extract_slice, insert_slice
 from ..runtime import tree
 from . import elementwise as ew
 
@@ -37,8 +37,6 @@ EXPORTS: dict[str, list[str]] = {
     "lax": ["cond", "switch", "while_loop", "fori_loop", "scan"],
     "nn": [],
 }
-
-_DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 
 # IREE 3.13 gives the values carried by a host-side loop (and branch results) no device
 # affinity, so each use of one in a dispatch gets a stream.async.transfer: a full copy per
@@ -466,15 +464,14 @@ def _scan_length(xs: list[Tracer], xs_tree: tree.TreeDef, length, where: str) ->
 def _slice_step(x: Tracer, t: ir.Value) -> Tracer:
     """``x[t]`` for an ``index`` value ``t``: a rank-reducing extract_slice."""
     rest = list(x.shape[1:])
-    value = tensor.ExtractSliceOp(dtypes.tensor_type(rest, x.dtype), x.value, [t], [], [],
-                                  [_DYNAMIC] + [0] * len(rest), [1, *rest], [1] * x.ndim).result
+    value = extract_slice(x.value, x.shape, [t] + [0] * len(rest), [1, *rest], None, x.dtype, rest)
     return Tracer(value, rest, x.dtype, weak=x.weak)
 
 
 def _insert_step(y: ir.Value, buf: ir.Value, t: ir.Value, shape: Sequence[int]) -> ir.Value:
     """``buf[t] = y`` for an ``index`` value ``t``: a rank-expanding insert_slice."""
-    return tensor.InsertSliceOp(y, buf, [t], [], [], [_DYNAMIC] + [0] * len(shape),
-                                [1, *shape], [1] * (len(shape) + 1)).result
+    return insert_slice(y, buf, ir.RankedTensorType(buf.type).shape, [t] + [0] * len(shape),
+                        [1, *shape])
 
 
 def _unroll_factor(unroll, length: int, where: str) -> int:

@@ -3,7 +3,7 @@
 Every convolution is brought to one canonical form, channel-last: input
 ``(N, spatial..., C)``, kernel ``(spatial..., I, O)``, output ``(N, spatial..., O)``
 (``NHWC``/``HWIO``). Other layouts are ``linalg.transpose``s around it, the kernel's
-behind a ``util.optimization_barrier`` (``_materialized``); padding is a ``tensor.pad``,
+behind a ``util.optimization_barrier`` (``materialized``); padding is a ``tensor.pad``,
 input dilation a strided ``tensor.insert_slice`` into zeros. The canonical convolution
 is linalg's named op where one exists (tables ``_CONV``, ``_DEPTHWISE``, ``_POOL``), the
 form IREE's convolution-specific rewrites look for; measured, a 3x3 convolution of
@@ -26,7 +26,8 @@ from .._mlir import PARALLEL, REDUCTION, ir, linalg, tensor
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from ..lowering import (
-    add_work, dim_map, empty, fill, generic, reshape_value, scalar_constant, wrap,
+    add_work, dim_map, empty, extract_slice, fill, generic, insert_slice, reshape_value,
+    scalar_constant, wrap,
 )
 from .elementwise import astype
 from .scalar import UFUNC_RULES
@@ -280,8 +281,7 @@ def _pad(x: Tracer, pads: Sequence[tuple[int, int]], dilation: Sequence[int], va
         for axis, (lo, hi) in zip(spatial, crop):
             offsets[axis] = lo
             sizes[axis] = builtins.max(x.shape[axis] - lo - hi, 0)
-        x = wrap(tensor.ExtractSliceOp(dtypes.tensor_type(sizes, x.dtype), x.value, [], [], [],
-                                       offsets, sizes, [1] * x.ndim).result, sizes, x.dtype)
+        x = wrap(extract_slice(x.value, x.shape, offsets, sizes, None, x.dtype), sizes, x.dtype)
     return x
 
 
@@ -303,8 +303,7 @@ def _dilate(x: Tracer, dilation: Sequence[int], grow: Sequence[tuple[int, int]],
     base = fill(shape, x.dtype, value)
     offsets = [0] + [lo for lo, _ in grow] + [0]
     strides = [1] + list(dilation) + [1]
-    with user_location():
-        result = tensor.InsertSliceOp(x.value, base, [], [], [], offsets, list(x.shape), strides).result
+    result = insert_slice(x.value, base, shape, offsets, x.shape, strides)
     add_work(np.prod(shape, dtype=np.float64))
     return wrap(result, shape, x.dtype)
 
@@ -368,7 +367,7 @@ def _canonical_conv(x: Tracer, w: Tracer, plan: ConvPlan, dtype: np.dtype) -> ir
     return _grouped_generic(x, w, plan, dtype)
 
 
-def _materialized(t: Tracer) -> Tracer:
+def materialized(t: Tracer) -> Tracer:
     """``t`` through a ``util.optimization_barrier``: IREE computes it in a dispatch of its
     own instead of fusing it into the convolution's. Measured (8x32x32x32 input, 3x3x32x64
     kernel): a kernel transpose fused into the convolution made it 40x slower."""
@@ -430,7 +429,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     kernel_perm = (*plan.rhs_perm[2:], plan.rhs_perm[1], plan.rhs_perm[0])
     w = astype(w, dtype)
     if kernel_perm != tuple(range(w.ndim)):
-        w = _materialized(transpose(w, kernel_perm))
+        w = materialized(transpose(w, kernel_perm))
     x = _pad(x, plan.pads, plan.lhs_dilation, 0)
     result = _canonical_conv(x, w, plan, dtype)
     # Canonical (N, S..., O) -> the requested layout: logical dim k sits at out_perm[k].

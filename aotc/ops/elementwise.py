@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .. import dtypes
-from ..core import Tracer, current_trace
+from ..core import Tracer, check_usable, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
 from ..lowering import add_work, dim_map, drop_broadcast_dims, empty, generic, parallel, scalar_constant, wrap
 from .scalar import convert, loop_body
@@ -35,12 +35,7 @@ PY_SCALARS = (bool, int, float)
 def as_operand(x, where: str):
     """Classifies an argument: Tracer, weak Python scalar, or a numpy constant."""
     if isinstance(x, Tracer):
-        if x.trace is not current_trace():
-            raise TracingError(
-                f"{where}: this traced array belongs to another traced function "
-                f"('{x.trace.fn_name}'): it leaked out (kept in a global or closure). Pass "
-                f"it in as an argument instead"
-            )
+        check_usable(x, where)
         return x
     if type(x) in PY_SCALARS:  # not isinstance: np.float64 subclasses float but is strongly typed
         return Scalar(x, np.dtype(type(x) if not isinstance(x, bool) else np.bool_), weak=True)

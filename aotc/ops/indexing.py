@@ -32,7 +32,9 @@ from .. import dtypes
 from .._mlir import arith, dim_map, index_constant, ir, tensor
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedOpError
-from ..lowering import add_work, drop_broadcast_dims, empty, generic, loop_index, parallel, wrap
+from ..lowering import (
+    add_work, drop_broadcast_dims, empty, extract_slice, generic, loop_index, parallel, wrap,
+)
 from . import elementwise as ew
 from . import shape as shape_ops
 from .reductions import normalize_axis
@@ -470,26 +472,13 @@ def clamped_starts(shape, starts, sizes, wrap_negative: bool) -> list:
     return out
 
 
-def mixed_offsets(starts) -> tuple[list, list]:
-    """(dynamic offset values, static offsets with MLIR's dynamic marker) for slice ops;
-    ``starts`` holds ints and ``index`` values."""
-    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-    values = [s for s in starts if isinstance(s, ir.Value)]
-    static = [dynamic if isinstance(s, ir.Value) else int(s) for s in starts]
-    return values, static
-
-
 def slice_at(x: Tracer, starts, sizes) -> Tracer:
     """``tensor.extract_slice`` of ``sizes`` at ``starts`` (ints or ``index`` values, in range)."""
     sizes = [int(s) for s in sizes]
     at_origin = builtins.all(not isinstance(s, ir.Value) and s == 0 for s in starts)
     if at_origin and tuple(sizes) == x.shape:
         return x
-    values, static = mixed_offsets(starts)
-    with user_location():
-        result = tensor.ExtractSliceOp(dtypes.tensor_type(sizes, x.dtype), x.value, values, [], [],
-                                       static, sizes, [1] * x.ndim).result
-    return wrap(result, sizes, x.dtype)
+    return wrap(extract_slice(x.value, x.shape, starts, sizes, None, x.dtype), sizes, x.dtype)
 
 
 def _start_list(start_indices, ndim: int, where: str) -> list:

@@ -41,6 +41,28 @@ def normalize_axes(axis, ndim: int, where: str) -> tuple[int, ...]:
     return out
 
 
+def ufunc_axes(axis, ndim: int, where: str) -> tuple[int, ...]:
+    """``normalize_axes`` for numpy's ufunc reductions (sum, max, argmax, ...), which also
+    take axis 0 or -1 (not a tuple) of a 0-d array: it reduces nothing."""
+    if ndim == 0 and type(axis) in (int, np.int32, np.int64) and axis in (0, -1):
+        return ()
+    return normalize_axes(axis, ndim, where)
+
+
+def numpy_initial(name: str, x_dtype: np.dtype, initial, **kwargs):
+    """``initial=`` as numpy converts it for reduction ``name`` over ``x_dtype``: numpy's own
+    reduction of an empty array (its casts, its OverflowError for a value out of range)."""
+    if isinstance(initial, Tracer):
+        raise TracingError(f"{name}: initial must be a Python or numpy scalar, got a traced "
+                           f"array; combine it after the reduction instead (e.g. "
+                           f"anp.maximum({name}(x), initial))")
+    try:
+        return getattr(np, name)(np.zeros((0,), x_dtype), initial=initial, **kwargs)[()]
+    except (TypeError, ValueError, OverflowError) as e:
+        raise TracingError(f"{name}: initial={initial!r} does not convert to {x_dtype.name} as "
+                           f"numpy requires ({e})") from None
+
+
 def _as_tracer(x, where: str) -> Tracer:
     o = ew.as_operand(x, where)
     if isinstance(o, Tracer):
@@ -96,14 +118,15 @@ def _check_nonempty(x: Tracer, axes, name: str):
 
 
 def _sum_like(name: str, ufunc: str, identity):
-    def reduction(a, axis=None, dtype=None, keepdims=False):
+    def reduction(a, axis=None, dtype=None, keepdims=False, initial=None):
         x = _as_tracer(a, name)
-        axes = normalize_axes(axis, x.ndim, name)
+        axes = ufunc_axes(axis, x.ndim, name)
         out_dtype = dtypes.canonicalize(dtype, f"{name} dtype") if dtype is not None else \
             dtypes.canonicalize(_numpy_result_dtype(name, x.dtype), name)
         acc = _accumulation_dtype(out_dtype)
         rule = UFUNC_RULES[ufunc]
-        (r,) = reduce_generic(x, axes, keepdims, [acc], [identity],
+        init = identity if initial is None else numpy_initial(name, x.dtype, initial, dtype=out_dtype)
+        (r,) = reduce_generic(x, axes, keepdims, [acc], [init],
                               lambda v, s: [rule(acc, convert(v, x.dtype, acc), s)], name)
         return ew.astype(r, out_dtype)
     reduction.__name__ = name
@@ -115,10 +138,11 @@ prod = _sum_like("prod", "multiply", 1)
 
 
 def _extremum(name: str, ufunc: str, float_init: float):
-    def reduction(a, axis=None, keepdims=False):
+    def reduction(a, axis=None, keepdims=False, initial=None):
         x = _as_tracer(a, name)
-        axes = normalize_axes(axis, x.ndim, name)
-        _check_nonempty(x, axes, name)
+        axes = ufunc_axes(axis, x.ndim, name)
+        if initial is None:
+            _check_nonempty(x, axes, name)
         dt = x.dtype
         info = dtypes.info(dt)
         if info.kind == "float":
@@ -128,6 +152,8 @@ def _extremum(name: str, ufunc: str, float_init: float):
         else:
             lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
             init = lo if float_init < 0 else hi
+        if initial is not None:
+            init = numpy_initial(name, dt, initial)
         rule = UFUNC_RULES[ufunc]
         (r,) = reduce_generic(x, axes, keepdims, [dt], [init], lambda v, m: [rule(dt, v, m)], name)
         return r
@@ -143,7 +169,7 @@ amax, amin = max, min
 def _boolean(name: str, ufunc: str, init: bool):
     def reduction(a, axis=None, keepdims=False):
         x = _as_tracer(a, name)
-        axes = normalize_axes(axis, x.ndim, name)
+        axes = ufunc_axes(axis, x.ndim, name)
         rule = UFUNC_RULES[ufunc]
         (r,) = reduce_generic(x, axes, keepdims, [np.dtype(np.bool_)], [init],
                               lambda v, acc: [rule(np.dtype(np.bool_), convert(v, x.dtype, np.bool_), acc)], name)
@@ -195,7 +221,8 @@ def _arg_extremum(name: str, better_float: str, better_int: str, better_uint: st
     """
     def reduction(a, axis=None, keepdims=False):
         x = _as_tracer(a, name)
-        if axis is None:
+        flat = axis is None or not ufunc_axes(axis, x.ndim, name)  # all, or a 0-d array
+        if flat:
             x = reshape_flat(x)
             axes = (0,)
         else:
@@ -230,9 +257,9 @@ def _arg_extremum(name: str, better_float: str, better_int: str, better_uint: st
                 take = arith.OrIOp(better, arith.AndIOp(equal, earlier).result).result
             return [select(take, v, best), select(take, i, best_index)]
 
-        _, index = reduce_generic(x, axes, keepdims and axis is not None, [dt, index_dt],
+        _, index = reduce_generic(x, axes, keepdims and not flat, [dt, index_dt],
                                   [init, np.iinfo(np.int64).max], combine, name)
-        if keepdims and axis is None:
+        if keepdims and flat:
             from .shape import reshape
             index = reshape(index, (1,) * len(a.shape if isinstance(a, Tracer) else np.shape(a)))
         return index

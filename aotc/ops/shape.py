@@ -15,7 +15,9 @@ from .. import dtypes
 from .._mlir import arith, dim_map, index_constant, linalg, tensor
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedOpError
-from ..lowering import add_work, empty, gather_source, generic, loop_index, parallel, reshape_value, wrap
+from ..lowering import (
+    add_work, empty, extract_slice, gather_source, generic, loop_index, parallel, reshape_value, wrap,
+)
 from . import elementwise as ew
 from .reductions import normalize_axes, normalize_axis
 
@@ -298,14 +300,11 @@ def getitem(x: Tracer, index) -> Tracer:
             strides.append(1)
         dim += 1
 
-    if x.size == 0:  # MLIR rejects any slice offset into a tensor with a size-0 dimension
-        sliced = wrap(empty(sizes, x.dtype), sizes, x.dtype)
-    elif builtins.any(s < 0 for s in strides):
+    if x.size and builtins.any(s < 0 for s in strides):
         sliced = _strided_read(x, firsts, strides, sizes)
     else:
         value = x.value
         if sizes != list(x.shape) or builtins.any(s != 1 for s in strides):
-            sliced_type = dtypes.tensor_type(sizes, x.dtype)
-            value = tensor.ExtractSliceOp(sliced_type, value, [], [], [], firsts, sizes, strides).result
+            value = extract_slice(value, x.shape, firsts, sizes, strides, x.dtype)
         sliced = wrap(value, sizes, x.dtype)
     return reshape(sliced, tuple(out_shape))

@@ -13,7 +13,8 @@ An update returns a new array; IREE writes it in place when ``x`` is not used af
 
 Out-of-range traced indices are dropped (JAX's rule for updates): a traced scalar index
 that is out of range leaves ``x`` unchanged (the slice is written back as it was); array
-updates with traced out-of-range indices go to one extra row that is cut off afterwards.
+updates with traced out-of-range indices are clamped and made to change nothing (a neutral
+value such as 0 for add; for set, a repeat of a kept entry), so no copy of ``x`` is made.
 ``mode="clip"`` clamps them instead. Constant indices are checked at trace time.
 ``lax.dynamic_update_slice`` clamps its start indices, as JAX does.
 """
@@ -25,16 +26,17 @@ import builtins
 import numpy as np
 
 from .. import dtypes
-from .._mlir import ir, tensor
+from .._mlir import ir
 from ..core import Tracer, user_location
 from ..errors import TracingError
-from ..lowering import add_work, empty, wrap
+from ..lowering import add_work, extract_slice, insert_slice, wrap
 from . import elementwise as ew
 from . import shape as shape_ops
+from .convolution import materialized
 from .indexing import (
     Int, NewAxis, Scalar, Slice, as_index_array, basic_index, clamped_starts, default_fill,
-    dynamic_starts, gather, getitem, in_dim, in_range, is_advanced, layout, mixed_offsets,
-    normalized, parse_index, place_axes, slice_at,
+    dynamic_starts, gather, getitem, in_dim, in_range, is_advanced, layout, normalized,
+    parse_index, place_axes, slice_at,
 )
 from .scalar import UFUNC_RULES
 
@@ -160,10 +162,7 @@ def insert_at(x: Tracer, source: Tracer, starts) -> Tracer:
     """``tensor.insert_slice`` of ``source`` into ``x`` at ``starts`` (ints or ``index`` values)."""
     if source.shape == x.shape:
         return source
-    values, static = mixed_offsets(starts)
-    with user_location():
-        result = tensor.InsertSliceOp(source.value, x.value, values, [], [], static,
-                                      list(source.shape), [1] * x.ndim).result
+    result = insert_slice(source.value, x.value, x.shape, starts, source.shape)
     add_work(source.size)
     return wrap(result, x.shape, x.dtype)
 
@@ -191,13 +190,10 @@ def _static_update(x: Tracer, items, v: Tracer, method: str) -> Tracer:
         region = shape_ops.flip(region, tuple(reversed_axes))
     if tuple(sizes) == x.shape and builtins.all(s == 1 for s in strides):
         return _combine(method, x, region)
-    with user_location():
-        if METHODS[method][0] is not None:
-            old = tensor.ExtractSliceOp(dtypes.tensor_type(sizes, x.dtype), x.value, [], [], [],
-                                        offsets, sizes, strides).result
-            region = _combine(method, wrap(old, sizes, x.dtype), region)
-        result = tensor.InsertSliceOp(region.value, x.value, [], [], [], offsets, sizes,
-                                      strides).result
+    if METHODS[method][0] is not None:
+        old = extract_slice(x.value, x.shape, offsets, sizes, strides, x.dtype)
+        region = _combine(method, wrap(old, sizes, x.dtype), region)
+    result = insert_slice(region.value, x.value, x.shape, offsets, sizes, strides)
     add_work(region.size)
     return wrap(result, x.shape, x.dtype)
 
@@ -270,18 +266,46 @@ def _scatter(x: Tracer, items, v: Tracer, method: str, drop: bool, unique: bool,
             if drop and isinstance(it.value, Tracer):
                 ok = _placed(in_range(anp, as_index_array(it.value), n), dims, lead_shape)
                 valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
-    target = x
-    if valid is not None:
-        # Out-of-range updates go to one extra row past the end, cut off afterwards.
-        columns[0] = ew.where(valid, columns[0], x.shape[0])
-        padded_shape = (x.shape[0] + 1,) + x.shape[1:]
-        padded = wrap(empty(padded_shape, x.dtype), padded_shape, x.dtype)
-        target = insert_at(padded, x, [0] * x.ndim)
     indices = shape_ops.reshape(shape_ops.stack(columns, axis=-1), (count, depth))
     updates = shape_ops.reshape(v, (count,) + rows)
-    result = scatter_op(target, indices, updates, depth, method, unique)
+    if valid is not None:
+        # Out-of-range entries keep their clamped index but change nothing there, so the
+        # scatter writes into x itself (in place when x is donated), with no copy of x.
+        keep = shape_ops.reshape(valid, (count,))
+        updates, indices = _dropped_change_nothing(x, updates, indices, keep, method)
+    result = scatter_op(x, indices, updates, depth, method, unique)
     add_work(updates.size)
-    return slice_at(result, [0] * x.ndim, x.shape) if valid is not None else result
+    return result
+
+
+# Update value that leaves an element unchanged when combined by each method (-0.0 for add:
+# x + -0.0 is x for every x, -0.0 included; NaN stays NaN under min and max).
+NEUTRAL = {
+    "add": lambda dt: -0.0 if dtypes.kind(dt) == "float" else 0,
+    "subtract": lambda dt: 0,
+    "multiply": lambda dt: 1,
+    "min": lambda dt: np.inf if dtypes.kind(dt) == "float" else (True if dt == np.bool_ else np.iinfo(dt).max),
+    "max": lambda dt: -np.inf if dtypes.kind(dt) == "float" else (False if dt == np.bool_ else np.iinfo(dt).min),
+}
+
+
+def _dropped_change_nothing(x: Tracer, updates: Tracer, indices: Tracer, keep: Tracer,
+                            method: str) -> tuple[Tracer, Tracer]:
+    """(updates, indices) where the entries not in ``keep`` change nothing: they combine
+    the method's neutral value; for ``set`` they repeat the first kept entry (the same row
+    written twice with the same values), or, when none is kept, write back the row of x
+    at their (clamped) index."""
+    from .. import numpy as anp
+
+    rows_keep = shape_ops.reshape(keep, keep.shape + (1,) * (updates.ndim - 1))
+    if method != "set":
+        neutral = np.asarray(NEUTRAL[method](x.dtype), dtype=x.dtype)
+        return ew.where(rows_keep, updates, neutral), indices
+    first = anp.argmax(keep)  # 0 when nothing is kept
+    index = indices[first]
+    row = ew.where(anp.any(keep), updates[first], x[tuple(index[d] for d in range(indices.shape[1]))])
+    return (ew.where(rows_keep, updates, row),
+            ew.where(shape_ops.reshape(keep, keep.shape + (1,)), indices, index))
 
 
 def scatter_op(target: Tracer, indices: Tracer, updates: Tracer, depth: int, method: str,
@@ -290,6 +314,11 @@ def scatter_op(target: Tracer, indices: Tracer, updates: Tracer, depth: int, met
     ``indices[i]`` (the first ``depth`` coordinates); the region gets (update, original)."""
     element = dtypes.mlir_type(target.dtype)
     ufunc = METHODS[method][0]
+    if isinstance(updates.value, ir.OpResult):
+        # IREE 3.13's CPU backend fuses the updates' producer into the scatter's dispatch and
+        # keeps every update row on the stack: rows of 4096 float32 exceed its 32 KiB limit
+        # ("exceeded stack allocation limit"). Behind a barrier they are computed first.
+        updates = materialized(updates)
     with user_location():
         op = ir.Operation.create(
             "iree_linalg_ext.scatter",
