@@ -4,9 +4,10 @@ and vectorizes best), integer ones a generic with a reduction loop.
 
 Each function is traced with aotc.jit(f).lower(...) and printed under "TEST: <name>"."""
 
-import aotc
-
 from snapshot import S, run
+
+import aotc
+import aotc.numpy
 
 
 # CHECK-LABEL: TEST: matmul_f32
@@ -54,3 +55,28 @@ def batch_matmul_f32(a, b):
 @run(S((3, 4), "int32"), S((4, 5), "int32"))
 def matmul_int32(a, b):
     return a @ b
+
+
+# A contraction whose operands are not in matmul order is transposed into it, so that it
+# still becomes linalg.matmul.
+# CHECK-LABEL: TEST: transposed_lhs_f32
+# CHECK:       func.func public @transposed_lhs_f32(%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4x5xf32>) -> tensor<3x5xf32>
+# CHECK-NOT:     linalg.generic
+# CHECK:         %[[T:.*]] = linalg.transpose ins(%[[A]] : tensor<4x3xf32>) outs(%{{.*}} : tensor<3x4xf32>) permutation = [1, 0]
+# CHECK:         %[[R:.*]] = linalg.matmul ins(%[[T]], %[[B]] : tensor<3x4xf32>, tensor<4x5xf32>) outs(%{{.*}} : tensor<3x5xf32>) -> tensor<3x5xf32>
+# CHECK:         return %[[R]] : tensor<3x5xf32>
+@run(S((4, 3), "float32"), S((4, 5), "float32"))
+def transposed_lhs_f32(a, b):
+    return aotc.numpy.einsum("ki,kj->ij", a, b)
+
+
+# Three operands are contracted pairwise, the smaller intermediate (b @ c: 4x4) first.
+# CHECK-LABEL: TEST: chain_f32
+# CHECK:       func.func public @chain_f32(%[[A:.*]]: tensor<8x4xf32>, %[[B:.*]]: tensor<4x6xf32>, %[[C:.*]]: tensor<6x4xf32>) -> tensor<8x4xf32>
+# CHECK:         %[[BC:.*]] = linalg.matmul ins(%[[B]], %[[C]] : tensor<4x6xf32>, tensor<6x4xf32>) outs(%{{.*}} : tensor<4x4xf32>) -> tensor<4x4xf32>
+# CHECK:         %[[R:.*]] = linalg.matmul ins(%[[A]], %[[BC]] : tensor<8x4xf32>, tensor<4x4xf32>) outs(%{{.*}} : tensor<8x4xf32>) -> tensor<8x4xf32>
+# CHECK-NOT:     linalg.generic
+# CHECK:         return %[[R]] : tensor<8x4xf32>
+@run(S((8, 4), "float32"), S((4, 6), "float32"), S((6, 4), "float32"))
+def chain_f32(a, b, c):
+    return aotc.numpy.einsum("ij,jk,kl->il", a, b, c)
