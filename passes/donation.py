@@ -16,6 +16,17 @@ this pass decides from the IR:
   *writer group*: the defining op and its elementwise, slice and concatenation producers)
   read the argument only at the position they write (``2*x + 1``; ``concatenate([x[:k] +
   d, x[k:]])`` writes each slice back where it came from);
+* the writer group may also hold ``tensor.insert_slice`` ops at offsets computed at run
+  time (``x.at[i].set(v)``, ``lax.dynamic_update_slice``) and ``iree_linalg_ext.scatter``
+  ops (``x.at[idx].add(v)``): an insert_slice writes only its window and a scatter only
+  the rows its indices name, and the scatter's region reads the original only at the row
+  it writes (repeated indices included: each combine reads and writes the same row). A
+  run-time offset is a sum of index values (``RuntimeCoord``); two positions are the same
+  when their constants and index values are (after CSE, one computation is one value), so
+  ``x.at[i].add(v)`` reads ``x[i]`` where it writes it. A position not known to be the
+  same is another position: an elementwise op in the group reading the argument there
+  (``x.at[i].set(x[j])``) is computed before the group instead, like any other reader,
+  and a scatter's updates and indices are inputs of the group, never read in place;
 * every other op that reads the argument runs before the writer group starts. An op the
   result already depends on, which IREE cannot fuse into the writer's dispatch, does (the
   ``x @ w`` inside ``w - lr * x.T @ (x @ w - y)``). For the others the pass adds the
@@ -24,6 +35,11 @@ this pass decides from the IR:
 
 A donated argument that no result can use is reported: a ``DonationWarning`` naming the
 argument and why, or, with ``strict=true``, a failure of the pass.
+
+Arguments that are not donated (or whose donation is refused) must keep their values, but
+IREE 3.13 writes an insert_slice or a scatter into the argument it updates when nothing
+reads that argument afterwards. The pass adds that read (``_keep_arguments``): IREE then
+updates a copy, as without the update ops.
 
 The analysis (``InPlaceAnalysis``) describes each candidate pairing; ``pair_donations`` is a
 pure function that chooses the pairs; ``Donate.run`` applies them.
@@ -63,6 +79,10 @@ ELEMENTWISE_OPS = frozenset({
 PLACING_OPS = frozenset({"tensor.concat", "tensor.insert_slice"})
 # Ops that create values without reading tensors.
 SOURCE_OPS = frozenset({"tensor.empty", "arith.constant", "tensor.splat"})
+# Combines rows of its updates into its original at rows its indices name.
+SCATTER = "iree_linalg_ext.scatter"
+# First operand of the offsets in the operand list of the slice ops.
+OFFSETS_AT = {"tensor.extract_slice": 1, "tensor.insert_slice": 2}
 
 _DYNAMIC = -(2 ** 63)  # ShapedType.get_dynamic_size() / kDynamic in static_offsets
 
@@ -190,6 +210,12 @@ def _identity_map(attr) -> bool:
     return amap == ir.AffineMap.get_identity(amap.n_dims)
 
 
+def _int_attr(op, name: str) -> int:
+    from aotc._mlir import ir
+
+    return ir.IntegerAttr(op.attributes[name]).value
+
+
 def _static_ints(op, name: str) -> list[int] | None:
     from aotc._mlir import ir
 
@@ -197,6 +223,68 @@ def _static_ints(op, name: str) -> list[int] | None:
         return None
     values = list(ir.DenseI64ArrayAttr(op.attributes[name]))
     return None if any(v == _DYNAMIC for v in values) else values
+
+
+@dataclass(frozen=True)
+class RuntimeCoord:
+    """A coordinate known at run time: ``const`` plus the sum of the ``index`` values in
+    ``terms`` (a frozenset of (value, multiplicity))."""
+
+    const: int
+    terms: frozenset
+
+
+def _plus(*parts):
+    """The sum of coordinates (ints, ``RuntimeCoord``s, ``index`` values): an int when no
+    run-time value is left."""
+    from collections import Counter
+
+    const, terms = 0, Counter()
+    for part in parts:
+        if isinstance(part, int):
+            const += part
+        elif isinstance(part, RuntimeCoord):
+            const += part.const
+            terms.update(dict(part.terms))
+        else:
+            terms[part] += 1
+    return RuntimeCoord(const, frozenset(terms.items())) if terms else const
+
+
+def _constant_index(value) -> int | None:
+    from aotc._mlir import ir
+
+    op = _defining_op(value)
+    if op is not None and op.name == "arith.constant" and isinstance(op.attributes["value"], ir.IntegerAttr):
+        return ir.IntegerAttr(op.attributes["value"]).value
+    return None
+
+
+def _slice_offsets(op) -> list | None:
+    """The offsets of a unit-stride ``tensor.extract_slice``/``insert_slice``: ints, and
+    ``index`` values where they are computed at run time; None for other strides."""
+    strides = _static_ints(op, "static_strides")
+    if strides is None or any(s != 1 for s in strides):
+        return None
+    from aotc._mlir import ir
+
+    dynamic = iter(list(op.operands)[OFFSETS_AT[op.name]:])
+    offsets = []
+    for v in ir.DenseI64ArrayAttr(op.attributes["static_offsets"]):
+        if v != _DYNAMIC:
+            offsets.append(v)
+            continue
+        value = next(dynamic)
+        known = _constant_index(value)
+        offsets.append(value if known is None else known)
+    return offsets
+
+
+def _runtime_offsets(op) -> list:
+    """The ``index`` values among a slice op's offsets (what its position depends on)."""
+    if op.name not in OFFSETS_AT:
+        return []
+    return [v for v in (_slice_offsets(op) or []) if not isinstance(v, int)]
 
 
 def _generic_inputs(op) -> list[tuple[object, bool]]:
@@ -259,6 +347,62 @@ def _is_elementwise(op) -> bool:
 
 def _is_view(op) -> bool:
     return op.name in VIEW_OPS
+
+
+# How the placing ops write their operands into their result, for the writer group: op
+# -> rule(op, offset of the result, views of the argument) giving ([(operand, its offset)]
+# written in place, [operands read at any position]), or None when the op cannot be
+# placed (a strided slice, a rank change, a scatter reading the argument's rows).
+
+def _concat_placement(op, offset, views):
+    dim = _int_attr(op, "dim")
+    aligned, start = [], 0
+    for operand in op.operands:
+        aligned.append((operand, tuple(_plus(o, start) if d == dim else o for d, o in enumerate(offset))))
+        start += operand.type.shape[dim]
+    return aligned, []
+
+
+def _insert_placement(op, offset, views):
+    source, dest = op.operands[0], op.operands[1]
+    offsets = _slice_offsets(op)
+    if offsets is None or len(source.type.shape) != len(offset):
+        return None
+    return [(dest, offset), (source, tuple(_plus(o, s) for o, s in zip(offset, offsets)))], []
+
+
+def _scatter_placement(op, offset, views):
+    # Rows are combined where the original is read (the region gets (update, original));
+    # the updates and indices are read whatever row is written.
+    updates, indices, original = op.operands[:3]
+    if updates in views or indices in views:
+        return None
+    return [(original, offset)], [updates, indices]
+
+
+PLACEMENTS = {
+    "tensor.concat": _concat_placement,
+    "tensor.insert_slice": _insert_placement,
+    SCATTER: _scatter_placement,
+}
+
+
+# Ops IREE performs in the storage of one operand (tied to their result): op -> the operand.
+DESTINATION = {"tensor.insert_slice": 1, SCATTER: 2}
+# Views IREE keeps in their operand's storage (a slice is a copy once it is materialized).
+RESHAPES = VIEW_OPS - {"tensor.extract_slice"}
+
+
+def _same_storage(value) -> list:
+    """``value`` and its reshapes."""
+    found, stack = [value], [value]
+    while stack:
+        for use in stack.pop().uses:
+            op = _op(use.owner)
+            if op.name in RESHAPES and use.operand_number == 0 and op.results[0] not in found:
+                found.append(op.results[0])
+                stack.append(op.results[0])
+    return found
 
 
 @dataclass
@@ -338,11 +482,9 @@ class InPlaceAnalysis:
                 offset = None
                 base = found[value]
                 if op.name == "tensor.extract_slice" and base is not None:
-                    offsets = _static_ints(op, "static_offsets")
-                    strides = _static_ints(op, "static_strides")
-                    if (offsets is not None and strides is not None and all(s == 1 for s in strides)
-                            and len(result.type.shape) == rank):
-                        offset = tuple(b + o for b, o in zip(base, offsets))
+                    offsets = _slice_offsets(op)
+                    if offsets is not None and len(result.type.shape) == rank:
+                        offset = tuple(_plus(b, o) for b, o in zip(base, offsets))
                 elif op.name == "tensor.cast" and base is not None and len(result.type.shape) == rank:
                     offset = base
                 found[result] = offset
@@ -408,7 +550,7 @@ class InPlaceAnalysis:
                 continue
             if _is_elementwise(op):
                 reads = _generic_inputs(op)
-                bad = [v for v, aligned in reads if not aligned and (v in views or self._derived(v, views))]
+                bad = [v for v, aligned in reads if self._read_elsewhere(v, aligned, offset, views)]
                 if bad:
                     if top:
                         return Writer(problem=misplaced(op, offset))
@@ -421,28 +563,17 @@ class InPlaceAnalysis:
                     elif _computed(operand):
                         inputs.append(operand)
                 continue
-            if op.name == "tensor.concat":
-                dim = self._int_attr(op, "dim")
-                placed[op] = offset
-                start = 0
-                for operand in op.operands:
-                    shifted = tuple(o + (start if d == dim else 0) for d, o in enumerate(offset))
-                    stack.append((operand, shifted, False, op))
-                    start += operand.type.shape[dim]
-                continue
-            if op.name == "tensor.insert_slice":
-                offsets = _static_ints(op, "static_offsets")
-                strides = _static_ints(op, "static_strides")
-                source, dest = op.operands[0], op.operands[1]
-                if (offsets is None or strides is None or any(s != 1 for s in strides)
-                        or len(source.type.shape) != rank):
+            if op.name in PLACEMENTS:
+                placement = PLACEMENTS[op.name](op, offset, views)
+                if placement is None:
                     if top:
                         return Writer(problem=misplaced(op, offset))
-                    inputs.append(value)
+                    inputs.append(value)  # computed (and read) before the group
                     continue
+                aligned, read_anywhere = placement
                 placed[op] = offset
-                stack.append((dest, offset, False, op))
-                stack.append((source, tuple(o + s for o, s in zip(offset, offsets)), False, op))
+                stack.extend((operand, at, False, op) for operand, at in aligned)
+                inputs.extend(v for v in read_anywhere if _computed(v))
                 continue
             if _is_view(op) and op.operands[0] not in views and not self._derived(op.operands[0], views):
                 placed[op] = offset  # a view of some other value: free
@@ -463,6 +594,14 @@ class InPlaceAnalysis:
         seen = set()
         group.inputs = [v for v in inputs if not (v in seen or seen.add(v))]
         return group
+
+    def _read_elsewhere(self, value, aligned: bool, offset: tuple, views: Mapping) -> bool:
+        """Does an elementwise op writing at ``offset`` read the argument elsewhere through
+        ``value``: an unaligned read of something derived from it, or an aligned read of a
+        view of another (or an unknown) position?"""
+        if aligned:
+            return value in views and views[value] != offset
+        return value in views or self._derived(value, views)
 
     def _derived(self, value, views: Mapping) -> bool:
         """Is ``value`` an elementwise function of the argument (which IREE may recompute
@@ -528,7 +667,10 @@ class InPlaceAnalysis:
         if late:
             return (f"{self._arg_name(arg)} is read by {_describe(late[0])} after its new "
                     f"value is computed")
-        ancestors = self.backward(group.inputs)
+        # Run-time offsets are read on the host before the write is issued: what they are
+        # computed from is ordered before the group too.
+        ancestors = self.backward(list(group.inputs) + [
+            v for op in group.ops for v in _runtime_offsets(op)])
         fusable = self.fusable(group)
         unordered = sorted((r for r in readers if r not in ancestors or r in fusable),
                            key=lambda o: self.index[o])
@@ -545,15 +687,30 @@ class InPlaceAnalysis:
         unordered_set = set(unordered)
         frontier = tuple(r for r in unordered if not r.results or any(
             self.user(use) not in unordered_set for v in r.results for use in v.uses))
+        through = list(group.inputs) + [v for r in frontier for v in r.results]
+        returned = next((v for v in through if self._returned(v)), None)
+        if returned is not None:
+            # IREE 3.13 gives a returned tensor another storage type than a temporary one,
+            # and its util.optimization_barrier verifier rejects the mix.
+            return (f"{self._arg_name(arg)} is also read by {_describe(unordered[0])}, which "
+                    f"must run before the in-place write, and the barrier that orders it would "
+                    f"take the value of {_describe(_defining_op(returned))}, which is also "
+                    f"returned (IREE 3.13 rejects a barrier over a result)")
         return Candidate(k, 1 if group.reads_arg else 2, frontier)
 
+    def _returned(self, value) -> bool:
+        """Is ``value``, or a reshape of it, a result? (A slice is copied out when
+        returned.)"""
+        return any(v in self.results for v in _same_storage(value))
+
+    def in_place_writers(self, arg) -> list:
+        """The ops that IREE writes into ``arg``'s own storage (an insert_slice into it, a
+        scatter into it, also through reshapes), in program order."""
+        storage = set(_same_storage(arg))
+        return [op for op in self.ops
+                if op.name in DESTINATION and op.operands[DESTINATION[op.name]] in storage]
+
     # -- helpers ---------------------------------------------------------------------------
-
-    @staticmethod
-    def _int_attr(op, name: str) -> int:
-        from aotc._mlir import ir
-
-        return ir.IntegerAttr(op.attributes[name]).value
 
     def _arg_name(self, arg) -> str:
         return _arg_label(self.func, arg.arg_number)
@@ -669,6 +826,13 @@ class Donate(ModulePass):
                 raise PassError(str(e)) from None
 
     def _run_on(self, func_op) -> list[str]:
+        """Pairs the marked arguments of one function and keeps the others intact;
+        returns the problems."""
+        problems = self._pair(func_op)
+        _keep_arguments(func_op)
+        return problems
+
+    def _pair(self, func_op) -> list[str]:
         """Pairs the marked arguments of one function; returns the problems."""
         from aotc._mlir import ir
 
@@ -741,6 +905,44 @@ class Donate(ModulePass):
             f"allocated for the result instead)."
             for i in donors if i in reasons and i not in applied
         ]
+
+
+def _keep_arguments(func_op) -> None:
+    """Keeps the arguments that are not donated intact. IREE 3.13 performs an insert_slice
+    or a scatter in the storage of the argument it updates when nothing reads the argument
+    afterwards (iree-org/iree#16168): the caller's array. A read afterwards is one
+    ``util.optimization_barrier`` over a result computed from the update and those
+    arguments, just before the return (all are the caller's buffers, so IREE accepts it):
+    IREE then copies the argument before updating the copy. (Where only results written
+    into donated buffers depend on the update, no barrier fits and none is added.)"""
+    from aotc._mlir import ir
+
+    analysis = InPlaceAnalysis(func_op)
+    outputs = donated_pairs(func_op)
+    # A result written into a donated buffer is a temporary copied there: not one of the
+    # caller's buffers, so it cannot share the barrier.
+    free = [k for k in range(len(analysis.results)) if k not in outputs.values()]
+    kept: dict[int, list] = {}  # result index -> the arguments it keeps
+    for arg in analysis.block.arguments:
+        if arg.arg_number in outputs or _kept(analysis, arg):
+            continue
+        writers = analysis.in_place_writers(arg)
+        after = analysis.forward(writers)
+        k = next((k for k in free if _defining_op(analysis.results[k]) in after), None)
+        if writers and k is not None:  # (an update no result depends on is never run)
+            kept.setdefault(k, []).append(arg)
+    ret = analysis.ret
+    for k, args in kept.items():
+        operands = [analysis.results[k]] + args
+        with ir.InsertionPoint(ret), ret.location:
+            barrier = ir.Operation.create(BARRIER, results=[v.type for v in operands], operands=operands)
+        ret.operands[k] = barrier.results[0]
+
+
+def _kept(analysis: InPlaceAnalysis, arg) -> bool:
+    """Does a barrier that feeds the return already read ``arg`` (an earlier run)?"""
+    return any(_op(use.owner).name == BARRIER and any(v in analysis.results for v in _op(use.owner).results)
+               for use in arg.uses)
 
 
 def _sequence(analysis: InPlaceAnalysis, arg, k: int, readers: Sequence) -> None:

@@ -89,6 +89,22 @@ def int_counter(c, x):
     return c + 1, x.astype(anp.float32) * 2
 
 
+def traced_row_set(x, i, v):
+    return x.at[i].set(v)
+
+
+def row_from_another(x, i, j):
+    return x.at[i].set(x[j] * 0.5)
+
+
+def dynamic_update(x, u, i):
+    return aotc.lax.dynamic_update_slice(x, u, (i, 0))
+
+
+def scatter_add(x, v):
+    return x.at[np.array([0, 3, 0])].add(v)
+
+
 CASES = [
     ("step", step, lambda: (_f32(64, 64),), (0,)),
     ("slice_update", slice_update, lambda: (_f32(4, 8), _f32(2, 8)), (0,)),
@@ -106,6 +122,10 @@ CASES = [
     ("with_metric", with_metric, lambda: (_f32(128, 64),), (0,)),
     ("normalize", normalize, lambda: (_f32(32, 16),), (0,)),
     ("int_counter", int_counter, lambda: (np.arange(6, dtype=np.int32), np.arange(6, dtype=np.int32)), (0, 1)),
+    ("traced_row_set", traced_row_set, lambda: (_f32(16, 8), np.int32(5), _f32(8)), (0,)),
+    ("row_from_another", row_from_another, lambda: (_f32(16, 8), np.int32(5), np.int32(9)), (0,)),
+    ("dynamic_update", dynamic_update, lambda: (_f32(16, 8), _f32(3, 8), np.int32(14)), (0,)),
+    ("scatter_add", scatter_add, lambda: (_f32(16, 8), _f32(3, 8)), (0,)),
 ]
 
 
@@ -150,7 +170,8 @@ def test_numerics_identical_with_and_without_donation(name, fn, make, donate, cp
     assert _equal(_host(args), host_args), f"{name}: a numpy argument was modified"
 
 
-STATE_UPDATES = [c for c in CASES if c[0] in ("step", "slice_update", "linreg", "mlp", "momentum", "with_metric")]
+STATE_UPDATES = [c for c in CASES if c[0] in ("step", "slice_update", "linreg", "mlp", "momentum", "with_metric",
+                                                "row_from_another", "scatter_add")]
 
 
 @pytest.mark.parametrize("name,fn,make,donate", STATE_UPDATES, ids=[c[0] for c in STATE_UPDATES])

@@ -2,7 +2,9 @@
 """Snapshots of indexing and functional updates: slice updates are
 tensor.extract_slice / tensor.insert_slice (static, or at clamped run-time offsets), so
 IREE writes them in place; integer-array reads are a linalg.generic that gathers with
-tensor.extract; integer-array updates are one iree_linalg_ext.scatter.
+tensor.extract; integer-array updates are one iree_linalg_ext.scatter. An argument that is
+updated but not donated is read again by a barrier before the return (aotc-donate), so
+that IREE updates a copy of it, not the caller's array.
 
 Each function is traced with aotc.jit(f).lower(...) and printed under "TEST: <name>"."""
 
@@ -20,7 +22,8 @@ from snapshot import S, run
 # CHECK-SAME:        ins(%[[OLD]], %[[V]] : tensor<2x4xf32>, tensor<2x4xf32>)
 # CHECK:           arith.addf
 # CHECK:         %[[R:.*]] = tensor.insert_slice %[[NEW]] into %[[X]][1, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<5x4xf32>
-# CHECK-NEXT:    return %[[R]] : tensor<5x4xf32>
+# CHECK-NEXT:    %[[KEEP:.*]]:2 = util.optimization_barrier %[[R]], %[[X]] : tensor<5x4xf32>, tensor<5x4xf32>
+# CHECK-NEXT:    return %[[KEEP]]#0 : tensor<5x4xf32>
 @run(S((5, 4), "float32"), S((2, 4), "float32"))
 def add_to_rows(x, v):
     return x.at[1:3].add(v)
@@ -31,7 +34,8 @@ def add_to_rows(x, v):
 # CHECK:       func.func public @set_every_other_column(%[[X:.*]]: tensor<5x4xf32>, %[[V:.*]]: tensor<5x2xf32>) -> tensor<5x4xf32>
 # CHECK-NOT:     tensor.extract_slice
 # CHECK:         %[[R:.*]] = tensor.insert_slice %[[V]] into %[[X]][0, 0] [5, 2] [1, 2] : tensor<5x2xf32> into tensor<5x4xf32>
-# CHECK-NEXT:    return %[[R]] : tensor<5x4xf32>
+# CHECK-NEXT:    %[[KEEP:.*]]:2 = util.optimization_barrier %[[R]], %[[X]] : tensor<5x4xf32>, tensor<5x4xf32>
+# CHECK-NEXT:    return %[[KEEP]]#0 : tensor<5x4xf32>
 @run(S((5, 4), "float32"), S((5, 2), "float32"))
 def set_every_other_column(x, v):
     return x.at[:, ::2].set(v)
@@ -53,7 +57,8 @@ def set_every_other_column(x, v):
 # CHECK-NEXT:    %[[LOW:.*]] = arith.minsi %[[WRAPPED]], %[[C3]] : index
 # CHECK-NEXT:    %[[OFFSET:.*]] = arith.maxsi %[[LOW]], %[[C0]] : index
 # CHECK-NEXT:    %[[R:.*]] = tensor.insert_slice %[[U]] into %[[X]][%[[OFFSET]], 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<5x4xf32>
-# CHECK-NEXT:    return %[[R]] : tensor<5x4xf32>
+# CHECK-NEXT:    %[[KEEP:.*]]:2 = util.optimization_barrier %[[R]], %[[X]] : tensor<5x4xf32>, tensor<5x4xf32>
+# CHECK-NEXT:    return %[[KEEP]]#0 : tensor<5x4xf32>
 @run(S((5, 4), "float32"), S((2, 4), "float32"), S((), "int32"))
 def dynamic_update_rows(x, u, i):
     return aotc.lax.dynamic_update_slice(x, u, (i, 0))
@@ -96,7 +101,8 @@ def gather_columns(x, idx):
 # CHECK-NEXT:    ^bb0(%[[NEW:.*]]: f32, %[[OLD:.*]]: f32):
 # CHECK-NEXT:      %[[SUM:.*]] = arith.addf %[[OLD]], %[[NEW]] : f32
 # CHECK-NEXT:      iree_linalg_ext.yield %[[SUM]] : f32
-# CHECK:         return %[[R]] : tensor<5x4xf32>
+# CHECK:         %[[KEEP:.*]]:2 = util.optimization_barrier %[[R]], %[[X]] : tensor<5x4xf32>, tensor<5x4xf32>
+# CHECK-NEXT:    return %[[KEEP]]#0 : tensor<5x4xf32>
 @run(S((5, 4), "float32"), S((3, 4), "float32"))
 def scatter_add_rows(x, v):
     return x.at[[0, 3, 0]].add(v)
@@ -108,7 +114,8 @@ def scatter_add_rows(x, v):
 # CHECK:       func.func public @scatter_traced_drops(%[[X:.*]]: tensor<5x4xf32>, %[[I:.*]]: tensor<2xi32>) -> tensor<5x4xf32>
 # CHECK-NOT:     tensor<6x4xf32>
 # CHECK:         %[[R:.*]] = iree_linalg_ext.scatter dimension_map = [0] unique_indices(false) ins(%{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<2x1xi32>) outs(%[[X]] : tensor<5x4xf32>)
-# CHECK:         return %[[R]] : tensor<5x4xf32>
+# CHECK:         %[[KEEP:.*]]:2 = util.optimization_barrier %[[R]], %[[X]] : tensor<5x4xf32>, tensor<5x4xf32>
+# CHECK-NEXT:    return %[[KEEP]]#0 : tensor<5x4xf32>
 @run(S((5, 4), "float32"), S((2,), "int32"))
 def scatter_traced_drops(x, i):
     return x.at[i].set(0.0)

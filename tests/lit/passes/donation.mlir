@@ -1,7 +1,9 @@
 // aotc-donate pairs each argument marked `aotc.donate = "<name>"` with a result of the
 // same type that can be written into its buffer, sets `iree.abi.output = <result>` on it
 // and removes the marker. An argument no result can use keeps no attribute and gets a
-// DonationWarning (strict=true: the pass fails). Running the pass again changes nothing.
+// DonationWarning (strict=true: the pass fails). An argument updated in place but not
+// donated is read again by a barrier before the return, so that IREE updates a copy.
+// Running the pass again changes nothing.
 
 // RUN: %aotc-opt %s --split-input-file --pass-pipeline='aotc-donate' 2>%t.err | filecheck %s
 // RUN: filecheck %s --check-prefix=WARN --input-file=%t.err
@@ -154,17 +156,60 @@ func.func @slice_update(%x: tensor<4x8xf32> {aotc.donate = "x"}, %d: tensor<2x8x
 
 // -----
 
-// Another result reads the donated weights (through a transpose) and the new weights do
-// not depend on that read: the update is ordered after it with a barrier over the
-// update's computed input and the reader's result, and the update group moves last.
+// Another result reads the donated weights (through a transpose and a matmul) and the new
+// weights do not depend on that read: the update is ordered after it with a barrier over
+// the update's computed input and the last reader's result (the matmul: the transpose
+// only feeds it), and the update group moves last.
 // CHECK-LABEL: func.func @ordered_by_barrier
 // CHECK-SAME:      (%[[W:.*]]: tensor<4x4xf32> {iree.abi.output = 0 : index}, %[[G:[^:]*]]: tensor<4x4xf32>)
 // CHECK:         %[[M:.*]] = linalg.matmul ins(%[[G]], %[[G]]
 // CHECK:         %[[T:.*]] = linalg.transpose ins(%[[W]] : tensor<4x4xf32>)
-// CHECK:         %[[B:.*]]:2 = util.optimization_barrier %[[M]], %[[T]]
+// CHECK:         %[[P:.*]] = linalg.matmul ins(%[[T]], %[[G]]
+// CHECK:         %[[S:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<4x4xf32>)
+// CHECK:         %[[B:.*]]:2 = util.optimization_barrier %[[M]], %[[P]]
 // CHECK:         %[[U:.*]] = linalg.generic {{.*}} ins(%[[W]], %[[B]]#0 : tensor<4x4xf32>, tensor<4x4xf32>)
-// CHECK:         return %[[U]], %[[T]]
+// CHECK:         return %[[U]], %[[S]]
 func.func @ordered_by_barrier(%w: tensor<4x4xf32> {aotc.donate = "w"}, %g: tensor<4x4xf32>)
+    -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %gg = linalg.matmul ins(%g, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %u = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%w, %gg : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %d: f32, %o: f32):
+    %s = arith.subf %v, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %t = linalg.transpose ins(%w : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) permutation = [1, 0]
+  %p = linalg.matmul ins(%t, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %sq = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                         affine_map<(d0, d1) -> (d0, d1)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.mulf %v, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  return %u, %sq : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// The same, but the reader's value is itself returned: the barrier would have to take a
+// result, which IREE 3.13 cannot compile (a returned tensor has another storage type than
+// the temporaries beside it), so the donation is refused.
+// CHECK-LABEL: func.func @reader_returned
+// CHECK-SAME:      (%{{.*}}: tensor<4x4xf32>, %{{[^:]*}}: tensor<4x4xf32>)
+// CHECK-NOT:     util.optimization_barrier
+// WARN:      DonationWarning: aotc-donate: @reader_returned: donated argument 'w' (tensor<4x4xf32>) cannot be used:
+// WARN-SAME: result 0: 'w' is also read by linalg.transpose at donation.mlir:[[# @LINE + 18]], which must run before the in-place write, and the barrier that orders it would take the value of linalg.transpose at donation.mlir:[[# @LINE + 18]], which is also returned
+// STRICT-NOT: func.func @reader_returned
+// STRICT-ERR: aotc-donate: @reader_returned: donated argument 'w' (tensor<4x4xf32>) cannot be used:
+func.func @reader_returned(%w: tensor<4x4xf32> {aotc.donate = "w"}, %g: tensor<4x4xf32>)
     -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   %e = tensor.empty() : tensor<4x4xf32>
   %zero = arith.constant 0.0 : f32
@@ -226,4 +271,234 @@ func.func @unusable(%v: tensor<3xf32> {aotc.donate = "v"}, %m: tensor<4x4xf32> {
 func.func @already_paired(%done: tensor<4xf32> {iree.abi.output = 0 : index},
                           %late: tensor<4xf32> {aotc.donate = "late"}) -> tensor<4xf32> {
   return %done : tensor<4xf32>
+}
+
+// -----
+
+// Updates at offsets computed at run time (x.at[i].set(v) with a traced i): the row is
+// read and written at the same clamped offset (one SSA value), so the insert_slice writes
+// it in place; nothing else reads x.
+// CHECK-LABEL: func.func @dynamic_row_set
+// CHECK-SAME:      (%[[X:.*]]: tensor<8x4xf32> {iree.abi.output = 0 : index},
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         %[[R:.*]] = tensor.insert_slice %{{.*}} into %[[X]][%{{.*}}, 0] [1, 4] [1, 1]
+// CHECK-NEXT:    return %[[R]]
+func.func @dynamic_row_set(%x: tensor<8x4xf32> {aotc.donate = "x"}, %i: tensor<i32>,
+                           %valid: tensor<i1>, %v: tensor<1x4xf32>) -> tensor<8x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c7 = arith.constant 7 : index
+  %raw = tensor.extract %i[] : tensor<i32>
+  %n = arith.index_cast %raw : i32 to index
+  %lo = arith.minsi %n, %c7 : index
+  %at = arith.maxsi %lo, %c0 : index
+  %old = tensor.extract_slice %x[%at, 0] [1, 4] [1, 1] : tensor<8x4xf32> to tensor<1x4xf32>
+  %e = tensor.empty() : tensor<1x4xf32>
+  %new = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>,
+                                          affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%valid, %v, %old : tensor<i1>, tensor<1x4xf32>, tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) {
+  ^bb0(%ok: i1, %a: f32, %b: f32, %o: f32):
+    %s = arith.select %ok, %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4xf32>
+  %r = tensor.insert_slice %new into %x[%at, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+// lax.dynamic_update_slice, and a chain of two run-time updates: each writes its window
+// and reads x nowhere else. The offset is read from x itself in the chain: that read
+// finishes before the offset exists, so it needs no barrier.
+// CHECK-LABEL: func.func @dynamic_update_slice
+// CHECK-SAME:      (%{{.*}}: tensor<8x4xf32> {iree.abi.output = 0 : index},
+// CHECK-LABEL: func.func @dynamic_chain
+// CHECK-SAME:      (%[[X:.*]]: tensor<8x4xf32> {iree.abi.output = 0 : index},
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         %[[A:.*]] = tensor.insert_slice %{{.*}} into %[[X]][%{{.*}}, 0] [2, 4] [1, 1]
+// CHECK:         %[[B:.*]] = tensor.insert_slice %{{.*}} into %[[A]][%{{.*}}, 0] [1, 4] [1, 1]
+// CHECK-NEXT:    return %[[B]]
+func.func @dynamic_update_slice(%x: tensor<8x4xf32> {aotc.donate = "x"}, %u: tensor<2x4xf32>,
+                                %i: tensor<i32>) -> tensor<8x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c6 = arith.constant 6 : index
+  %raw = tensor.extract %i[] : tensor<i32>
+  %n = arith.index_cast %raw : i32 to index
+  %lo = arith.minsi %n, %c6 : index
+  %at = arith.maxsi %lo, %c0 : index
+  %r = tensor.insert_slice %u into %x[%at, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+func.func @dynamic_chain(%x: tensor<8x4xf32> {aotc.donate = "x"}, %u: tensor<2x4xf32>,
+                         %w: tensor<1x4xf32>, %i: index) -> tensor<8x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c7 = arith.constant 7 : index
+  %first = tensor.extract %x[%c0, %c0] : tensor<8x4xf32>
+  %f = arith.fptosi %first : f32 to i32
+  %n = arith.index_cast %f : i32 to index
+  %lo = arith.minsi %n, %c7 : index
+  %j = arith.maxsi %lo, %c0 : index
+  %a = tensor.insert_slice %u into %x[%i, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<8x4xf32>
+  %b = tensor.insert_slice %w into %a[%j, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+  return %b : tensor<8x4xf32>
+}
+
+// -----
+
+// x.at[i].set(x[j]): the new row reads x at another run-time offset than it writes (j is
+// not known to equal i), so the row is computed before the in-place write, ordered by a
+// barrier; the insert_slice then takes the barrier's value.
+// CHECK-LABEL: func.func @dynamic_other_row
+// CHECK-SAME:      (%[[X:.*]]: tensor<8x4xf32> {iree.abi.output = 0 : index}, %[[I:[^:]*]]: index, %[[J:[^:]*]]: index,
+// CHECK:         %[[ROW:.*]] = linalg.generic
+// CHECK:         %[[B:.*]] = util.optimization_barrier %[[ROW]] : tensor<1x4xf32>
+// CHECK:         %[[R:.*]] = tensor.insert_slice %[[B]] into %[[X]][%[[I]], 0] [1, 4] [1, 1]
+// CHECK-NEXT:    return %[[R]]
+func.func @dynamic_other_row(%x: tensor<8x4xf32> {aotc.donate = "x"}, %i: index, %j: index,
+                             %valid: tensor<i1>) -> tensor<8x4xf32> {
+  %src = tensor.extract_slice %x[%j, 0] [1, 4] [1, 1] : tensor<8x4xf32> to tensor<1x4xf32>
+  %old = tensor.extract_slice %x[%i, 0] [1, 4] [1, 1] : tensor<8x4xf32> to tensor<1x4xf32>
+  %e = tensor.empty() : tensor<1x4xf32>
+  %new = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d0, d1)>,
+                                          affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%valid, %src, %old : tensor<i1>, tensor<1x4xf32>, tensor<1x4xf32>) outs(%e : tensor<1x4xf32>) {
+  ^bb0(%ok: i1, %a: f32, %b: f32, %o: f32):
+    %s = arith.select %ok, %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4xf32>
+  %r = tensor.insert_slice %new into %x[%i, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+// Constant-index scatters: rows are combined where they are read (repeated indices with
+// add included), so the scatter updates x in place; updates computed from x are read at
+// any row and go through a barrier first.
+// CHECK-LABEL: func.func @scatter_add
+// CHECK-SAME:      (%[[X:.*]]: tensor<8x4xf32> {iree.abi.output = 0 : index}, %[[V:[^:]*]]: tensor<3x4xf32>)
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         %[[R:.*]] = iree_linalg_ext.scatter {{.*}} ins(%[[V]], %{{.*}} : tensor<3x4xf32>, tensor<3x1xi32>) outs(%[[X]] : tensor<8x4xf32>)
+// CHECK-LABEL: func.func @scatter_from_x
+// CHECK-SAME:      (%[[X:.*]]: tensor<8x4xf32> {iree.abi.output = 0 : index})
+// CHECK:         %[[U:.*]] = linalg.generic
+// CHECK:         %[[B:.*]] = util.optimization_barrier %[[U]] : tensor<2x4xf32>
+// CHECK:         iree_linalg_ext.scatter {{.*}} ins(%[[B]], %{{.*}} : tensor<2x4xf32>, tensor<2x1xi32>) outs(%[[X]] : tensor<8x4xf32>)
+func.func @scatter_add(%x: tensor<8x4xf32> {aotc.donate = "x"}, %v: tensor<3x4xf32>) -> tensor<8x4xf32> {
+  %idx = arith.constant dense<[[0], [2], [0]]> : tensor<3x1xi32>
+  %r = iree_linalg_ext.scatter dimension_map = [0] unique_indices(false)
+      ins(%v, %idx : tensor<3x4xf32>, tensor<3x1xi32>) outs(%x : tensor<8x4xf32>) {
+  ^bb0(%new: f32, %old: f32):
+    %s = arith.addf %old, %new : f32
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+func.func @scatter_from_x(%x: tensor<8x4xf32> {aotc.donate = "x"}) -> tensor<8x4xf32> {
+  %idx = arith.constant dense<[[1], [3]]> : tensor<2x1xi32>
+  %top = tensor.extract_slice %x[0, 0] [2, 4] [1, 1] : tensor<8x4xf32> to tensor<2x4xf32>
+  %e = tensor.empty() : tensor<2x4xf32>
+  %u = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%top : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32>
+  %r = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%u, %idx : tensor<2x4xf32>, tensor<2x1xi32>) outs(%x : tensor<8x4xf32>) {
+  ^bb0(%new: f32, %old: f32):
+    %s = arith.addf %old, %new : f32
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+// Refused: a run-time window of x placed at another run-time offset (clip-mode
+// x.at[i].set(x[j])); a scatter whose updates are a view of x; a scatter while another
+// result reads x and nothing the scatter computes can be ordered after that read.
+// CHECK-LABEL: func.func @dynamic_moved_row
+// CHECK-SAME:      (%{{.*}}: tensor<8x4xf32>, %{{.*}}: index, %{{[^:]*}}: index)
+// CHECK-LABEL: func.func @scatter_of_view
+// CHECK-SAME:      (%{{[^:]*}}: tensor<8x4xf32>)
+// CHECK-LABEL: func.func @scatter_and_reader
+// CHECK-SAME:      (%{{.*}}: tensor<8x4xf32>, %{{[^:]*}}: tensor<2x4xf32>)
+// CHECK-NOT:     iree.abi.output
+// WARN:      DonationWarning: aotc-donate: @dynamic_moved_row: donated argument 'x' (tensor<8x4xf32>) cannot be used:
+// WARN-SAME: result 0: it would move elements of 'x' to other positions (tensor.insert_slice at donation.mlir:[[# @LINE + 12]])
+// WARN:      DonationWarning: aotc-donate: @scatter_of_view: donated argument 'x' (tensor<8x4xf32>) cannot be used:
+// WARN-SAME: result 0: its value is computed by iree_linalg_ext.scatter at donation.mlir:[[# @LINE + 16]], which reads 'x' at other positions than it writes
+// WARN:      DonationWarning: aotc-donate: @scatter_and_reader: donated argument 'x' (tensor<8x4xf32>) cannot be used:
+// WARN-SAME: result 0: 'x' is also read by linalg.transpose at donation.mlir:[[# @LINE + 30]], which its new value does not depend on, and nothing computed orders that read before the in-place write
+// STRICT-NOT: func.func @dynamic_moved_row
+// STRICT-ERR: aotc-donate: @dynamic_moved_row: donated argument 'x' (tensor<8x4xf32>) cannot be used:
+// STRICT-ERR: aotc-donate: @scatter_of_view: donated argument 'x' (tensor<8x4xf32>) cannot be used:
+// STRICT-ERR: aotc-donate: @scatter_and_reader: donated argument 'x' (tensor<8x4xf32>) cannot be used:
+func.func @dynamic_moved_row(%x: tensor<8x4xf32> {aotc.donate = "x"}, %i: index, %j: index)
+    -> tensor<8x4xf32> {
+  %src = tensor.extract_slice %x[%j, 0] [1, 4] [1, 1] : tensor<8x4xf32> to tensor<1x4xf32>
+  %r = tensor.insert_slice %src into %x[%i, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+func.func @scatter_of_view(%x: tensor<8x4xf32> {aotc.donate = "x"}) -> tensor<8x4xf32> {
+  %idx = arith.constant dense<[[1], [3]]> : tensor<2x1xi32>
+  %top = tensor.extract_slice %x[0, 0] [2, 4] [1, 1] : tensor<8x4xf32> to tensor<2x4xf32>
+  %r = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%top, %idx : tensor<2x4xf32>, tensor<2x1xi32>) outs(%x : tensor<8x4xf32>) {
+  ^bb0(%new: f32, %old: f32):
+    iree_linalg_ext.yield %new : f32
+  } -> tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+func.func @scatter_and_reader(%x: tensor<8x4xf32> {aotc.donate = "x"}, %v: tensor<2x4xf32>)
+    -> (tensor<8x4xf32>, tensor<4x8xf32>) {
+  %idx = arith.constant dense<[[1], [3]]> : tensor<2x1xi32>
+  %r = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%v, %idx : tensor<2x4xf32>, tensor<2x1xi32>) outs(%x : tensor<8x4xf32>) {
+  ^bb0(%new: f32, %old: f32):
+    iree_linalg_ext.yield %new : f32
+  } -> tensor<8x4xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.transpose ins(%x : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  return %r, %t : tensor<8x4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Arguments that are not donated keep their values. IREE 3.13 would perform the
+// insert_slice and the scatter in the storage of %x and %y themselves, the caller's
+// arrays, as nothing reads them afterwards: a barrier over a result computed from the
+// update and the argument, just before the return, reads each afterwards, so IREE
+// updates copies. The donated %a is written in place and needs none; a rerun adds none.
+// CHECK-LABEL: func.func @undonated_updates
+// CHECK-SAME:      (%[[A:.*]]: tensor<4xf32> {iree.abi.output = 1 : index}, %[[X:[^:]*]]: tensor<8x4xf32>,
+// CHECK-SAME:       %[[Y:[^:]*]]: tensor<8x4xf32>, %[[U:[^:]*]]: tensor<2x4xf32>)
+// CHECK:         %[[R:.*]] = tensor.insert_slice %[[U]] into %[[X]][2, 0] [2, 4] [1, 1]
+// CHECK:         %[[S:.*]] = iree_linalg_ext.scatter {{.*}} outs(%[[Y]] : tensor<8x4xf32>)
+// CHECK:         %[[N:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4xf32>)
+// CHECK:         %[[KX:.*]]:2 = util.optimization_barrier %[[R]], %[[X]] : tensor<8x4xf32>, tensor<8x4xf32>
+// CHECK-NEXT:    %[[KY:.*]]:2 = util.optimization_barrier %[[S]], %[[Y]] : tensor<8x4xf32>, tensor<8x4xf32>
+// CHECK-NEXT:    return %[[KX]]#0, %[[N]], %[[KY]]#0
+func.func @undonated_updates(%a: tensor<4xf32> {aotc.donate = "a"}, %x: tensor<8x4xf32>,
+                             %y: tensor<8x4xf32>, %u: tensor<2x4xf32>)
+    -> (tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32>) {
+  %r = tensor.insert_slice %u into %x[2, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<8x4xf32>
+  %idx = arith.constant dense<[[1], [3]]> : tensor<2x1xi32>
+  %s = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%u, %idx : tensor<2x4xf32>, tensor<2x1xi32>) outs(%y : tensor<8x4xf32>) {
+  ^bb0(%new: f32, %old: f32):
+    iree_linalg_ext.yield %new : f32
+  } -> tensor<8x4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %r, %n, %s : tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32>
 }
