@@ -218,6 +218,10 @@ TARGETS: dict[str, Target] = {
             # float16 compiles for the baseline but computes wrong results on lavapipe.
             unsupported_dtypes=frozenset({"f16", "f64"}),
             detail_flag=VULKAN_FLAG,
+            # IREE emulates 8/16-bit integers there in 32-bit words: without unsigned
+            # division, shifts or comparisons, with a wrong uint8 max (aotc computes those
+            # on i32), and reading a partial last word of an argument as 0 (refused).
+            passes=("aotc-widen-narrow-ints", "aotc-check-narrow-arguments"),
         ),
         _cuda("sm_80", "A100, A30 (Ampere), and every later GPU"),
         _cuda("sm_86", "RTX 30xx, A10, A40 (Ampere)"),

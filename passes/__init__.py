@@ -15,9 +15,11 @@ from .batching import Batch
 from .check_dtypes import CheckDtypes
 from .donation import Donate, pair_donations
 from .expand_minmax import ExpandFloatMinMax
+from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
-    "CLEANUP", "Donate", "pair_donations", "run_pipeline",
+    "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
+    "CheckNarrowArguments",
 ]
