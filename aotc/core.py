@@ -96,6 +96,7 @@ class Trace:
         self.module = module
         self.block: ir.Block | None = None
         self.work = 0.0  # estimated flops of one call, summed by the ops as they are emitted
+        self.ops = 0.0  # ops one call runs (loop bodies counted per trip): work per op
         # (flops, has a constant operand) per contraction: decides data tiling.
         self.contractions: list[tuple[float, bool]] = []
         self._constants: dict[int, tuple[Any, "Tracer"]] = {}

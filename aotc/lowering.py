@@ -66,7 +66,9 @@ def wrap(value: ir.Value, shape: Sequence[int], dtype: np.dtype) -> Tracer:
 
 
 def add_work(amount: float) -> None:
-    current_trace().work += float(amount)
+    trace = current_trace()
+    trace.work += float(amount)
+    trace.ops += 1
 
 
 BodyFn = Callable[..., Sequence[ir.Value]]

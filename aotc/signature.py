@@ -257,6 +257,7 @@ def build_metadata(
     target: str,
     source_hash: str,
     work: float,
+    ops: float = 0.0,
 ) -> FunctionMetadata:
     from . import __version__
     from .compiler import iree_version
@@ -275,5 +276,6 @@ def build_metadata(
         iree_version=iree_version(),
         source_hash=source_hash,
         work_estimate=work,
+        op_estimate=ops,
         static_args={str(k): repr(v) for k, v in signature.static_args},
     )

@@ -17,6 +17,7 @@ from .allocator import ReuseConfig, configure_reuse, reuse_config
 from .array import SMALL_HOST_COPY_BYTES, Array, TrackedArray, device_put
 from .device import (
     LOCAL_SYNC_MAX_WORK,
+    LOCAL_SYNC_MAX_WORK_PER_OP,
     TASK_WORKER_GROUPS_MAX,
     Device,
     allocator_specs,
@@ -52,6 +53,7 @@ from .tree import TreeDef
 
 __all__ = [
     "LOCAL_SYNC_MAX_WORK",
+    "LOCAL_SYNC_MAX_WORK_PER_OP",
     "SMALL_HOST_COPY_BYTES",
     "TASK_WORKER_GROUPS_MAX",
     "AotcRuntimeError",

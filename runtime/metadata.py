@@ -46,6 +46,9 @@ class FunctionMetadata:
     # Estimated arithmetic work of one call (flops, elementwise ops counted as one). The
     # runtime uses it to pick a driver when the user names none.
     work_estimate: float = 0.0
+    # Ops one call runs, loop bodies counted per trip (0: unknown). work / ops is the size
+    # of a typical dispatch, which decides whether a worker pool pays off.
+    op_estimate: float = 0.0
     static_args: dict[str, str] = field(default_factory=dict)
     donated: dict[str, int] = field(default_factory=dict)  # argument name -> result index
     # Results the runtime may receive in a buffer it already holds: result index (as a

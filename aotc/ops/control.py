@@ -251,9 +251,12 @@ def _result_weak(carry: Sequence[Tracer], out: Sequence[Tracer]) -> list[bool]:
     return [c.weak and o.weak for c, o in zip(carry, out)]
 
 
-def _outer_work(trace, before: float, trips: int) -> None:
-    """Counts a loop body's estimated work once per trip."""
-    trace.work = before + (trace.work - before) * max(trips, 1)
+def _outer_work(trace, before: tuple[float, float], trips: int) -> None:
+    """Counts a loop body's estimated work and ops once per trip (``before``: the trace's
+    ``(work, ops)`` before the body was traced)."""
+    scale = max(trips, 1)
+    trace.work = before[0] + (trace.work - before[0]) * scale
+    trace.ops = before[1] + (trace.ops - before[1]) * scale
 
 
 # ---- cond and switch ----------------------------------------------------------------------
@@ -419,7 +422,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
     bounds_ir = [index_constant(int(lower)), index_constant(int(upper)), index_constant(1)]
 
     def build(carry):
-        before_work = trace.work
+        before_work = (trace.work, trace.ops)
         with _Regions() as regions:
             body = regions.block([ir.IndexType.get(), *_types(carry)])
             with trace.region(body):
@@ -538,7 +541,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     trace = current_trace()
 
     def build(carry):
-        before_work = trace.work
+        before_work = (trace.work, trace.ops)
         with _Regions() as regions:
             body = regions.block([ir.IndexType.get(), *_types(carry)])
             with trace.region(body):

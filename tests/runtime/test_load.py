@@ -94,6 +94,12 @@ def test_default_device_follows_work(main_vmfb, heavy_vmfb):
     assert runtime.default_device_uri([small]) == "local-sync"
     assert runtime.default_device_uri([small, large]) == "local-task"
     assert runtime.default_device_uri([small, None]) == "local-task"  # unknown work
+    # As much work in many small steps (a loop of small dispatches): local-sync.
+    from dataclasses import replace
+
+    steps = replace(large, op_estimate=4 * runtime.LOCAL_SYNC_MAX_WORK / runtime.LOCAL_SYNC_MAX_WORK_PER_OP)
+    assert runtime.default_device_uri([small, steps]) == "local-sync"
+    assert runtime.default_device_uri([replace(large, op_estimate=1.0)]) == "local-task"
     # main_vmfb has a function without metadata: local-task.
     assert runtime.load(main_vmfb).device.uri == "local-task"
     assert runtime.load(heavy_vmfb).device.uri == "local-task"
