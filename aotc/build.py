@@ -38,25 +38,32 @@ def trace_into(
     target: Target,
 ) -> LoweredFunction:
     """Traces one function into ``module`` as ``func.func @name`` and attaches its metadata."""
-    custom = getattr(binder.fn, "_aotc_trace_into", None)  # aotc.vmap: traced per example
-    if custom is not None:
-        return custom(module, binder, signature, name, target)
-    for leaf_name, aval in zip(signature.leaf_names, signature.avals):
-        if any(not isinstance(d, int) for d in aval.shape):
-            raise UnsupportedOpError(
-                f"{binder.fn_name}() argument {leaf_name}: expected static dimensions, got "
-                f"shape {aval.shape}. Dynamic dimensions (None or a name) are not supported "
-                f"yet; export one artifact per size for now."
-            )
+    # aotc.vmap: batch dimensions may be dynamic (one name for all of them).
+    dynamic_signature = getattr(binder.fn, "_aotc_dynamic_signature", None)
+    batch_dim = None
+    if dynamic_signature is not None:
+        signature, batch_dim = dynamic_signature(binder.fn_name, signature)
+    else:
+        for leaf_name, aval in zip(signature.leaf_names, signature.avals):
+            if any(not isinstance(d, int) for d in aval.shape):
+                raise UnsupportedOpError(
+                    f"{binder.fn_name}() argument {leaf_name}: expected static dimensions, got "
+                    f"shape {aval.shape}. Dynamic dimensions (None or a name) are supported "
+                    f"for the batch dimension of aotc.vmap; otherwise export one artifact per "
+                    f"size."
+                )
     trace = Trace(binder.fn_name, module)
     traced = trace_function(
-        binder.fn, name, signature.args_tree, signature.avals,
+        binder.fn, name, signature.args_tree, [_unnamed_dims(a) for a in signature.avals],
         lambda leaves: binder.rebuild(signature, leaves), trace,
     )
+    if batch_dim is not None:  # the results' dynamic dims are the batch dimension
+        traced.out_avals = [_named_dims(a, batch_dim) for a in traced.out_avals]
     with module.context:
         source_hash = hashlib.sha256(str(traced.func_op).encode()).hexdigest()[:16]
     metadata = build_metadata(
-        name, signature, traced.out_avals, traced.out_tree, target.name, source_hash, trace.work
+        name, signature, traced.out_avals, traced.out_tree, target.name, source_hash, trace.work,
+        trace.ops,
     )
     with module.context:
         traced.func_op.attributes["iree.reflection"] = ir.DictAttr.get(
@@ -73,6 +80,29 @@ def trace_into(
     return LoweredFunction(metadata, trace.contractions)
 
 
+def _unnamed_dims(aval):
+    """A named dynamic dimension is dynamic (None) while tracing."""
+    if all(d is None or isinstance(d, int) for d in aval.shape):
+        return aval
+    return replace(aval, shape=tuple(None if isinstance(d, str) else d for d in aval.shape))
+
+
+def _named_dims(aval, dim: str):
+    return type(aval)(tuple(dim if d is None else d for d in aval.shape), aval.dtype)
+
+
+def inline_calls(module: ir.Module) -> None:
+    """Inlines the private functions ``aotc.vmap`` calls and removes them, so that aotc's
+    passes and IREE see one function body per exported function."""
+    with module.context:
+        private = any(op.operation.name == "func.func"
+                      and "sym_visibility" in op.operation.attributes
+                      and ir.StringAttr(op.operation.attributes["sym_visibility"]).value == "private"
+                      for op in module.body.operations)
+    if private:
+        run_pipeline(module, ["inline", "symbol-dce"])
+
+
 def finish_module(module: ir.Module, target: Target, contractions, *,
                   strict_donation: bool = False) -> tuple[str, ...]:
     """Runs the cleanup pipeline and the checks of every target; returns the IREE flags
@@ -83,6 +113,7 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     # Rewrites some target needs (one module serves every target of an artifact).
     rewrites = [REGISTRY[name]() for name in dict.fromkeys(p for t in target.targets for p in t.passes)]
     try:
+        inline_calls(module)
         run_pipeline(module, list(CLEANUP) + rewrites + checks)
     except PassError as e:
         raise CompileError(str(e)) from None
@@ -91,23 +122,44 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     if attribute is not None:
         with module.context:
             module.operation.attributes["hal.device.targets"] = ir.Attribute.parse(attribute)
-    return compile_flags(target, contractions)
+    flags = compile_flags(target, contractions)
+    if any(t.family.is_cpu for t in target.targets) and has_dynamic_arguments(module):
+        flags += DYNAMIC_SHAPE_CPU_FLAGS
+    return flags
+
+
+# IREE 3.13's CPU code generator masks the vectors over a dynamic dimension: the MLP of
+# benchmarks/vmap.py with a dynamic batch ran 2-5x slower than with a static one. Peeling
+# the remainder iterations instead brings it within ~1.1x. (A process-wide LLVM option:
+# such modules compile with the iree-compile tool, see compiler.PROCESS_WIDE_FLAGS.)
+DYNAMIC_SHAPE_CPU_FLAGS = ("--iree-llvmcpu-vector-pproc-strategy=peel",)
+
+
+def has_dynamic_arguments(module: ir.Module) -> bool:
+    """Does some function of the module take a tensor with a dynamic dimension?"""
+    with module.context:
+        for op in module.body.operations:
+            op = op.operation
+            if op.name != "func.func":
+                continue
+            ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            if any(isinstance(t, ir.RankedTensorType) and not t.has_static_shape
+                   for t in ftype.inputs):
+                return True
+    return False
 
 
 def donate(module: ir.Module, strict: bool = False) -> None:
-    """Runs ``aotc-donate`` when some argument carries the donation marker, then writes the
+    """Runs ``aotc-donate`` (which also keeps undonated arguments intact), then writes the
     pairing (argument name -> result index) into each function's metadata. Also records,
     for every function, which results come back in a buffer the runtime may already hold
     (``aliases``), so that a later donation never overwrites an array still in use."""
     with module.context:
         funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
-        marked = any(DONATE_MARKER in str(f.attributes["arg_attrs"]) for f in funcs
-                     if "arg_attrs" in f.attributes)
-    if marked:
-        try:
-            run_pipeline(module, [Donate(strict=strict)])
-        except PassError as e:
-            raise DonationError(str(e)) from None
+    try:
+        run_pipeline(module, [Donate(strict=strict)])
+    except PassError as e:
+        raise DonationError(str(e)) from None
     with module.context:
         for f in funcs:
             if "iree.reflection" not in f.attributes:

@@ -59,6 +59,9 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # in-place update, e.g. both weights of an MLP training step donated) packs a
     # transposed operand with vectors the CPU backend rejects.
     ("operations with large vector sizes", ("--iree-dispatch-creation-opt-level=O1",)),
+    # Propagating a transpose through a two-result generic (argmax with its result moved,
+    # e.g. vmap with out_axes=-1) drops one of its results.
+    ("to match the number of inits", ("--iree-global-opt-propagate-transposes=false",)),
     # CUDA: a scatter (x.at[idx].add) whose updates come from a fused producer.
     ("failed to apply fusion + hoisting patterns", ("--iree-dispatch-creation-opt-level=O1",)),
 )
@@ -67,7 +70,7 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # than per session: a session rejects them, so a compile that needs one runs the
 # iree-compile tool in a subprocess instead.
 PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable", "--iree-hal-link-executables",
-                      "--iree-llvmcpu-vector-pproc-strategy")
+                      "--iree-llvmcpu-vector-pproc-strategy", "--iree-global-opt-propagate-transposes")
 
 
 def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:

@@ -1,60 +1,78 @@
-"""``aotc.vmap``: a per-example function mapped over a batch, with JAX's names.
+"""``aotc.vmap``: a per-example function mapped over a batch, with JAX's semantics.
 
-``aotc.vmap(f)`` traces ``f`` for one example and turns the traced ``func.func`` into a
-batched one with the ``aotc-batch`` pass; ``aotc.jit`` and ``aotc.export`` see the
-batched function only. A batch dimension given as ``None`` (or a name) in an
-``aotc.ShapeDtypeStruct`` stays symbolic, so one artifact serves every batch size::
+A vmapped function is only ever applied to traced arrays: called eagerly it jits itself.
+Applied inside a traced function (at the top of ``aotc.jit``/``aotc.export``, inside
+another vmap, or called from any traced code), it
+
+1. traces the per-example function into a scratch module of the same MLIR context, with
+   every batched argument's batch axis removed (non-array arguments stay Python values);
+2. inlines the calls nested vmaps left there and batches the function with the
+   ``aotc-batch`` pass, which puts the batch dimension first;
+3. moves the batched function into the caller's module as a private ``func.func`` and
+   calls it: ``linalg.transpose`` brings each batch axis to the front before the call
+   and moves it to ``out_axes`` after (IREE folds these into the neighbouring ops);
+   ``build.finish_module`` inlines the call before aotc's and IREE's passes.
+
+A batch dimension given as ``None`` (or a name) in an ``aotc.ShapeDtypeStruct`` stays
+symbolic, so one artifact serves every batch size::
 
     art = aotc.export(aotc.vmap(predict, in_axes=(0, None)),
                       aotc.ShapeDtypeStruct((None, 784), "float32"), w)
-
-Supported so far: ``in_axes`` an int (``0``, or the negative axis that names the leading
-one) or ``None`` per positional argument, or one value for all of them (keyword arguments
-are batched along 0); ``out_axes=0``.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-from dataclasses import replace
+import inspect
+from dataclasses import dataclass, replace
 from typing import Callable
 
-from .errors import AotcError, UnsupportedOpError
-from .runtime.metadata import REFLECTION_KEY, TensorSpec
+import numpy as np
+
+from .errors import AotcError, CompileError
+from .runtime import tree
+
+# The name the metadata gives a dynamic batch dimension shared by several arguments, so
+# that the runtime checks they agree.
+BATCH_DIM_NAME = "batch"
 
 
-def _check_axis_spec(value, what: str, fn_name: str) -> None:
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+def _is_axis(value) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _check_axes_spec(value, what: str, fn_name: str) -> None:
+    """``value`` is an int, None, or a tuple/list/dict of such (a pytree prefix)."""
+    if _is_axis(value):
         return
-    raise UnsupportedOpError(
-        f"vmap({fn_name}): {what}={value!r} is not supported; give an int (0) or None "
-        f"per positional argument, or one int/None for all of them (pytree prefixes are "
-        f"not supported yet)"
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            _check_axes_spec(item, what, fn_name)
+        return
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_axes_spec(item, what, fn_name)
+        return
+    raise AotcError(
+        f"vmap({fn_name}): {what} contains {value!r} ({type(value).__name__}); give an int "
+        f"axis (negative counts from the end), None, or a tuple/list/dict of them matching "
+        f"the structure of the {'arguments' if what == 'in_axes' else 'results'}"
     )
 
 
 class VmappedFunction:
-    """``fn`` mapped over a leading batch axis (see ``aotc.vmap``)."""
+    """``fn`` mapped over a batch axis of its arguments (see ``aotc.vmap``)."""
 
     def __init__(self, fn: Callable, in_axes=0, out_axes=0, axis_size: int | None = None):
         functools.update_wrapper(self, fn)
         self.fn = fn
         name = getattr(fn, "__name__", "function")
         if isinstance(in_axes, list):
-            in_axes = tuple(in_axes)
-        if isinstance(in_axes, tuple):
-            for a in in_axes:
-                _check_axis_spec(a, "in_axes entry", name)
-        else:
-            _check_axis_spec(in_axes, "in_axes", name)
-        if not (isinstance(out_axes, int) and not isinstance(out_axes, bool) and out_axes == 0):
-            raise UnsupportedOpError(
-                f"vmap({name}): out_axes={out_axes!r} is not supported yet; only out_axes=0 "
-                f"(every result gets the batch as its leading axis). Move the axis "
-                f"afterwards, e.g. with anp.moveaxis, if you need it elsewhere"
-            )
-        if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
+            in_axes = tuple(in_axes)  # as in JAX: a list of per-argument axes is a tuple
+        _check_axes_spec(in_axes, "in_axes", name)
+        _check_axes_spec(out_axes, "out_axes", name)
+        if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool)
+                                      or axis_size < 0):
             raise AotcError(f"vmap({name}): axis_size must be a non-negative int, got {axis_size!r}")
         self.in_axes = in_axes
         self.out_axes = out_axes
@@ -65,35 +83,36 @@ class VmappedFunction:
         from .core import is_tracing
 
         if is_tracing():
-            raise UnsupportedOpError(
-                f"vmap({self.__name__}): calling a vmapped function inside a traced function "
-                f"is not supported yet; jit the vmapped function itself: "
-                f"aotc.jit(aotc.vmap(f))"
-            )
+            return apply(self, args, kwargs)
         if self._jitted is None:
             from .api import jit
 
             self._jitted = jit(self)
         return self._jitted(*args, **kwargs)
 
-    # Called by build.trace_into in place of tracing ``self`` directly.
-    def _aotc_trace_into(self, module, binder, signature, name, target):
-        return trace_batched(self, module, binder, signature, name, target)
+    # Called by build.trace_into: this function's arguments may have dynamic batch dims.
+    def _aotc_dynamic_signature(self, fn_name: str, signature):
+        return dynamic_batch_signature(fn_name, signature)
 
 
 def vmap(fn: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> VmappedFunction:
-    """Maps ``fn``, written for one example, over a batch (``jax.vmap``'s names).
+    """Maps ``fn``, written for one example, over a batch (``jax.vmap``'s semantics).
 
     Args:
-      fn: the per-example function (``aotc.numpy``).
-      in_axes: ``0`` (batched along its leading axis) or ``None`` (shared by every
-        example) per positional argument, or one value for all of them.
-      out_axes: ``0`` only: every result gets the batch as its leading axis.
-      axis_size: the batch size when no argument is batched.
+      fn: the per-example function (``aotc.numpy``); may itself be jitted or vmapped.
+      in_axes: where each positional argument has its batch axis: an int (negative counts
+        from the end), ``None`` (shared by every example, not batched), or a tuple with one
+        entry per positional argument, each entry a pytree prefix of its argument (a
+        dict ``{"w": None, "b": 0}`` for a dict argument). Keyword arguments are batched
+        along axis 0. Non-array arguments (Python values, static arguments of an
+        enclosing ``jit``) take ``None``.
+      out_axes: where each result gets the batch axis: an int, ``None`` for a result that
+        does not depend on the batch, or a pytree prefix of the results.
+      axis_size: the batch size; required when no argument is batched.
 
-    The result is used under ``aotc.jit`` or ``aotc.export`` (or called directly, which
-    jits it). A batch dimension ``None`` in an ``aotc.ShapeDtypeStruct`` stays dynamic:
-    the artifact accepts any batch size.
+    Usable under ``aotc.jit`` and ``aotc.export`` (or called directly, which jits it),
+    inside traced functions and nested. A batch dimension ``None`` in an
+    ``aotc.ShapeDtypeStruct`` stays dynamic: the artifact accepts any batch size.
 
     >>> predict = aotc.jit(aotc.vmap(mlp, in_axes=(0, None, None)))
     >>> ys = predict(xs, w, b)           # == np.stack([mlp(x, w, b) for x in xs])
@@ -101,131 +120,389 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> V
     return VmappedFunction(fn, in_axes, out_axes, axis_size)
 
 
-def _leaf_axes(vm: VmappedFunction, binder, signature) -> list:
-    """The axis (``0`` or None) of each flat argument leaf, and checks on them."""
-    name = binder.fn_name
-    pos_tree, kw_tree = signature.args_tree.children
-    static_positions = {w for w, _ in signature.static_args if isinstance(w, int)}
-    n_positional = len(pos_tree.children) + len(static_positions)
-    dyn_positions = [i for i in range(n_positional) if i not in static_positions]
+# ---------------------------------------------------------------------------------------
+# Axes: pytree prefixes to one axis per leaf
+# ---------------------------------------------------------------------------------------
+
+def broadcast_prefix(spec, treedef: tree.TreeDef, path: str, what: str, fn_name: str) -> list:
+    """One axis per leaf of ``treedef``: ``spec`` is an axis for the whole subtree or a
+    container matching its structure (tuple and list are interchangeable)."""
+    if _is_axis(spec):
+        return [spec] * treedef.num_leaves
+    kind = treedef.kind
+    fix = (f"give one int/None for the whole of {path}, or a container with its structure "
+           f"({treedef})")
+    if kind in ("tuple", "list") and isinstance(spec, (tuple, list)):
+        if len(spec) != len(treedef.children):
+            raise AotcError(
+                f"vmap({fn_name}): {what} for {path} has {len(spec)} entries {spec!r} but "
+                f"{path} has {len(treedef.children)}; {fix}")
+        out = []
+        for i, (s, child) in enumerate(zip(spec, treedef.children)):
+            out.extend(broadcast_prefix(s, child, f"{path}[{i}]", what, fn_name))
+        return out
+    if kind == "dict" and isinstance(spec, dict):
+        if set(spec) != set(treedef.keys):
+            raise AotcError(
+                f"vmap({fn_name}): {what} for {path} has keys {sorted(spec)} but {path} has "
+                f"keys {list(treedef.keys)}; {fix}")
+        out = []
+        for key, child in zip(treedef.keys, treedef.children):
+            out.extend(broadcast_prefix(spec[key], child, f"{path}[{key!r}]", what, fn_name))
+        return out
+    given = f"a {type(spec).__name__}"
+    raise AotcError(
+        f"vmap({fn_name}): {what} gives {given} {spec!r} for {path}, which is "
+        f"{'a single value' if kind in ('leaf', 'none') else 'a ' + kind} ({treedef}); {fix}")
+
+
+def _positional_names(fn, count: int) -> list[str]:
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"args[{i}]" for i in range(count)]
+
+
+def _leaf_axes(vm: VmappedFunction, name: str, args_tree: tree.TreeDef) -> tuple[list, list[str]]:
+    """The requested axis and a readable path of every argument leaf."""
+    from .signature import leaf_paths
+
+    pos_tree, kw_tree = args_tree.children
+    names = _positional_names(vm.fn, len(pos_tree.children))
     if isinstance(vm.in_axes, tuple):
-        if len(vm.in_axes) != n_positional:
+        if len(vm.in_axes) != len(pos_tree.children):
+            n = len(pos_tree.children)
             raise AotcError(
-                f"vmap({name}): in_axes has {len(vm.in_axes)} entries "
-                f"{vm.in_axes!r} but the call has {n_positional} positional argument"
-                f"{'' if n_positional == 1 else 's'}; give one int or None per positional "
-                f"argument (or a single int/None for all of them)"
-            )
-        per_arg = [vm.in_axes[i] for i in dyn_positions]
+                f"vmap({name}): in_axes has {len(vm.in_axes)} entries {vm.in_axes!r} but the "
+                f"call has {n} positional argument{'' if n == 1 else 's'} "
+                f"({', '.join(names) or 'none'}); give one entry (int, None or a pytree "
+                f"prefix) per positional argument, or a single int/None for all of them")
+        per_arg = list(vm.in_axes)
     else:
-        per_arg = [vm.in_axes] * len(dyn_positions)
-    axes = []
-    for axis, child in zip(per_arg, pos_tree.children):
-        axes.extend([axis] * child.num_leaves)
-    for child in kw_tree.children:
+        per_arg = [vm.in_axes] * len(pos_tree.children)
+    axes, paths = [], []
+    for spec, child, arg in zip(per_arg, pos_tree.children, names):
+        axes.extend(broadcast_prefix(spec, child, arg, "in_axes", name))
+        paths.extend(leaf_paths(child, arg))
+    for key, child in zip(kw_tree.keys, kw_tree.children):
         axes.extend([0] * child.num_leaves)  # keyword arguments: batched along 0, as in JAX
+        paths.extend(leaf_paths(child, str(key)))
+    return axes, paths
+
+
+# ---------------------------------------------------------------------------------------
+# Applying a vmapped function to traced arguments
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class _Leaf:
+    """One argument leaf: a traced array (``tracer``) or a Python value passed as it is."""
+
+    path: str
+    value: object
+    tracer: object = None  # Tracer, for array leaves
+    axis: int | None = None  # normalised batch axis of an array leaf
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.tracer.shape)
+
+
+def _classify(name: str, leaves: list, axes: list, paths: list[str]) -> list[_Leaf]:
+    from .core import Tracer, check_usable
+    from . import numpy as anp
+
     out = []
-    for axis, leaf, aval in zip(axes, signature.leaf_names, signature.avals):
-        if axis is None:
-            out.append(None)
+    for value, axis, path in zip(leaves, axes, paths):
+        is_array = isinstance(value, (Tracer, np.ndarray, np.generic))
+        if not is_array:
+            if axis is not None:
+                raise AotcError(
+                    f"vmap({name}): argument {path} is a {type(value).__name__} ({value!r}), "
+                    f"not an array, but in_axes asks to batch it along axis {axis}; give "
+                    f"in_axes=None for it (it is then passed to every example as it is)")
+            out.append(_Leaf(path, value))
             continue
-        ndim = len(aval.shape)
-        if ndim == 0:
-            raise AotcError(
-                f"vmap({name}): argument {leaf} is a scalar but in_axes asks to batch it along "
-                f"axis {axis}; give in_axes=None for it, or pass an array with a batch axis"
-            )
-        norm = axis + ndim if axis < 0 else axis
-        if not 0 <= norm < ndim:
-            raise AotcError(
-                f"vmap({name}): in_axes={axis} is out of range for argument {leaf} of shape "
-                f"{tuple(aval.shape)} (rank {ndim}); give an axis in [-{ndim}, {ndim})"
-            )
-        if norm != 0:
-            raise UnsupportedOpError(
-                f"vmap({name}): argument {leaf} is batched along axis {axis}; only the leading "
-                f"axis (in_axes=0) is supported so far. Move the batch axis to the front "
-                f"(anp.moveaxis) before the call"
-            )
-        out.append(0)
+        if isinstance(value, Tracer):
+            check_usable(value, f"vmap({name}): argument {path}")
+        tracer = value if isinstance(value, Tracer) else anp.asarray(value)
+        leaf = _Leaf(path, value, tracer)
+        if axis is not None:
+            ndim = len(leaf.shape)
+            if ndim == 0:
+                raise AotcError(
+                    f"vmap({name}): argument {path} is a 0-d array (shape ()) but in_axes asks "
+                    f"to batch it along axis {axis}; give in_axes=None for it, or pass an "
+                    f"array with a batch axis")
+            if not -ndim <= axis < ndim:
+                raise AotcError(
+                    f"vmap({name}): in_axes={axis} is out of range for argument {path} of "
+                    f"shape {leaf.shape} (rank {ndim}); give an axis in [-{ndim}, {ndim}) or "
+                    f"None")
+            leaf.axis = axis % ndim
+        for d, size in enumerate(leaf.shape):
+            if size is None and d != leaf.axis:
+                raise AotcError(
+                    f"vmap({name}): argument {path} of shape {leaf.shape} has a dynamic "
+                    f"dimension {d} that is not its batch axis ({leaf.axis}); only the batch "
+                    f"dimension may be dynamic (None). Give the other dimensions as ints")
+        out.append(leaf)
     return out
 
 
-def _batch_size(vm: VmappedFunction, name: str, signature, axes: list):
-    sizes = [(leaf, aval.shape[0]) for leaf, aval, a in
-             zip(signature.leaf_names, signature.avals, axes) if a is not None]
-    if not sizes:
+def _batch_size(vm: VmappedFunction, name: str, leaves: list[_Leaf]):
+    """The common batch size (None: dynamic), or an error listing every batched leaf."""
+    batched = [lf for lf in leaves if lf.axis is not None]
+    if not batched:
         if vm.axis_size is None:
             raise AotcError(
                 f"vmap({name}): no argument is batched (every in_axes is None), so the batch "
-                f"size is unknown; give axis_size=N"
-            )
+                f"size is unknown; give axis_size=N")
         return vm.axis_size
-    distinct = {s for _, s in sizes}
+    sizes = {lf.shape[lf.axis] for lf in batched}
     if vm.axis_size is not None:
-        distinct.add(vm.axis_size)
-    if len(distinct) > 1:
-        listed = ", ".join(f"{leaf}: {'?' if s is None else s} (axis 0)" for leaf, s in sizes)
+        sizes.add(vm.axis_size)
+    if len(sizes) > 1:
+        listed = ", ".join(f"{lf.path}: {'?' if lf.shape[lf.axis] is None else lf.shape[lf.axis]} "
+                           f"(axis {lf.axis} of shape {lf.shape})" for lf in batched)
         extra = f"; axis_size={vm.axis_size}" if vm.axis_size is not None else ""
         raise AotcError(
             f"vmap({name}): the batched arguments have different sizes along their mapped "
             f"axes: {listed}{extra}. Give every batched argument the same batch size, or mark "
-            f"arguments shared by every example with in_axes=None"
-        )
-    return sizes[0][1]
+            f"arguments shared by every example with in_axes=None")
+    return sizes.pop()
 
 
-def trace_batched(vm: VmappedFunction, module, binder, signature, name: str, target):
-    """Traces ``vm.fn`` per example into ``module`` and batches it into ``@name``."""
-    import copy
-
-    from . import build
+def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
+    """``vm(*args, **kwargs)`` inside a traced function: see the module docstring."""
     from ._mlir import ir
-    from .errors import CompileError
-    from .passes import Batch, PassError, run_pipeline
+    from .api import _symbol_name
+    from .core import Trace, current_trace, trace_function
     from .signature import Aval
 
-    axes = _leaf_axes(vm, binder, signature)
-    size = _batch_size(vm, binder.fn_name, signature, axes)
-    example = replace(signature, avals=tuple(
-        Aval(a.shape[1:], a.dtype, a.weak) if axis is not None else a
-        for a, axis in zip(signature.avals, axes)))
-    inner_binder = copy.copy(binder)
-    inner_binder.fn = vm.fn
-    inner_name = f"{name}__example"
-    lowered = build.trace_into(module, inner_binder, example, inner_name, target)
-    static_size = size if isinstance(size, int) else None
+    outer = current_trace()
+    name = getattr(vm.fn, "__name__", "function")
+    flat, args_tree = tree.flatten((tuple(args), dict(kwargs)))
+    axes, paths = _leaf_axes(vm, name, args_tree)
+    leaves = _classify(name, flat, axes, paths)
+    size = _batch_size(vm, name, leaves)
+    arrays = [lf for lf in leaves if lf.tracer is not None]
+    example_avals = [Aval(_drop(lf.shape, lf.axis), lf.tracer.dtype, lf.tracer.weak) for lf in arrays]
+
+    def rebuild(tracers):
+        it = iter(tracers)
+        return tree.unflatten(args_tree, [next(it) if lf.tracer is not None else lf.value
+                                          for lf in leaves])
+
+    base = _unique_base(outer.module, f"{_symbol_name(name)}__vmap")
+    names = _Names(f"{base}_example", f"{base}_batched")
+    with outer.context, ir.Location.unknown():
+        scratch = ir.Module.create()
+    inner = Trace(name, scratch)
+    traced = trace_function(vm.fn, names.example, args_tree, example_avals, rebuild, inner)
+    in_batched = [lf.axis is not None for lf in arrays]
+    out_axes = _checked_out_axes(vm, name, traced, batched_results(traced.func_op, in_batched))
+    _batch(name, scratch, names, in_batched, size)
+    needs_example = any(a is None for a in out_axes)
+    result_types = _move_functions(scratch, outer, ([] if size == 0 else [names.batched])
+                                   + ([names.example] if needs_example else []))
+    scale = size if isinstance(size, int) else 1
+    outer.work += inner.work * scale
+    outer.ops += inner.ops  # the batched function runs the same ops, each on the whole batch
+    outer.contractions.extend((flops * scale, constant) for flops, constant in inner.contractions)
+    results = _call(outer, names, result_types, arrays, example_avals, traced.out_avals, out_axes, size)
+    return tree.unflatten(traced.out_tree, results)
+
+
+@dataclass(frozen=True)
+class _Names:
+    example: str  # the per-example function
+    batched: str  # the batched function built from it
+
+
+def _checked_out_axes(vm: VmappedFunction, name: str, traced, out_batched: list[bool]) -> list:
+    """One normalised axis (or None) per result; errors for an axis out of range and for
+    None on a result that depends on the batch."""
+    out_axes = broadcast_prefix(vm.out_axes, traced.out_tree, "the result", "out_axes", name)
+    checked = []
+    for k, (axis, aval, batched) in enumerate(zip(out_axes, traced.out_avals, out_batched)):
+        path = _out_path(traced.out_tree, k)
+        if axis is None:
+            if batched:
+                raise AotcError(
+                    f"vmap({name}): out_axes is None for result {path}, but that result "
+                    f"depends on a batched argument, so it differs between examples; give it "
+                    f"an int out_axes (e.g. 0), or compute it from arguments with in_axes=None "
+                    f"only")
+            checked.append(None)
+            continue
+        ndim = len(aval.shape) + 1
+        if not -ndim <= axis < ndim:
+            raise AotcError(
+                f"vmap({name}): out_axes={axis} is out of range for result {path}, which has "
+                f"shape {tuple(aval.shape)} per example (rank {ndim} with the batch axis); "
+                f"give an axis in [-{ndim}, {ndim}) or None")
+        checked.append(axis % ndim)
+    return checked
+
+
+def _batch(name: str, scratch, names: _Names, in_batched: list[bool], size) -> None:
+    """Inlines the calls nested vmaps left in ``scratch`` and builds ``@batched`` there.
+    A batch of no examples computes nothing (its results are empty tensors): no pass."""
+    from .passes import Batch, PassError, run_pipeline
+
+    batch = [] if size == 0 else [Batch(func=names.example, batched=names.batched,
+                                        in_axes=tuple(0 if b else None for b in in_batched),
+                                        size=size)]
     try:
-        run_pipeline(module, [Batch(func=inner_name, batched=name, in_axes=tuple(axes),
-                                    size=static_size), "canonicalize", "cse"])
+        run_pipeline(scratch, ["inline", "symbol-dce", *batch, "canonicalize", "cse"])
     except PassError as e:
-        raise CompileError(f"vmap({binder.fn_name}): {e}") from None
-    batched_op = None
-    with module.context:
-        for op in list(module.body.operations):
-            op = op.operation
-            if op.name != "func.func":
+        raise CompileError(f"vmap({name}): {e}") from None
+
+
+def _call(outer, names: _Names, result_types: dict, arrays: list, example_avals: list,
+          out_avals: list, out_axes: list, size) -> list:
+    """The results in the caller: ``@batched`` called on the arguments with their batch
+    axes moved to the front, each result's batch axis moved to its out_axes; results with
+    out_axes None come from ``@example`` (called with empty tensors for the batched
+    arguments, which it does not read for them; the inliner removes the rest)."""
+    from . import lowering
+    from ._mlir import func
+    from .core import Tracer, user_location
+
+    with user_location():
+        if size == 0:
+            batched = [lowering.empty((0,) + tuple(a.shape), a.dtype) for a in out_avals]
+        else:
+            operands = [_move_axis(lf.tracer.value, lf.axis, 0) if lf.axis is not None
+                        else lf.tracer.value for lf in arrays]
+            batched = func.CallOp(result_types[names.batched], names.batched, operands).results
+        shared = None
+        if names.example in result_types:
+            operands = [lf.tracer.value if lf.axis is None else lowering.empty(a.shape, a.dtype)
+                        for a, lf in zip(example_avals, arrays)]
+            shared = func.CallOp(result_types[names.example], names.example, operands).results
+        results = []
+        for k, (aval, axis) in enumerate(zip(out_avals, out_axes)):
+            if axis is None:
+                results.append(Tracer(shared[k], aval.shape, aval.dtype, outer))
                 continue
-            sym = ir.StringAttr(op.attributes["sym_name"]).value
-            if sym == inner_name:
-                op.erase()
-            elif sym == name:
-                batched_op = op
-        source_hash = hashlib.sha256(str(batched_op).encode()).hexdigest()[:16]
-    meta = lowered.metadata
-    metadata = replace(
-        meta,
-        name=name,
-        args=tuple(TensorSpec(n, tuple(a.shape), a.dtype.name)
-                   for n, a in zip(signature.leaf_names, signature.avals)),
-        results=tuple(TensorSpec(r.name, (size,) + tuple(r.shape), r.dtype) for r in meta.results),
-        source_hash=source_hash,
-        work_estimate=meta.work_estimate * (size if isinstance(size, int) else 1),
-    )
-    with module.context:
-        batched_op.attributes["iree.reflection"] = ir.DictAttr.get(
-            {REFLECTION_KEY: ir.StringAttr.get(metadata.to_json())})
-    return build.LoweredFunction(metadata, lowered.contractions)
+            shape = list(aval.shape)
+            shape.insert(axis, size)
+            results.append(Tracer(_move_axis(batched[k], 0, axis), tuple(shape), aval.dtype, outer))
+    return results
+
+
+def _drop(shape: tuple, axis) -> tuple:
+    return shape if axis is None else shape[:axis] + shape[axis + 1:]
+
+
+def _out_path(out_tree: tree.TreeDef, k: int) -> str:
+    from .signature import leaf_paths
+
+    return leaf_paths(out_tree, "out")[k]
+
+
+def batched_results(func_op, in_batched: list[bool]) -> list[bool]:
+    """Which results of ``func_op`` depend on an argument marked batched (the values the
+    ``aotc-batch`` pass batches: an op's results are batched when an operand, or a value
+    its regions use, is)."""
+    block = func_op.regions[0].blocks[0]
+    batched = {arg for arg, b in zip(block.arguments, in_batched) if b}
+
+    def uses_batched(op) -> bool:
+        if any(v in batched for v in op.operands):
+            return True
+        return any(uses_batched(inner.operation) for region in op.regions
+                   for blk in region.blocks for inner in blk.operations)
+
+    ret = None
+    for op in block.operations:
+        op = op.operation
+        if op.name == "func.return":
+            ret = op
+        elif uses_batched(op):
+            batched.update(op.results)
+    return [v in batched for v in ret.operands]
+
+
+def _unique_base(module, stem: str) -> str:
+    """``stem<k>`` for the smallest k no symbol of ``module`` starts with (deterministic,
+    so the traced module and its cache key do not depend on earlier traces)."""
+    from ._mlir import ir
+
+    names = [ir.StringAttr(op.operation.attributes["sym_name"]).value
+             for op in module.body.operations if "sym_name" in op.operation.attributes]
+    k = 0
+    while any(n.startswith(f"{stem}{k}_") for n in names):
+        k += 1
+    return f"{stem}{k}"
+
+
+def _move_functions(scratch, outer, names: list[str]) -> dict:
+    """Moves ``@names`` from the scratch module into the caller's module, private, just
+    before the function being traced; returns their result types."""
+    from ._mlir import ir
+
+    anchor = outer.block.owner
+    found = {}
+    for op in list(scratch.body.operations):
+        op = op.operation
+        sym = ir.StringAttr(op.attributes["sym_name"]).value
+        if sym in names:
+            op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            op.move_before(anchor)
+            found[sym] = list(ftype.results)
+    return found
+
+
+def _move_axis(value, source: int, destination: int):
+    """``value`` with dimension ``source`` moved to ``destination``: a ``linalg.transpose``
+    (dynamic sizes taken with ``tensor.dim``), or ``value`` itself when nothing moves."""
+    from ._mlir import arith, ir, linalg, tensor
+
+    if source == destination:
+        return value
+    t = ir.RankedTensorType(value.type)
+    order = [d for d in range(t.rank) if d != source]
+    order.insert(destination, source)
+    sizes = [tensor.DimOp(value, arith.ConstantOp(ir.IndexType.get(), d).result).result
+             if t.is_dynamic_dim(d) else t.shape[d] for d in order]
+    init = tensor.EmptyOp(sizes, t.element_type).result
+    return linalg.transpose(value, outs=[init], permutation=order).results[0]
+
+
+# ---------------------------------------------------------------------------------------
+# Dynamic batch dimensions at the top of jit/export
+# ---------------------------------------------------------------------------------------
+
+def dynamic_batch_signature(fn_name: str, signature):
+    """The signature with one name for every dynamic dimension (only batch dimensions can
+    be dynamic in a vmapped function): several arguments with a ``None`` batch dimension
+    share ``BATCH_DIM_NAME``, so the runtime checks that they agree. Returns the signature
+    and the name (None when no dimension is dynamic)."""
+    dynamic = [(leaf, d) for leaf, a in zip(signature.leaf_names, signature.avals)
+               for d in a.shape if not isinstance(d, int)]
+    if not dynamic:
+        return signature, None
+    named = {d for _, d in dynamic if isinstance(d, str)}
+    if len(named) > 1:
+        listed = ", ".join(f"{leaf}: {d!r}" for leaf, d in dynamic)
+        raise AotcError(
+            f"vmap({fn_name}): the dynamic batch dimensions have different names ({listed}); "
+            f"every batched argument has the same batch size, so give them one name (or None)")
+    if named:
+        dim = named.pop()
+    elif len(dynamic) > 1:
+        dim = BATCH_DIM_NAME
+    else:
+        return signature, None  # one dynamic dimension: nothing to check it against
+    avals = tuple(replace(a, shape=tuple(d if isinstance(d, int) else dim for d in a.shape))
+                  for a in signature.avals)
+    return replace(signature, avals=avals), dim
 
 
 __all__ = ["vmap", "VmappedFunction"]

@@ -56,9 +56,17 @@ def _image_op_names() -> list[str]:
     return [f"linalg.{n}" for n in convs + depthwise + pooling]
 
 
+# Channel-last convolutions (images N, spatial..., channels C; filter spatial..., C, F) by
+# their number of spatial dimensions: with a per-example filter they become one generic.
+_CHANNEL_LAST_CONVS = {"linalg.conv_1d_nwc_wcf": 1, "linalg.conv_2d_nhwc_hwcf": 2,
+                       "linalg.conv_3d_ndhwc_dhwcf": 3}
+
+
 @rule(*_image_op_names())
 def _images(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     image, window, out = operands
+    if window.batched and op.name in _CHANNEL_LAST_CONVS:
+        return [Batched(_conv_per_example_filter(bt, op, operands), True)]
     if window.batched:
         raise PassError(
             f"{bt.pass_name}: {op.name} at {where(op)} (in @{bt.func_name}) has a per-example "
@@ -69,6 +77,55 @@ def _images(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     new = _rebuilt(bt, op, [merge_batch(bt, bt.to_batched(image)), window.value, merged_init],
                    [merged_init.type])
     return [Batched(split_batch(bt, new.results[0], init.type), True)]
+
+
+def _conv_per_example_filter(bt: Batcher, op, operands: list[Batched]):
+    """A channel-last convolution whose filter differs per example, as one
+    ``linalg.generic`` over (batch, n, out positions..., f, window positions..., c):
+    ``out[b, n, o, f] += image[b, n, o * stride + k * dilation, c] * filter[b, k, c, f]``."""
+    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, arith, ir, iterator_types, linalg
+
+    rank = _CHANNEL_LAST_CONVS[op.name]
+    image, window, init = (bt.to_batched(b) for b in operands)
+    element = ir.RankedTensorType(init.type).element_type
+    if any(ir.RankedTensorType(v.type).element_type != element for v in (image, window)):
+        raise PassError(f"{bt.pass_name}: {op.name} at {where(op)} (in @{bt.func_name}) mixes "
+                        f"element types; batching a per-example filter needs one type")
+    strides = _attribute_list(op, "strides", rank)
+    dilations = _attribute_list(op, "dilations", rank)
+    # Loop dimensions: b, n, o_1..o_r, f, k_1..k_r, c.
+    d = ir.AffineDimExpr.get
+    b, n, f, c = 0, 1, 2 + rank, 3 + 2 * rank
+    outs = [2 + i for i in range(rank)]
+    ks = [3 + rank + i for i in range(rank)]
+    n_dims = 4 + 2 * rank
+
+    def scaled(dim, factor):
+        return ir.AffineMulExpr.get(d(dim), ir.AffineConstantExpr.get(factor))
+
+    positions = [ir.AffineAddExpr.get(scaled(o, s), scaled(k, dl))
+                 for o, k, s, dl in zip(outs, ks, strides, dilations)]
+    maps = [ir.AffineMap.get(n_dims, 0, [d(b), d(n), *positions, d(c)]),
+            ir.AffineMap.get(n_dims, 0, [d(b), *[d(k) for k in ks], d(c), d(f)]),
+            ir.AffineMap.get(n_dims, 0, [d(b), d(n), *[d(o) for o in outs], d(f)])]
+    iterators = [PARALLEL] * (3 + rank) + [REDUCTION] * (rank + 1)
+    g = linalg.GenericOp([init.type], [image, window], [init], affine_maps(maps), iterator_types(iterators))
+    block = g.regions[0].blocks.append(element, element, element)
+    with ir.InsertionPoint(block):
+        x, w, acc = block.arguments
+        is_float = isinstance(element, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type))
+        product = arith.mulf(x, w) if is_float else arith.muli(x, w)
+        linalg.YieldOp([arith.addf(acc, product) if is_float else arith.addi(acc, product)])
+    return g.results[0]
+
+
+def _attribute_list(op, name: str, rank: int) -> list[int]:
+    """A named convolution's ``strides``/``dilations`` (dense i64 elements; 1s if absent)."""
+    from aotc._mlir import ir
+
+    if name not in op.attributes:
+        return [1] * rank
+    return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
 
 
 @rule("linalg.batch_matmul")

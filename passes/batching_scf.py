@@ -159,6 +159,13 @@ def _for(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     return [Batched(r, True) for r in new.results]
 
 
+def _forwarded_positions(before) -> list:
+    """For each argument of a while loop's condition region, the position at which
+    ``scf.condition`` forwards it unchanged (None if it does not)."""
+    forwarded = list(_op(list(before.operations)[-1]).operands)[1:]
+    return [next((j for j, v in enumerate(forwarded) if v == arg), None) for arg in before.arguments]
+
+
 @rule("scf.while")
 def _while(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     from aotc._mlir import ir, scf
@@ -175,9 +182,12 @@ def _while(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     new_after = new.after.blocks.append(*(forwarded + [lanes_t]))
     with ir.InsertionPoint(new_before):
         cond, *values = bt.batch_block(before, new_before, [True] * len(carried))
-        if cond.batched and [v for v in _op(list(before.operations)[-1]).operands][1:] != list(before.arguments):
+        # A finished lane must keep its carried values, so each must reach the body: as
+        # one of the forwarded values, unchanged (a nested vmap forwards more besides).
+        forwarded_from = _forwarded_positions(before)
+        if cond.batched and None in forwarded_from:
             _refuse(bt, op, "a while loop with a per-example condition whose condition "
-                            "region does not pass its arguments through unchanged")
+                            "region does not pass every carried value through unchanged")
         lanes = bt.to_batched(cond)
         go = _any_lane(bt, lanes) if cond.batched else cond.value
         scf.ConditionOp(go, [bt.to_batched(v) for v in values] + [lanes])
@@ -187,6 +197,6 @@ def _while(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
         stepped = [bt.to_batched(b) for b in results]
         if cond.batched:
             # A finished lane keeps its values; the others take the step.
-            stepped = [select_lanes(bt, lanes, s, old) for s, old in zip(stepped, state)]
+            stepped = [select_lanes(bt, lanes, s, state[j]) for s, j in zip(stepped, forwarded_from)]
         scf.YieldOp(stepped)
     return [Batched(r, True) for r in list(new.results)[:-1]]

@@ -11,6 +11,8 @@
 // RUN: %aotc-opt %S/../../batching/programs/control_flow.mlir --pass-pipeline='aotc-batch{func=count in-axes=0 size=?}' | filecheck %s --check-prefix=WHILE
 // RUN: %aotc-opt %S/../../batching/programs/control_flow.mlir --pass-pipeline='aotc-batch{func=pick in-axes=none,0 size=2}' | filecheck %s --check-prefix=SWITCH
 // RUN: %aotc-opt %S/../../batching/programs/control_flow.mlir --pass-pipeline='aotc-batch{func=pick in-axes=0,none size=2}' | filecheck %s --check-prefix=SWITCH-LANES
+// RUN: %aotc-opt %S/../../batching/programs/linalg_ops.mlir --pass-pipeline='aotc-batch{func=conv in-axes=0,none size=?}' | filecheck %s --check-prefix=CONV
+// RUN: %aotc-opt %S/../../batching/programs/linalg_ops.mlir --pass-pipeline='aotc-batch{func=conv in-axes=0,0 size=3}' | filecheck %s --check-prefix=CONV-FILTERS
 
 // Static slices, pads and an unbatched dynamic offset keep their op; the batch dimension
 // is a full leading slice.
@@ -90,3 +92,17 @@
 // SWITCH-LANES-NOT:     scf.index_switch
 // SWITCH-LANES:         arith.cmpi eq, %{{.*}}, %{{.*}} : index
 // SWITCH-LANES:         arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+
+// A shared filter: the batch joins the images dimension, one named convolution.
+// CONV-LABEL: func.func @conv_batched
+// CONV:         tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2], [3], [4]] : tensor<?x1x6x6x2xf32> into tensor<?x6x6x2xf32>
+// CONV:         linalg.conv_2d_nhwc_hwcf {{.*}}strides = dense<[2, 1]>{{.*}} ins(%{{.*}}, %arg1 : tensor<?x6x6x2xf32>, tensor<3x3x2x4xf32>)
+// CONV:         tensor.expand_shape
+
+// A filter per example: one generic over (b, n, oh, ow, f, kh, kw, c) with strided image reads.
+// CONV-FILTERS-DAG: #[[$IMG:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2 * 2 + d5, d3 + d6, d7)>
+// CONV-FILTERS-DAG: #[[$FLT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d5, d6, d7, d4)>
+// CONV-FILTERS-LABEL: func.func @conv_batched
+// CONV-FILTERS-NOT:   linalg.conv_2d
+// CONV-FILTERS:       linalg.generic {indexing_maps = [#[[$IMG]], #[[$FLT]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CONV-FILTERS-SAME:    ins(%arg0, %arg1 : tensor<3x1x6x6x2xf32>, tensor<3x3x3x2x4xf32>)
