@@ -91,14 +91,7 @@ class Family:
     shapes: list  # per-example argument shapes
     dtypes: tuple = ()  # per argument; default float32
     int_high: int = 3  # integer arguments are drawn from [0, int_high)
-    missing_rule: str = ""  # op the batching pass has no rule for yet (xfail)
-    # IREE 3.13's PropagateLinalgTransposePass breaks a two-result linalg.generic (argmax)
-    # whose result is transposed ("expected number of yield values (2) to match the number
-    # of inits"), with or without vmap: such families skip the out_axes=-1 case, which
-    # test_argmax_out_axes_iree_bug keeps track of.
-    transposed_results: bool = True
     shared: tuple = ()  # arguments never batched (in_axes None)
-    nested_missing: str = ""  # what the pass lacks for vmap(vmap(...)) of it (xfail)
 
     def dtype(self, i: int) -> np.dtype:
         return np.dtype(self.dtypes[i] if i < len(self.dtypes) else "float32")
@@ -205,7 +198,7 @@ FAMILIES = {
     "elementwise": Family(_elementwise, [(3, 4), (3, 4)]),
     "broadcasting": Family(_broadcasting, [(3, 4), (4,), ()]),
     "reductions": Family(_reductions, [(3, 4, 2)]),
-    "arg_reductions": Family(_arg_reductions, [(3, 4, 2)], transposed_results=False),
+    "arg_reductions": Family(_arg_reductions, [(3, 4, 2)]),
     "matmul": Family(_matmul, [(3, 4), (4, 5), (4,)]),
     "shape_ops": Family(_shape_ops, [(3, 4), (2, 3, 4)]),
     "creation": Family(_creation, [(3, 4)]),
@@ -264,15 +257,6 @@ def loop_reference(fn, args, in_axes, n, out_axes=0):
     return [np.moveaxis(s, 0, out_axes) for s in stacked]
 
 
-def _params():
-    out = []
-    for name, fam in FAMILIES.items():
-        marks = [pytest.mark.xfail(strict=True, reason=f"aotc-batch has no rule for {fam.missing_rule}")] \
-            if fam.missing_rule else []
-        out.append(pytest.param(name, marks=marks, id=name))
-    return out
-
-
 @dataclass
 class Case:
     n: int
@@ -303,19 +287,17 @@ class Case:
         return [np.stack([p[k] for p in per]) for k in range(len(per[0]))]
 
 
-def family_cases(family: Family, sizes=(1, 7, 0), nested: bool = True) -> list[Case]:
+def family_cases(family: Family, sizes=(1, 7, 0)) -> list[Case]:
     rng = np.random.default_rng(0)
     cases = []
     for n in sizes:
         variants = in_axes_variants(family.shapes, family.shared)
         cases += [Case(n, v, 0, None, _inputs(family, v, n, rng)) for v in variants]
         # One variant with the batch as the last result axis, one with nothing batched.
-        if family.transposed_results:
-            cases.append(Case(n, variants[-1], -1, None, cases[-1].args))
+        cases.append(Case(n, variants[-1], -1, None, cases[-1].args))
         no_batch = (None,) * len(family.shapes)
         cases.append(Case(n, no_batch, 0, n, _inputs(family, no_batch, n, rng)))
-    if nested:
-        cases.append(nested_case(family, variants[len(variants) // 2], rng))
+    cases.append(nested_case(family, variants[len(variants) // 2], rng))
     return cases
 
 
@@ -330,25 +312,12 @@ def nested_case(family: Family, inner: tuple, rng) -> Case:
     return Case(3, inner, 0, None, args, outer=2, outer_axes=outer_axes)
 
 
-@pytest.mark.parametrize("family_name", _params())
+@pytest.mark.parametrize("family_name", list(FAMILIES))
 def test_family_matches_loop(family_name):
     """Every in_axes variant at batch sizes 1, 7 and 0, and one nested in another vmap,
     in one compiled function."""
     family = FAMILIES[family_name]
-    check_cases(family_name, family_cases(family, nested=not family.nested_missing))
-
-
-def _nested_params():
-    return [pytest.param(name, id=name, marks=pytest.mark.xfail(
-                strict=True, reason=f"aotc-batch, nested vmap: {fam.nested_missing}"))
-            for name, fam in FAMILIES.items() if fam.nested_missing]
-
-
-@pytest.mark.parametrize("family_name", _nested_params())
-def test_nested_family_matches_loop(family_name):
-    family = FAMILIES[family_name]
-    inner = in_axes_variants(family.shapes, family.shared)
-    check_cases(family_name, [nested_case(family, inner[len(inner) // 2], np.random.default_rng(0))])
+    check_cases(family_name, family_cases(family))
 
 
 def check_cases(family_name: str, cases: list[Case]) -> None:
