@@ -11,6 +11,7 @@ from ._mlir import ir
 from .core import Trace, trace_function
 from .errors import CompileError, DonationError, UnsupportedOpError
 from .passes import CLEANUP, REGISTRY, CheckDtypes, PassError, run_pipeline
+from .passes.base import is_private
 from .passes.donation import MARKER as DONATE_MARKER
 from .passes.donation import Donate, donated_pairs
 from .runtime.metadata import REFLECTION_KEY, FunctionMetadata
@@ -95,9 +96,7 @@ def inline_calls(module: ir.Module) -> None:
     """Inlines the private functions ``aotc.vmap`` calls and removes them, so that aotc's
     passes and IREE see one function body per exported function."""
     with module.context:
-        private = any(op.operation.name == "func.func"
-                      and "sym_visibility" in op.operation.attributes
-                      and ir.StringAttr(op.operation.attributes["sym_visibility"]).value == "private"
+        private = any(op.operation.name == "func.func" and is_private(op.operation)
                       for op in module.body.operations)
     if private:
         run_pipeline(module, ["inline", "symbol-dce"])

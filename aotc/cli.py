@@ -30,9 +30,9 @@ SHORT_DTYPES = {
     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
     "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "bool": "bool",
 }
-# The dtypes aotc compiles (aotc.dtypes.DTYPES holds the same names; not imported here so
-# that parsing a spec needs no compiler).
-FULL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64")
+# The dtypes aotc compiles: every one has a short name (aotc.dtypes.DTYPES holds the same
+# names; not imported here so that parsing a spec needs no compiler).
+FULL_DTYPES = tuple(SHORT_DTYPES.values())
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[(.*)\]\s*$")
 
 # numpy print options for results shown on the terminal: long arrays are elided.

@@ -12,7 +12,6 @@ import contextlib
 import os
 import sys
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -118,7 +117,7 @@ class Trace:
         self._constants[key] = (array, tracer)  # keep the array alive so its id stays unique
         return tracer
 
-    @contextmanager
+    @contextlib.contextmanager
     def region(self, block: ir.Block):
         """Traces into ``block``, the body of a control-flow op (aotc.lax.cond, scan, ...).
 

@@ -16,8 +16,9 @@ from .core import Tracer
 from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
 from .ops import reductions
-from .ops.reductions import normalize_axes, normalize_axis
-from .ops.shape import as_tracer, ravel, reshape, transpose
+from .ops.reductions import normalize_axis
+from .ops.shape import as_tracer, ravel, reshape
+from .ops.statistics import _keep_dims, _to_last_axis
 
 __all__ = ["norm", "vector_norm", "matrix_norm"]
 
@@ -120,23 +121,10 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tracer:
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Tracer:
     """numpy.linalg.vector_norm: a vector norm over any number of axes (flattened)."""
     t = as_tracer(x, "linalg.vector_norm")
-    shape = t.shape
-    if axis is None:
-        flat, flat_axis = ravel(t), 0
-    elif isinstance(axis, tuple):
-        axes = normalize_axes(axis, t.ndim, "linalg.vector_norm axis")
-        rest = tuple(d for d in range(t.ndim) if d not in axes)
-        size = int(np.prod([shape[d] for d in axes], dtype=np.int64))
-        flat = reshape(transpose(t, axes + rest), (size,) + tuple(shape[d] for d in rest))
-        flat_axis = 0
-    else:
-        flat, flat_axis = t, axis
-    result = norm(flat, axis=flat_axis, ord=ord)
-    if keepdims:
-        reduced = normalize_axes(tuple(range(len(shape))) if axis is None else axis, len(shape),
-                                 "linalg.vector_norm axis")
-        result = reshape(result, tuple(1 if d in reduced else n for d, n in enumerate(shape)))
-    return result
+    if axis is not None and not isinstance(axis, tuple):
+        return norm(t, axis=axis, ord=ord, keepdims=keepdims)
+    flat, axes = _to_last_axis(t, axis, "linalg.vector_norm axis")
+    return _keep_dims(norm(flat, axis=-1, ord=ord), t, axes, (), keepdims)
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tracer:

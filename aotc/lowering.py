@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import dtypes
-from ._mlir import PARALLEL, affine_maps, arith, dim_map, ir, iterator_types, linalg, tensor
+from ._mlir import PARALLEL, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
 from .core import Tracer, current_trace, user_location
 
 
@@ -104,6 +104,16 @@ def generic(
 def loop_index(dim: int) -> ir.Value:
     """The current iteration index of loop dimension ``dim`` inside a linalg body."""
     return linalg.IndexOp(dim).result
+
+
+def strided_index(dim: int, start: int, step: int) -> ir.Value:
+    """``start + step * i`` for the iteration index ``i`` of loop dimension ``dim``."""
+    i = loop_index(dim)
+    if step != 1:
+        i = arith.MulIOp(i, index_constant(step)).result
+    if start != 0:
+        i = arith.AddIOp(i, index_constant(start)).result
+    return i
 
 
 # ---- reshaping without data movement ------------------------------------------------------
@@ -236,8 +246,15 @@ def gather_source(x: Tracer) -> Tracer:
     """
     if not _views_strided_slice(x.value):
         return x
-    barrier = ir.Operation.create("util.optimization_barrier", results=[x.value.type], operands=[x.value])
-    return wrap(barrier.results[0], x.shape, x.dtype)
+    return materialized(x)
+
+
+def materialized(t: Tracer) -> Tracer:
+    """``t`` through a ``util.optimization_barrier``: IREE computes it in a dispatch of its
+    own instead of fusing it into the dispatch that reads it."""
+    with user_location():
+        op = ir.Operation.create("util.optimization_barrier", results=[t.value.type], operands=[t.value])
+    return wrap(op.results[0], t.shape, t.dtype)
 
 
 # ---- slices ---------------------------------------------------------------------------------

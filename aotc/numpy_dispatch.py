@@ -165,8 +165,9 @@ def array_function(func: Callable, types_seen, args: tuple, kwargs: dict):
         raise unsupported(name)
     kwargs = dict(kwargs)
     try:
-        numpy_params = inspect.signature(func).parameters
-        bound = inspect.signature(func).bind(*args, **kwargs).arguments
+        numpy_signature = inspect.signature(func)
+        numpy_params = numpy_signature.parameters
+        bound = numpy_signature.bind(*args, **kwargs).arguments
     except (TypeError, ValueError):
         numpy_params, bound = {}, kwargs
     _check_out_where(name, bound.get("out"), bound.get("where", True))

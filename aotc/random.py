@@ -51,7 +51,7 @@ import numpy as np
 
 from . import dtypes
 from . import numpy as anp
-from ._mlir import PARALLEL, arith, dim_map, ir, math as mlir_math
+from ._mlir import PARALLEL, arith, dim_map, index_constant, ir, math as mlir_math
 from .core import Tracer, is_tracing
 from .errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from .lowering import add_work, empty, generic, loop_index, wrap
@@ -119,16 +119,12 @@ def _flat_index(shape: Sequence[int]) -> ir.Value:
     if not shape:
         return _u32(0)
     flat = None
-    for d, stride in enumerate(_strides(shape)):
-        term = loop_index(d)
+    for d in range(len(shape)):
+        term, stride = loop_index(d), math.prod(shape[d + 1:])
         if stride != 1:
-            term = arith.MulIOp(term, arith.ConstantOp(ir.IndexType.get(), stride).result).result
+            term = arith.MulIOp(term, index_constant(stride)).result
         flat = term if flat is None else arith.AddIOp(flat, term).result
     return arith.IndexCastUIOp(ir.IntegerType.get_signless(32), flat).result
-
-
-def _strides(shape: Sequence[int]) -> list[int]:
-    return [math.prod(shape[d + 1:]) for d in range(len(shape))]
 
 
 def _hash(key: Tracer, shape: tuple, counted: int, out_dtype, finish: Finish, counter: Tracer | None = None) -> Tracer:
@@ -312,16 +308,12 @@ def split(key, num: int | Sequence[int] = 2) -> Tracer:
     """``num`` new keys (shape ``(num, 2)``; a tuple ``num`` gives ``(*num, 2)``)."""
     k = _key(key, "split")
     shape = _shape(tuple(num) if isinstance(num, (tuple, list)) else (num,), "split num")
-    is_second_word = lambda: cmpi("ne", loop_index(len(shape)), _index_zero())  # noqa: E731
-
-    def finish(b1, b2):
-        return select(is_second_word(), b2, b1)
-
-    return _hash(k, shape + (2,), len(shape), _U32, finish)
+    return _hash(k, shape + (2,), len(shape), _U32, _key_words(len(shape)))
 
 
-def _index_zero() -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), 0).result
+def _key_words(dim: int) -> Finish:
+    """Both hash words as a key: word 1 at index 0 of loop dimension ``dim``, word 2 at 1."""
+    return lambda b1, b2: select(cmpi("ne", loop_index(dim), index_constant(0)), b2, b1)
 
 
 def fold_in(key, data) -> Tracer:
@@ -335,11 +327,7 @@ def fold_in(key, data) -> Tracer:
         counter = as_tracer(np.array(int(data) & 0xFFFFFFFF, _U32), "fold_in data")
     else:
         raise TracingError(f"fold_in: data must be an integer scalar, got {_describe(data)}")
-
-    def finish(b1, b2):
-        return select(cmpi("ne", loop_index(0), _index_zero()), b2, b1)
-
-    return _hash(k, (2,), 0, _U32, finish, counter=counter)
+    return _hash(k, (2,), 0, _U32, _key_words(0), counter=counter)
 
 
 # ---- samplers -------------------------------------------------------------------------------

@@ -303,7 +303,7 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     inner = Trace(name, scratch)
     traced = trace_function(vm.fn, names.example, args_tree, example_avals, rebuild, inner)
     in_batched = [lf.axis is not None for lf in arrays]
-    out_axes = _checked_out_axes(vm, name, traced, batched_results(traced.func_op, in_batched))
+    out_axes = _checked_out_axes(vm, name, traced, in_batched)
     _batch(name, scratch, names, in_batched, size)
     needs_example = any(a is None for a in out_axes)
     result_types = _move_functions(scratch, outer, ([] if size == 0 else [names.batched])
@@ -322,10 +322,12 @@ class _Names:
     batched: str  # the batched function built from it
 
 
-def _checked_out_axes(vm: VmappedFunction, name: str, traced, out_batched: list[bool]) -> list:
+def _checked_out_axes(vm: VmappedFunction, name: str, traced, in_batched: list[bool]) -> list:
     """One normalised axis (or None) per result; errors for an axis out of range and for
-    None on a result that depends on the batch."""
+    None on a result that depends on the batch (looked up only when some axis is None)."""
     out_axes = broadcast_prefix(vm.out_axes, traced.out_tree, "the result", "out_axes", name)
+    out_batched = (batched_results(traced.func_op, in_batched) if None in out_axes
+                   else [True] * len(out_axes))
     checked = []
     for k, (axis, aval, batched) in enumerate(zip(out_axes, traced.out_avals, out_batched)):
         path = _out_path(traced.out_tree, k)

@@ -36,3 +36,28 @@ REGISTRY: dict[str, type[ModulePass]] = {}
 def register(cls: type[ModulePass]) -> type[ModulePass]:
     REGISTRY[cls.name] = cls
     return cls
+
+
+def collect_ops(module, select) -> list:
+    """``(op, info)`` for every op of ``module`` for which ``select(op)`` returns a truthy
+    ``info``. Rewrite them after collecting: erasing ops during a walk is unsafe."""
+    from aotc._mlir import ir
+
+    found = []
+
+    def visit(op):
+        info = select(op)
+        if info:
+            found.append((op, info))
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def is_private(func) -> bool:
+    """Whether a ``func.func`` is private (a helper aotc.vmap made, not an entry point)."""
+    from aotc._mlir import ir
+
+    return ("sym_visibility" in func.attributes
+            and ir.StringAttr(func.attributes["sym_visibility"]).value == "private")

@@ -416,8 +416,6 @@ def _collapse(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
 @rule("tensor.expand_shape")
 def _expand(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
-    from aotc._mlir import ir
-
     x = operands[0]
     if len(operands) > 1:
         raise PassError(f"{bt.pass_name}: tensor.expand_shape at {where(op)} with dynamic "
@@ -508,40 +506,33 @@ class Batch(ModulePass):
         if all(a is None for a in axes) and self.size is None:
             raise PassError(f"{self.name}: no argument of @{self.func} is batched, so a "
                             f"dynamic size has nothing to take it from; give size=N")
-        self._build(src, args, axes)
+        self._build(src, axes)
         module.verify()
 
-    def _build(self, src, args, axes) -> None:
-        from aotc._mlir import arith, ir, tensor
-
-        with src.location:
-            self._build_at(src, args, axes)
-
-    def _build_at(self, src, args, axes) -> None:
+    def _build(self, src, axes) -> None:
         from aotc._mlir import arith, func, ir, tensor
 
-        bt = Batcher(self.size, self.name, self.func)
-        ftype = ir.FunctionType(ir.TypeAttr(src.attributes["function_type"]).value)
-        in_types = [bt.batched_type(t) if a is not None else t for t, a in zip(ftype.inputs, axes)]
-        out_types = [bt.batched_type(t) for t in ftype.results]
-        new_type = ir.FunctionType.get(in_types, out_types)
-        with src.location, ir.InsertionPoint(src.parent.regions[0].blocks[0]):
-            fn = ir.Operation.create(
-                "func.func", regions=1,
-                attributes={"sym_name": ir.StringAttr.get(self.target),
-                            "function_type": ir.TypeAttr.get(new_type)})
-        for name in ("arg_attrs", "sym_visibility"):
-            if name in src.attributes:
-                fn.attributes[name] = src.attributes[name]
-        entry = fn.regions[0].blocks.append(*in_types)
-        with ir.InsertionPoint(entry):
-            if self.size is None:
-                first = next(n for n, a in zip(entry.arguments, axes) if a is not None)
-                with src.location:
+        with src.location:
+            bt = Batcher(self.size, self.name, self.func)
+            ftype = ir.FunctionType(ir.TypeAttr(src.attributes["function_type"]).value)
+            in_types = [bt.batched_type(t) if a is not None else t for t, a in zip(ftype.inputs, axes)]
+            out_types = [bt.batched_type(t) for t in ftype.results]
+            new_type = ir.FunctionType.get(in_types, out_types)
+            with ir.InsertionPoint(src.parent.regions[0].blocks[0]):
+                fn = ir.Operation.create(
+                    "func.func", regions=1,
+                    attributes={"sym_name": ir.StringAttr.get(self.target),
+                                "function_type": ir.TypeAttr.get(new_type)})
+            for name in ("arg_attrs", "sym_visibility"):
+                if name in src.attributes:
+                    fn.attributes[name] = src.attributes[name]
+            entry = fn.regions[0].blocks.append(*in_types)
+            with ir.InsertionPoint(entry):
+                if self.size is None:
+                    first = next(n for n, a in zip(entry.arguments, axes) if a is not None)
                     zero = arith.ConstantOp(ir.IndexType.get(), 0).result
                     bt.size_value = tensor.DimOp(first, zero).result
-            results = bt.batch_block(src.regions[0].blocks[0], entry, [a is not None for a in axes])
-            with src.location:
+                results = bt.batch_block(src.regions[0].blocks[0], entry, [a is not None for a in axes])
                 func.ReturnOp([bt.to_batched(b) for b in results])
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .base import PassError
 from .batching import Batched, Batcher, rule
+from .batching_tensor import concat
 from .donation import where
 
 
@@ -171,10 +172,8 @@ def _scatter(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     block = g.regions[0].blocks.append(elt)
     with ir.InsertionPoint(block):
         linalg.YieldOp([arith.index_cast(elt, linalg.IndexOp(0).result)])
-    from .batching_tensor import _concat
-
     joined_t = ir.RankedTensorType.get([bt.batch_dim(), count, depth + 1], elt)
-    joined = _concat([g.results[0], indices], 2, joined_t)
+    joined = concat([g.results[0], indices], 2, joined_t)
     dims = list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"]))
     new = _rebuilt(bt, op, [merge_batch(bt, updates), merge_batch(bt, joined), target], [target.type])
     new.attributes["dimension_map"] = ir.DenseI64ArrayAttr.get([0] + [d + 1 for d in dims])

@@ -16,9 +16,8 @@ meet), which keeps the rules simple and costs a broadcast at most.
 
 from __future__ import annotations
 
-from .base import PassError
-from .batching import Batched, Batcher, _op, from_lane, lane_type, rule
-from .batching_tensor import _refuse, lanewise
+from .batching import Batched, Batcher, _op, rule
+from .batching_tensor import lane_generic, lanewise, refuse
 
 
 def _region_block(op, k: int):
@@ -42,25 +41,17 @@ def _yield_batched(bt: Batcher, values: list[Batched]) -> None:
 def select_lanes(bt: Batcher, lanes, on_true, on_false):
     """Per lane ``lanes ? on_true : on_false`` (``lanes``: a batched ``i1`` scalar, the
     values: batched values of one type)."""
-    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, arith, dim_map, ir, iterator_types, linalg
+    from aotc._mlir import arith, ir
 
     t = ir.RankedTensorType(on_true.type)
     init = bt.new_empty(list(t.shape), t.element_type, bt.dynamic_sizes())
-    identity = dim_map(t.rank, list(range(t.rank)))
-    g = linalg.GenericOp([t], [lanes, on_true, on_false], [init],
-                         affine_maps([dim_map(t.rank, [0]), identity, identity, identity]),
-                         iterator_types([PARALLEL] * t.rank))
-    block = g.regions[0].blocks.append(ir.IntegerType.get_signless(1), t.element_type,
-                                       t.element_type, t.element_type)
-    with ir.InsertionPoint(block):
-        a = block.arguments
-        linalg.YieldOp([arith.select(a[0], a[1], a[2])])
-    return g.results[0]
+    return lane_generic([t], [(lanes, True), (on_true, False), (on_false, False)], [init],
+                        lambda lane, a, b, _: [arith.select(lane, a, b)])[0]
 
 
 def _any_lane(bt: Batcher, lanes):
     """``i1``: whether any lane of a batched ``i1`` scalar is true."""
-    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, arith, dim_map, ir, iterator_types, linalg, tensor
+    from aotc._mlir import REDUCTION, affine_maps, arith, dim_map, ir, iterator_types, linalg, tensor
 
     i1 = ir.IntegerType.get_signless(1)
     false = arith.ConstantOp(i1, 0).result
@@ -93,7 +84,7 @@ def _if(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
     (cond,) = operands
     if len(op.regions[1].blocks) == 0 and len(op.results):
-        _refuse(bt, op, "an scf.if with results and no else branch")
+        refuse(bt, op, "an scf.if with results and no else branch")
     if cond.batched:
         then_values, *rest = _inline_regions(bt, op)
         return _select_chain(bt, [cond.value], [then_values], rest[0] if rest else [])
@@ -149,7 +140,7 @@ def _for(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
     lower, upper, step, *inits = operands
     if lower.batched or upper.batched or step.batched:
-        _refuse(bt, op, "a loop whose bounds differ per example (write it with "
+        refuse(bt, op, "a loop whose bounds differ per example (write it with "
                         "aotc.lax.while_loop, which the batching pass masks per example)")
     new = scf.ForOp(lower.value, upper.value, step.value, [bt.to_batched(b) for b in inits])
     _keep_attributes(op, new)
@@ -186,7 +177,7 @@ def _while(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
         # one of the forwarded values, unchanged (a nested vmap forwards more besides).
         forwarded_from = _forwarded_positions(before)
         if cond.batched and None in forwarded_from:
-            _refuse(bt, op, "a while loop with a per-example condition whose condition "
+            refuse(bt, op, "a while loop with a per-example condition whose condition "
                             "region does not pass every carried value through unchanged")
         lanes = bt.to_batched(cond)
         go = _any_lane(bt, lanes) if cond.batched else cond.value

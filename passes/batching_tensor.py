@@ -8,7 +8,7 @@ batched scalar is a 1-d tensor of its lanes (``index`` lanes stored as ``i64``).
 from __future__ import annotations
 
 from .base import PassError
-from .batching import Batched, Batcher, _op, from_lane, is_tensor, lane_type, read_lanes, rule, to_lane
+from .batching import Batched, Batcher, from_lane, rule, to_lane
 from .donation import where
 
 
@@ -47,35 +47,51 @@ def _batch_size_entry(bt: Batcher):
     return bt.size, []
 
 
-def _refuse(bt: Batcher, op, what: str):
+def refuse(bt: Batcher, op, what: str):
     raise PassError(f"{bt.pass_name}: {op.name} at {where(op)} (in @{bt.func_name}): {what} "
                     f"is not supported by the batching pass yet")
 
 
 # ---- scalars, lane by lane ----------------------------------------------------------
 
+def lane_generic(types: list, inputs: list, inits: list, body) -> list:
+    """One parallel ``linalg.generic`` producing ``types`` (of one rank, the batch first)
+    into ``inits``: each of ``inputs`` is ``(value, at_lane)``, a batched scalar read at
+    the lane when ``at_lane``, else a value of that shape read at the position; the body
+    yields ``body(*block_arguments)``."""
+    from aotc._mlir import PARALLEL, affine_maps, dim_map, ir, iterator_types, linalg
+
+    rank = ir.RankedTensorType(types[0]).rank
+    identity = dim_map(rank, list(range(rank)))
+    maps = [dim_map(rank, [0]) if at_lane else identity for _, at_lane in inputs] + [identity] * len(inits)
+    values = [v for v, _ in inputs]
+    g = linalg.GenericOp(types, values, inits, affine_maps(maps), iterator_types([PARALLEL] * rank))
+    block = g.regions[0].blocks.append(*[ir.RankedTensorType(v.type).element_type for v in values + inits])
+    with ir.InsertionPoint(block):
+        linalg.YieldOp(body(*block.arguments))
+    return list(g.results)
+
+
 def lanewise(bt: Batcher, operands: list[Batched], operand_types: list, result_types: list,
              body) -> list[Batched]:
     """One ``linalg.generic`` over the batch computing ``body(*scalars) -> results`` per
     lane: batched operands are read at the lane (as scalars of ``operand_types``),
     unbatched ones are used as they are."""
-    from aotc._mlir import PARALLEL, affine_maps, dim_map, ir, iterator_types, linalg
+    from aotc._mlir import ir
 
     batched = [b.value for b in operands if b.batched]
     lane_types = [bt.batched_type(t) for t in result_types]
     outs = [bt.new_empty([bt.batch_dim()], ir.RankedTensorType(t).element_type, bt.dynamic_sizes())
             for t in lane_types]
-    lane_map = dim_map(1, [0])
-    g = linalg.GenericOp(lane_types, batched, outs,
-                         affine_maps([lane_map] * (len(batched) + len(outs))), iterator_types([PARALLEL]))
-    block = g.regions[0].blocks.append(
-        *[ir.RankedTensorType(v.type).element_type for v in batched + outs])
-    with ir.InsertionPoint(block):
-        args = iter(block.arguments)
+
+    def lane_body(*block_args):
+        args = iter(block_args)
         values = [from_lane(next(args), t) if b.batched else b.value
                   for b, t in zip(operands, operand_types)]
-        linalg.YieldOp([to_lane(r) for r in body(*values)])
-    return [Batched(r, True) for r in g.results]
+        return [to_lane(r) for r in body(*values)]
+
+    results = lane_generic(lane_types, [(v, True) for v in batched], outs, lane_body)
+    return [Batched(r, True) for r in results]
 
 
 @rule("<scalar>")
@@ -131,14 +147,15 @@ def _from_elements(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     col_t = ir.RankedTensorType.get([bt.batch_dim(), 1], t.element_type)
     cols = [bt.expand(v, [[0, 1]], col_t, bt.dynamic_sizes()) for v in lanes]
     flat_t = ir.RankedTensorType.get([bt.batch_dim(), len(cols)], t.element_type)
-    flat = _concat(cols, 1, flat_t)
+    flat = concat(cols, 1, flat_t)
     if t.rank == 1:
         return [Batched(flat, True)]
     out_t = bt.batched_type(t)
     return [Batched(bt.expand(flat, [[0], list(range(1, t.rank + 1))], out_t, bt.dynamic_sizes()), True)]
 
 
-def _concat(values, dim: int, result_type):
+def concat(values, dim: int, result_type):
+    """``tensor.concat`` of ``values`` along ``dim``."""
     from aotc._mlir import ir
 
     return ir.Operation.create("tensor.concat", results=[result_type], operands=list(values),
@@ -153,7 +170,24 @@ def _concat_rule(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
     dim = ir.IntegerAttr(op.attributes["dim"]).value
     values = [bt.to_batched(b) for b in operands]
-    return [Batched(_concat(values, dim + 1, bt.batched_type(op.results[0].type)), True)]
+    return [Batched(concat(values, dim + 1, bt.batched_type(op.results[0].type)), True)]
+
+
+def _batched_slice_attributes(bt: Batcher, op, leading: list[int], offsets, sizes, strides):
+    """The attributes of ``op`` (an extract/insert_slice with ``leading`` tensor operand
+    segments) taking the whole batch dimension first, and the dynamic size operand that
+    goes before ``sizes`` when the batch size is dynamic."""
+    from aotc._mlir import ir
+
+    size, dyn = _batch_size_entry(bt)
+    attrs = {
+        "static_offsets": _i64_array([0] + _array(op.attributes["static_offsets"])),
+        "static_sizes": _i64_array([size] + _array(op.attributes["static_sizes"])),
+        "static_strides": _i64_array([1] + _array(op.attributes["static_strides"])),
+        "operandSegmentSizes": ir.DenseI32ArrayAttr.get(
+            leading + [len(offsets), len(dyn) + len(sizes), len(strides)]),
+    }
+    return attrs, dyn
 
 
 @rule("tensor.extract_slice")
@@ -162,16 +196,10 @@ def _extract_slice(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
     src, offsets, sizes, strides = _split(operands, _segments(op))
     if any(b.batched for b in sizes + strides):
-        _refuse(bt, op, "a slice whose size or stride differs per example")
+        refuse(bt, op, "a slice whose size or stride differs per example")
     if any(b.batched for b in offsets):
         return [Batched(_gather_slice(bt, op, src[0], offsets), True)]
-    size, dyn = _batch_size_entry(bt)
-    attrs = {
-        "static_offsets": _i64_array([0] + _array(op.attributes["static_offsets"])),
-        "static_sizes": _i64_array([size] + _array(op.attributes["static_sizes"])),
-        "static_strides": _i64_array([1] + _array(op.attributes["static_strides"])),
-        "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(offsets), len(dyn) + len(sizes), len(strides)]),
-    }
+    attrs, dyn = _batched_slice_attributes(bt, op, [1], offsets, sizes, strides)
     new = ir.Operation.create(
         "tensor.extract_slice", results=[bt.batched_type(op.results[0].type)],
         operands=[src[0].value] + [b.value for b in offsets] + dyn + [b.value for b in sizes]
@@ -185,7 +213,7 @@ def _static_window(bt: Batcher, op, what: str):
 
     sizes, strides = _array(op.attributes["static_sizes"]), _array(op.attributes["static_strides"])
     if any(ir.ShapedType.is_dynamic_size(v) for v in sizes + strides):
-        _refuse(bt, op, f"{what} with per-example offsets and a dynamic size or stride")
+        refuse(bt, op, f"{what} with per-example offsets and a dynamic size or stride")
     return sizes, strides
 
 
@@ -221,7 +249,7 @@ def _offsets_with_lanes(bt: Batcher, op, offsets: list[Batched]) -> list:
 def _gather_slice(bt: Batcher, op, src: Batched, offsets: list[Batched]):
     """``extract_slice`` at per-example offsets: a linalg.generic over the batched result
     that reads ``src[lane?, offset + i * stride]``."""
-    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
+    from aotc._mlir import PARALLEL, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
 
     sizes, strides = _static_window(bt, op, "an extract_slice")
     result_t = bt.batched_type(op.results[0].type)
@@ -251,17 +279,10 @@ def _insert_slice(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
     src, dest, offsets, sizes, strides = _split(operands, _segments(op))
     if any(b.batched for b in sizes + strides):
-        _refuse(bt, op, "a slice whose size or stride differs per example")
+        refuse(bt, op, "a slice whose size or stride differs per example")
     if any(b.batched for b in offsets):
         return [Batched(_scatter_slice(bt, op, src[0], dest[0], offsets), True)]
-    size, dyn = _batch_size_entry(bt)
-    attrs = {
-        "static_offsets": _i64_array([0] + _array(op.attributes["static_offsets"])),
-        "static_sizes": _i64_array([size] + _array(op.attributes["static_sizes"])),
-        "static_strides": _i64_array([1] + _array(op.attributes["static_strides"])),
-        "operandSegmentSizes": ir.DenseI32ArrayAttr.get(
-            [1, 1, len(offsets), len(dyn) + len(sizes), len(strides)]),
-    }
+    attrs, dyn = _batched_slice_attributes(bt, op, [1, 1], offsets, sizes, strides)
     new_dest = bt.to_batched(dest[0])
     new = ir.Operation.create(
         "tensor.insert_slice", results=[new_dest.type],
@@ -273,11 +294,11 @@ def _insert_slice(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 def _scatter_slice(bt: Batcher, op, src: Batched, dest: Batched, offsets: list[Batched]):
     """``insert_slice`` at per-example offsets: a linalg.generic over the batched
     destination that takes ``src`` inside each lane's window and ``dest`` elsewhere."""
-    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
+    from aotc._mlir import PARALLEL, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
 
     sizes, strides = _static_window(bt, op, "an insert_slice")
     if any(s != 1 for s in strides):
-        _refuse(bt, op, "a strided insert_slice with per-example offsets")
+        refuse(bt, op, "a strided insert_slice with per-example offsets")
     dest_v = bt.to_batched(dest)
     dest_t = ir.RankedTensorType(dest_v.type)
     src_shape = list(ir.RankedTensorType(op.operands[0].type).shape)
@@ -312,7 +333,7 @@ def _pad(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
     src, low, high = _split(operands, _segments(op))
     if any(b.batched for b in low + high):
-        _refuse(bt, op, "padding that differs per example")
+        refuse(bt, op, "padding that differs per example")
     new = op.clone()
     bt._remap(new, top=True)  # a batched padding value captured in the region is refused
     new.operands[0] = bt.to_batched(src[0])
@@ -323,7 +344,7 @@ def _pad(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     # does not depend on the position, so the batch's argument can go at the end unused.
     body = new.regions[0].blocks[0]
     if any(len(list(a.uses)) for a in body.arguments):
-        _refuse(bt, op, "a tensor.pad whose padding value depends on the position")
+        refuse(bt, op, "a tensor.pad whose padding value depends on the position")
     body.add_argument(ir.IndexType.get(), new.location)
     return [Batched(new.results[0], True)]
 
@@ -340,8 +361,6 @@ def _broadcast(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
 @rule("linalg.fill")
 def _fill(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
-    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, dim_map, ir, iterator_types, linalg
-
     scalar, out = operands
     init = bt.to_batched(out)
     if not scalar.batched:
@@ -351,11 +370,6 @@ def _fill(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
         new.results[0].set_type(init.type)
         return [Batched(new.results[0], True)]
     # Each lane filled with its own value: a broadcast of the lanes.
-    t = ir.RankedTensorType(init.type)
-    g = linalg.GenericOp([t], [scalar.value], [init],
-                         affine_maps([dim_map(t.rank, [0]), dim_map(t.rank, list(range(t.rank)))]),
-                         iterator_types([PARALLEL] * t.rank))
-    block = g.regions[0].blocks.append(ir.RankedTensorType(scalar.value.type).element_type, t.element_type)
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([from_lane(block.arguments[0], op.operands[0].type)])
-    return [Batched(g.results[0], True)]
+    out = lane_generic([init.type], [(scalar.value, True)], [init],
+                       lambda lane, _: [from_lane(lane, op.operands[0].type)])
+    return [Batched(out[0], True)]

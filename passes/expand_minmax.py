@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, register
+from .base import ModulePass, collect_ops, register
 
 # op name -> (the ordered compare under which lhs wins, what a NaN operand does)
 _RULES = {
@@ -61,15 +61,5 @@ class ExpandFloatMinMax(ModulePass):
         return cls()
 
     def run(self, module) -> None:
-        from aotc._mlir import ir
-
-        found = []
-
-        def visit(op):
-            if op.name in _RULES:
-                found.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(visit)
-        for op in found:  # rewritten after the walk: erasing ops inside it is unsafe
+        for op, _ in collect_ops(module, lambda op: op.name in _RULES):
             _expand(op)

@@ -31,7 +31,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from .base import ModulePass, PassError, register
+from .base import ModulePass, PassError, collect_ops, is_private, register
 
 # op name -> how its operands are read: "unsigned" (zero-extend) or "signed" (sign-extend)
 # (IREE's emulation computes the signed ones right: checked on lavapipe for i8 and i16.)
@@ -87,18 +87,7 @@ class WidenNarrowInts(ModulePass):
     name = "aotc-widen-narrow-ints"
 
     def run(self, module) -> None:
-        from aotc._mlir import ir
-
-        found = []
-
-        def visit(op):
-            reads = _reads(op)
-            if reads:
-                found.append((op, reads))
-            return ir.WalkResult.ADVANCE
-
-        module.walk(visit)
-        for op, reads in found:  # rewritten after the walk: erasing ops inside it is unsafe
+        for op, reads in collect_ops(module, _reads):
             _widen(op, reads)
 
 
@@ -112,13 +101,6 @@ def _argument_specs(func) -> list[str]:
         return [f"{a['name']}: {a['dtype']}{list(a['shape'])}" for a in meta["args"]]
     except (KeyError, ValueError, TypeError):
         return []
-
-
-def _is_private(func) -> bool:
-    from aotc._mlir import ir
-
-    visibility = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
-    return visibility is not None and ir.StringAttr(visibility).value == "private"
 
 
 def _partial_word(arg_type) -> str | None:
@@ -150,7 +132,7 @@ class CheckNarrowArguments(ModulePass):
         problems = []
         for op in module.regions[0].blocks[0].operations:
             func = op.operation
-            if func.name != "func.func" or _is_private(func):
+            if func.name != "func.func" or is_private(func):
                 continue
             specs = _argument_specs(func)
             fn_name = ir.StringAttr(func.attributes["sym_name"]).value

@@ -222,3 +222,14 @@ def test_help_has_examples():
     assert "f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool" in proc.stdout
     proc = aotc()
     assert proc.returncode == 2 and "usage: aotc" in proc.stderr
+
+
+def test_argument_dtype_names_cover_every_dtype():
+    # One dtype table each on the compiler, runtime and command-line sides: they must agree.
+    from aotc import dtypes
+    from aotc.cli import FULL_DTYPES, SHORT_DTYPES, parse_arg_spec
+    from aotc.runtime import dtypes as runtime_dtypes
+
+    assert sorted(FULL_DTYPES) == sorted(dtypes.DTYPES) == sorted(runtime_dtypes.DTYPES)
+    for short, full in SHORT_DTYPES.items():
+        assert parse_arg_spec(f"{short}[2]") == parse_arg_spec(f"{full}[2]") == ((2,), full)

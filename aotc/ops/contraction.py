@@ -29,8 +29,8 @@ from .._mlir import PARALLEL, REDUCTION, dim_map, linalg
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
 from ..lowering import add_work, drop_broadcast_dims, fill, generic, parallel, wrap
-from .elementwise import astype
-from .reductions import sum as reduce_sum
+from .elementwise import astype, ufunc
+from .reductions import normalize_axis, sum as reduce_sum
 from .scalar import UFUNC_RULES, convert
 from .shape import as_tracer, ravel, reshape, transpose
 
@@ -306,8 +306,6 @@ def matmul(a, b) -> Tracer:
 def dot(a, b) -> Tracer:
     x, y = as_tracer(a, "dot operand 0"), as_tracer(b, "dot operand 1")
     if x.ndim == 0 or y.ndim == 0:
-        from .elementwise import ufunc
-
         return ufunc("multiply", x, y)
     if y.ndim == 1:
         if x.shape[-1] != y.shape[0]:
@@ -330,8 +328,6 @@ def vdot(a, b) -> Tracer:
 def inner(a, b) -> Tracer:
     x, y = as_tracer(a, "inner operand 0"), as_tracer(b, "inner operand 1")
     if x.ndim == 0 or y.ndim == 0:
-        from .elementwise import ufunc
-
         return ufunc("multiply", x, y)
     if x.shape[-1] != y.shape[-1]:
         raise TracingError(f"inner: last dimensions of shapes {x.shape} and {y.shape} differ ({x.shape[-1]} != {y.shape[-1]})")
@@ -366,8 +362,6 @@ def tensordot(a, b, axes=2) -> Tracer:
 
 
 def _tensordot_axes(axes, x: Tracer, y: Tracer) -> tuple[list[int], list[int]]:
-    from .reductions import normalize_axis
-
     if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
         n = int(axes)
         if not 0 <= n <= builtins.min(x.ndim, y.ndim):
@@ -395,8 +389,6 @@ def kron(a, b) -> Tracer:
 
     Computed as one broadcast multiply of ``a`` reshaped to ``[n0, 1, n1, 1, ...]`` and
     ``b`` to ``[1, m0, 1, m1, ...]``, then reshaped to ``[n0*m0, n1*m1, ...]``."""
-    from .elementwise import ufunc
-
     # numpy.kron makes its operands arrays first: Python scalars are not weak here.
     x = as_tracer(np.asarray(a) if not isinstance(a, Tracer) else a, "kron operand a")
     y = as_tracer(np.asarray(b) if not isinstance(b, Tracer) else b, "kron operand b")

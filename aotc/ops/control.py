@@ -30,6 +30,7 @@ from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError
 from ..lowering import empty, extract_slice, insert_slice
 from ..runtime import tree
+from ..signature import leaf_paths
 from . import elementwise as ew
 
 EXPORTS: dict[str, list[str]] = {
@@ -48,15 +49,6 @@ _AFFINITY = "#hal.device.affinity<@__device_0>"
 
 # ---- pytrees of arrays -----------------------------------------------------------------
 
-def _paths(treedef: tree.TreeDef, prefix: str = "") -> list[str]:
-    """JAX-style key paths of the leaves, in leaf order: ``[0]['h']``."""
-    if treedef.kind == "leaf":
-        return [prefix]
-    keys = treedef.keys if treedef.kind == "dict" else range(len(treedef.children))
-    return [p for k, child in zip(keys, treedef.children)
-            for p in _paths(child, f"{prefix}[{k!r}]")]
-
-
 def _as_array(leaf: Any, where: str) -> Tracer:
     """A pytree leaf as a traced array; Python scalars stay weakly typed."""
     o = ew.as_operand(leaf, where)
@@ -69,7 +61,8 @@ def _as_array(leaf: Any, where: str) -> Tracer:
 
 def _flatten(value: Any, where: str) -> tuple[list[Tracer], tree.TreeDef]:
     leaves, treedef = tree.flatten(value)
-    return [_as_array(leaf, f"{where}{p}") for leaf, p in zip(leaves, _paths(treedef))], treedef
+    paths = leaf_paths(treedef, "")
+    return [_as_array(leaf, f"{where}{p}") for leaf, p in zip(leaves, paths)], treedef
 
 
 def _like(values: Sequence[ir.Value], avals: Sequence[Tracer],
@@ -211,7 +204,7 @@ def _check_carry(where: str, fn_name: str, init: list[Tracer], init_tree: tree.T
                     out_tree, f"Fix: return the same pytree of arrays that {fn_name} receives")
     kept = [(a.dtype, a.weak) for a in init]
     promoted = list(kept)
-    for i, (path, a, b) in enumerate(zip(_paths(init_tree), init, out)):
+    for i, (path, a, b) in enumerate(zip(leaf_paths(init_tree, ""), init, out)):
         if a.shape == b.shape and (a.dtype == b.dtype or (b.weak and _adapts_to(b, a.dtype))):
             continue
         if a.shape == b.shape and a.weak:
@@ -290,7 +283,7 @@ def _if(where: str, condition: ir.Value, names: Sequence[str], fns: Sequence[Cal
             _same_structure(where, f"{name} must return what {names[0]} returns", outs[0][1], t,
                             "Fix: return the same pytree (tuples, lists, dicts of arrays) "
                             "from every branch")
-        joined = _join_branches(where, names, [o for o, _ in outs], _paths(outs[0][1]))
+        joined = _join_branches(where, names, [o for o, _ in outs], leaf_paths(outs[0][1], ""))
         for block, (values, _) in zip(blocks, outs):
             _yield(block, values, [j.dtype for j in joined])
         op = regions.build("scf.if", _types(joined), [condition], blocks)
@@ -444,7 +437,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
 def _scan_length(xs: list[Tracer], xs_tree: tree.TreeDef, length, where: str) -> int:
     lengths = {}
-    for path, x in zip(_paths(xs_tree), xs):
+    for path, x in zip(leaf_paths(xs_tree, ""), xs):
         if x.ndim == 0:
             raise TracingError(f"{where}: every xs leaf is scanned along its leading axis, but "
                                f"xs{path} is 0-d ({_describe(x)}). Fix: pass arrays with a "

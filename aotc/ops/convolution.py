@@ -22,16 +22,17 @@ from typing import Sequence
 import numpy as np
 
 from .. import dtypes
-from .._mlir import PARALLEL, REDUCTION, ir, linalg, tensor
+from .._mlir import PARALLEL, REDUCTION, ir, linalg
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from ..lowering import (
-    add_work, dim_map, empty, extract_slice, fill, generic, insert_slice, reshape_value,
-    scalar_constant, wrap,
+    add_work, dim_map, empty, extract_slice, fill, generic, insert_slice, materialized, reshape_value,
+    wrap,
 )
-from .elementwise import astype
+from . import elementwise as ew
+from .rearrange import constant_pad
 from .scalar import UFUNC_RULES
-from .shape import as_tracer, transpose
+from .shape import as_tracer, reshape, transpose
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": [],
@@ -272,7 +273,7 @@ def _pad(x: Tracer, pads: Sequence[tuple[int, int]], dilation: Sequence[int], va
     grow = [(builtins.max(lo, 0), builtins.max(hi, 0)) for lo, hi in pads]
     crop = [(builtins.max(-lo, 0), builtins.max(-hi, 0)) for lo, hi in pads]
     if builtins.all(d == 1 for d in dilation) and builtins.any(lo or hi for lo, hi in grow):
-        x = _tensor_pad(x, [0] + [lo for lo, _ in grow] + [0], [0] + [hi for _, hi in grow] + [0], value)
+        x = constant_pad(x, [0] + [lo for lo, _ in grow] + [0], [0] + [hi for _, hi in grow] + [0], value)
     elif builtins.any(d != 1 for d in dilation) or builtins.any(lo or hi for lo, hi in grow):
         x = _dilate(x, dilation, grow, value)
     if builtins.any(lo or hi for lo, hi in crop):
@@ -283,17 +284,6 @@ def _pad(x: Tracer, pads: Sequence[tuple[int, int]], dilation: Sequence[int], va
             sizes[axis] = builtins.max(x.shape[axis] - lo - hi, 0)
         x = wrap(extract_slice(x.value, x.shape, offsets, sizes, None, x.dtype), sizes, x.dtype)
     return x
-
-
-def _tensor_pad(x: Tracer, low: Sequence[int], high: Sequence[int], value) -> Tracer:
-    shape = [n + lo + hi for n, lo, hi in zip(x.shape, low, high)]
-    with user_location():
-        op = tensor.PadOp(dtypes.tensor_type(shape, x.dtype), x.value, [], [], low, high)
-        block = op.regions[0].blocks.append(*[ir.IndexType.get()] * x.ndim)
-        with ir.InsertionPoint(block):
-            tensor.YieldOp(scalar_constant(value, x.dtype))
-    add_work(np.prod(shape, dtype=np.float64))
-    return wrap(op.result, shape, x.dtype)
 
 
 def _dilate(x: Tracer, dilation: Sequence[int], grow: Sequence[tuple[int, int]], value) -> Tracer:
@@ -367,15 +357,6 @@ def _canonical_conv(x: Tracer, w: Tracer, plan: ConvPlan, dtype: np.dtype) -> ir
     return _grouped_generic(x, w, plan, dtype)
 
 
-def materialized(t: Tracer) -> Tracer:
-    """``t`` through a ``util.optimization_barrier``: IREE computes it in a dispatch of its
-    own instead of fusing it into the convolution's. Measured (8x32x32x32 input, 3x3x32x64
-    kernel): a kernel transpose fused into the convolution made it 40x slower."""
-    with user_location():
-        op = ir.Operation.create("util.optimization_barrier", results=[t.value.type], operands=[t.value])
-    return wrap(op.results[0], t.shape, t.dtype)
-
-
 def _record_contraction(flops: float, operands: Sequence[Tracer]) -> None:
     from .contraction import _is_constant
 
@@ -425,10 +406,12 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     if 0 in out_shape or reduced == 0:
         return wrap(fill(out_shape, dtype, 0), out_shape, dtype)
     _record_contraction(2.0 * float(np.prod(out_shape, dtype=np.float64)) * reduced, (x, w))
-    x = transpose(astype(x, dtype), (plan.lhs_perm[0], *plan.lhs_perm[2:], plan.lhs_perm[1]))
+    x = transpose(ew.astype(x, dtype), (plan.lhs_perm[0], *plan.lhs_perm[2:], plan.lhs_perm[1]))
     kernel_perm = (*plan.rhs_perm[2:], plan.rhs_perm[1], plan.rhs_perm[0])
-    w = astype(w, dtype)
+    w = ew.astype(w, dtype)
     if kernel_perm != tuple(range(w.ndim)):
+        # Measured (8x32x32x32 input, 3x3x32x64 kernel): a kernel transpose fused into the
+        # convolution's dispatch made it 40x slower.
         w = materialized(transpose(w, kernel_perm))
     x = _pad(x, plan.pads, plan.lhs_dilation, 0)
     result = _canonical_conv(x, w, plan, dtype)
@@ -474,8 +457,7 @@ def _pool_windows(inputs, window_shape, strides, padding, where: str):
     strides = _spatial_tuple(strides, rank, "strides")
     batch_shape = x.shape[: x.ndim - rank - 1]
     n = int(np.prod(batch_shape, dtype=np.int64))
-    canonical = (n,) + x.shape[len(batch_shape):]
-    x = wrap(reshape_value(x.value, x.shape, canonical, x.dtype), canonical, x.dtype)
+    x = reshape(x, (n,) + x.shape[len(batch_shape):])
     pads = padding_pairs(padding, x.shape[1:-1], window, strides, where)
     return x, batch_shape, window, strides, pads
 
@@ -511,8 +493,7 @@ def _pool(x: Tracer, window, strides, pads, kind: str, init) -> Tracer:
 
 
 def _restore_batch(y: Tracer, batch_shape: tuple) -> Tracer:
-    shape = batch_shape + y.shape[1:]
-    return wrap(reshape_value(y.value, y.shape, shape, y.dtype), shape, y.dtype)
+    return reshape(y, batch_shape + y.shape[1:])
 
 
 def _lowest(dtype: np.dtype):
@@ -541,8 +522,6 @@ def avg_pool(inputs, window_shape, strides=None, padding="VALID", count_include_
     With ``count_include_pad=True`` every window sum is divided by the window size; with
     False, by the number of input (not padding) elements the window covers.
     """
-    from . import elementwise as ew
-
     x, batch_shape, window, strides, pads = _pool_windows(inputs, window_shape, strides, padding, "avg_pool")
     if dtypes.kind(x.dtype) in ("uint", "bool"):
         raise UnsupportedDtypeError(

@@ -33,7 +33,8 @@ from .._mlir import arith, dim_map, index_constant, ir, tensor
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedOpError
 from ..lowering import (
-    add_work, drop_broadcast_dims, empty, extract_slice, generic, loop_index, parallel, wrap,
+    add_work, drop_broadcast_dims, empty, extract_slice, gather_source, generic, loop_index,
+    parallel, strided_index, wrap,
 )
 from . import elementwise as ew
 from . import shape as shape_ops
@@ -312,8 +313,9 @@ INDEX_MODES: dict[str, Callable] = {
 }
 
 
-def in_range(m, i, n):
-    """Whether an index (negative ones counting from the end) is inside an axis of n."""
+def in_range(index, n: int):
+    """Whether ``index`` (negative ones counting from the end) is inside an axis of n."""
+    i = as_index_array(index)
     return (i >= -n) & (i < n)
 
 
@@ -384,6 +386,7 @@ def gather(x: Tracer, items: Sequence[Item], mode: str = "clamp", fill_value=Non
                 f"{where}: cannot take elements from axis {it.axis} of size 0 (array of "
                 f"shape {x.shape})"
             )
+    x = gather_source(x)
     valid = None
     inputs, sources = [], []  # sources[axis]: how the body computes the index into x
     for k, it in enumerate(items):
@@ -392,9 +395,7 @@ def gather(x: Tracer, items: Sequence[Item], mode: str = "clamp", fill_value=Non
             raw = it.value
             index = normalized(raw, n, "clamp" if mode == "fill" else mode)
             if mode == "fill":
-                from .. import numpy as anp
-
-                ok = in_range(anp, as_index_array(raw), n)
+                ok = in_range(raw, n)
                 valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
             index = shape_ops.as_tracer(as_index_array(index), where)
             value, dims = drop_broadcast_dims(index, lay.adv_dims(index.shape), out_shape)
@@ -413,13 +414,7 @@ def gather(x: Tracer, items: Sequence[Item], mode: str = "clamp", fill_value=Non
             elif source[0] == "const":
                 indices.append(index_constant(source[1]))
             else:
-                _, dim, start, step = source
-                i = loop_index(dim)
-                if step != 1:
-                    i = arith.MulIOp(i, index_constant(step)).result
-                if start != 0:
-                    i = arith.AddIOp(i, index_constant(start)).result
-                indices.append(i)
+                indices.append(strided_index(*source[1:]))
         return [tensor.ExtractOp(x.value, indices).result]
 
     init = empty(out_shape, x.dtype)
@@ -438,13 +433,8 @@ def getitem(x: Tracer, index) -> Tracer:
     items = parse_index(x.shape, index)
     if is_advanced(items):
         return gather(x, items)
-    scalars = [it for it in items if isinstance(it, Scalar)]
-    if scalars:
-        starts = [0] * x.ndim
-        sizes = list(x.shape)
-        for it in scalars:
-            starts[it.axis], sizes[it.axis] = it.value, 1
-        x = slice_at(x, clamped_starts(x.shape, starts, sizes, True), sizes)
+    if builtins.any(isinstance(it, Scalar) for it in items):
+        x = slice_at(x, *scalar_slice(x.shape, items))
     return shape_ops.getitem(x, basic_index(items))
 
 
@@ -470,6 +460,16 @@ def clamped_starts(shape, starts, sizes, wrap_negative: bool) -> list:
             s = arith.MinSIOp(s, index_constant(n - size)).result
             out.append(arith.MaxSIOp(s, index_constant(0)).result)
     return out
+
+
+def scalar_slice(shape, items: Sequence[Item]) -> tuple[list, list]:
+    """(starts, sizes) of the slice the traced scalars in ``items`` select: size 1 on their
+    axes (at their clamped values), whole axes elsewhere."""
+    starts, sizes = [0] * len(shape), list(shape)
+    for it in items:
+        if isinstance(it, Scalar):
+            starts[it.axis], sizes[it.axis] = it.value, 1
+    return clamped_starts(shape, starts, sizes, True), sizes
 
 
 def slice_at(x: Tracer, starts, sizes) -> Tracer:

@@ -1,4 +1,5 @@
-"""A builder for IREE's LinalgExt ops (``iree_linalg_ext.scan``, used by cumsum/cumprod).
+"""A builder for IREE's LinalgExt ops (``iree_linalg_ext.scan``, used by cumsum/cumprod, and
+``iree_linalg_ext.scatter``, used by ``x.at[...]`` updates).
 
 The MLIR Python bindings in iree-base-compiler register the ``iree_linalg_ext`` dialect
 but ship no Python op classes for it, so its ops are made with the generic
@@ -19,14 +20,17 @@ def linalg_ext(
     name: str,
     ins: Sequence[ir.Value],
     outs: Sequence[ir.Value],
-    dimension: int,
+    dimension: int | None,
     block_types: Sequence[ir.Type],
     body: Callable[..., Sequence[ir.Value]],
     **attributes: ir.Attribute,
 ) -> list[ir.Value]:
-    """``iree_linalg_ext.<name>`` over ``dimension`` with one result per ``outs`` value;
-    ``body(*block_args)`` returns what its region yields."""
-    attrs = {"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dimension), **attributes}
+    """``iree_linalg_ext.<name>`` over ``dimension`` (None: an op without one, such as
+    ``scatter``) with one result per ``outs`` value; ``body(*block_args)`` returns what its
+    region yields."""
+    attrs = dict(attributes)
+    if dimension is not None:
+        attrs["dimension"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dimension)
     with user_location():
         op = ir.Operation.create(
             f"iree_linalg_ext.{name}",

@@ -23,10 +23,11 @@ from .. import dtypes
 from .._mlir import arith, index_constant, ir, tensor
 from ..core import Tracer
 from ..errors import TracingError
-from ..lowering import add_work, empty, generic, identity_map, loop_index, parallel, scalar_constant, wrap
+from ..lowering import (
+    add_work, empty, gather_source, generic, identity_map, loop_index, parallel, scalar_constant, wrap,
+)
 from . import elementwise as ew
 from .creation import asarray, ones
-from ..lowering import gather_source
 from .rearrange import pad
 from .reductions import normalize_axis
 from .reductions import sum as reduce_sum
@@ -44,12 +45,11 @@ def _keep_by_diagonal(x: Tracer, out_shape: tuple, predicate: str, k: int, where
     """``x`` broadcast to ``out_shape``, with element (..., i, j) kept where
     ``j - i <predicate> k`` (an ``arith.cmpi`` predicate) and 0 elsewhere."""
     rank = len(out_shape)
-    zero_dtype = x.dtype
 
     def body(value):
         offset = arith.SubIOp(loop_index(rank - 1), loop_index(rank - 2)).result
         keep = cmpi(predicate, offset, index_constant(k))
-        return select(keep, value, scalar_constant(0, zero_dtype))
+        return select(keep, value, scalar_constant(0, x.dtype))
 
     return ew.elementwise([x], [x.dtype], x.dtype, body, where, out_shape=out_shape)
 

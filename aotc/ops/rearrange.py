@@ -25,9 +25,11 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import arith, dim_map, ir, tensor
-from ..core import Tracer, current_trace
+from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
-from ..lowering import add_work, empty, gather_source, generic, identity_map, loop_index, parallel, scalar_attr, wrap
+from ..lowering import (
+    add_work, empty, gather_source, generic, identity_map, loop_index, parallel, scalar_constant, wrap,
+)
 from . import elementwise as ew
 from .reductions import normalize_axis
 from .shape import (
@@ -194,37 +196,36 @@ def _as_dtype(value, dtype: np.dtype, where: str):
     return cell[()]
 
 
-def _constant_pad(x: Tracer, low: Sequence[int], high: Sequence[int], value) -> Tracer:
-    """``tensor.pad`` of ``x`` by ``low``/``high`` per axis, yielding ``value`` (a numpy
-    scalar of x's dtype, or a 0-d traced array)."""
+def constant_pad(x: Tracer, low: Sequence[int], high: Sequence[int], value) -> Tracer:
+    """``tensor.pad`` of ``x`` by ``low``/``high`` per axis, yielding ``value`` (a scalar
+    stored as in an array of x's dtype, or a 0-d traced array)."""
     out_shape = tuple(n + lo + hi for n, lo, hi in zip(x.shape, low, high))
-    result_type = dtypes.tensor_type(out_shape, x.dtype)
     if isinstance(value, Tracer):
         fill = tensor.ExtractOp(ew.astype(value, x.dtype).value, []).result
-    op = tensor.PadOp(result_type, x.value, [], [], list(low), list(high))
-    block = op.regions[0].blocks.append(*[ir.IndexType.get()] * x.ndim)
-    with ir.InsertionPoint(block):
-        if not isinstance(value, Tracer):
-            fill = arith.ConstantOp(dtypes.mlir_type(x.dtype), scalar_attr(value, x.dtype)).result
-        tensor.YieldOp(fill)
+    with user_location():
+        op = tensor.PadOp(dtypes.tensor_type(out_shape, x.dtype), x.value, [], [], list(low), list(high))
+        block = op.regions[0].blocks.append(*[ir.IndexType.get()] * x.ndim)
+        with ir.InsertionPoint(block):
+            tensor.YieldOp(fill if isinstance(value, Tracer) else scalar_constant(value, x.dtype))
     add_work(math.prod(out_shape))
     return wrap(op.result, out_shape, x.dtype)
 
 
 def _pad_constant(x: Tracer, widths, constant_values) -> Tracer:
+    low, high = [b for b, _ in widths], [a for _, a in widths]
     if isinstance(constant_values, Tracer):
         if constant_values.ndim != 0:
             raise UnsupportedOpError(
                 f"pad: a traced constant_values must be 0-d, got shape {constant_values.shape}; "
                 f"pass per-axis values as Python numbers"
             )
-        return _constant_pad(x, [b for b, _ in widths], [a for _, a in widths], constant_values)
+        return constant_pad(x, low, high, constant_values)
     values = _pairs(constant_values, x.ndim, "pad", "constant_values")
     cells = [[_as_dtype(v, x.dtype, "pad constant_values") for v in pair] for pair in values]
     flat = np.array([c for pair in cells for c in pair], x.dtype).reshape(-1, 2)
     if len({v.tobytes() for v in flat.reshape(-1)}) <= 1:  # one value (bitwise: -0.0, NaN)
         value = flat.flat[0] if flat.size else x.dtype.type(0)
-        return _constant_pad(x, [b for b, _ in widths], [a for _, a in widths], value)
+        return constant_pad(x, low, high, value)
     # Per-side values: one pad per side, axis after axis; numpy fills each axis's pad
     # across the already padded earlier axes, so the later axis owns the corners.
     for axis, ((before, after), (v_before, v_after)) in enumerate(zip(widths, cells)):
@@ -232,7 +233,7 @@ def _pad_constant(x: Tracer, widths, constant_values) -> Tracer:
             if width:
                 low, high = [0] * x.ndim, [0] * x.ndim
                 (low if side == 0 else high)[axis] = width
-                x = _constant_pad(x, low, high, value)
+                x = constant_pad(x, low, high, value)
     return x
 
 
@@ -310,12 +311,8 @@ def tile(A, reps) -> Tracer:
 
 def repeat(a, repeats, axis=None) -> Tracer:
     """numpy.repeat with static repeats: one count for all elements, or one per element."""
-    x = as_tracer(a, "repeat")
+    x, ax = _flat_axis(as_tracer(a, "repeat"), axis, "repeat")
     counts = static_ints(repeats, "repeat", "repeats")
-    if axis is None:
-        x, ax = ravel(x), 0
-    else:
-        ax = normalize_axis(axis, x.ndim, "repeat")
     n = x.shape[ax]
     if counts.ndim > 1 or (counts.size != 1 and counts.shape != (n,)):
         raise TracingError(

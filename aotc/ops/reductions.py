@@ -144,16 +144,16 @@ def _extremum(name: str, ufunc: str, float_init: float):
         if initial is None:
             _check_nonempty(x, axes, name)
         dt = x.dtype
-        info = dtypes.info(dt)
-        if info.kind == "float":
+        kind = dtypes.kind(dt)
+        if initial is not None:
+            init = numpy_initial(name, dt, initial)
+        elif kind == "float":
             init = float_init
-        elif info.kind == "bool":
+        elif kind == "bool":
             init = float_init > 0  # max starts False (float_init -inf), min starts True
         else:
             lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
             init = lo if float_init < 0 else hi
-        if initial is not None:
-            init = numpy_initial(name, dt, initial)
         rule = UFUNC_RULES[ufunc]
         (r,) = reduce_generic(x, axes, keepdims, [dt], [init], lambda v, m: [rule(dt, v, m)], name)
         return r

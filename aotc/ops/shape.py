@@ -12,11 +12,12 @@ from typing import Sequence
 import numpy as np
 
 from .. import dtypes
-from .._mlir import arith, dim_map, index_constant, linalg, tensor
+from .._mlir import dim_map, linalg, tensor
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedOpError
 from ..lowering import (
-    add_work, empty, extract_slice, gather_source, generic, loop_index, parallel, reshape_value, wrap,
+    add_work, empty, extract_slice, gather_source, generic, parallel, reshape_value, strided_index,
+    wrap,
 )
 from . import elementwise as ew
 from .reductions import normalize_axes, normalize_axis
@@ -237,14 +238,7 @@ def _strided_read(x: Tracer, firsts: Sequence[int], steps: Sequence[int], counts
     init = empty(counts, x.dtype)
 
     def body(_out):
-        indices = []
-        for d in range(rank):
-            i = loop_index(d)
-            if steps[d] != 1:
-                i = arith.MulIOp(i, index_constant(steps[d])).result
-            if firsts[d] != 0:
-                i = arith.AddIOp(i, index_constant(firsts[d])).result
-            indices.append(i)
+        indices = [strided_index(d, firsts[d], steps[d]) for d in range(rank)]
         return [tensor.ExtractOp(x.value, indices).result]
 
     (result,) = generic([], [(init, dim_map(rank, list(range(rank))))], parallel(rank), body)
@@ -262,7 +256,7 @@ def getitem(x: Tracer, index) -> Tracer:
             from . import indexing  # arrays and traced scalars as indices
 
             return indexing.getitem(x, index)
-        if not (item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer))) or isinstance(item, bool):
+        if not (item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer))):
             raise TracingError(f"index {item!r}: only integers, slices (`:`), ellipsis (`...`) and None are valid indices")
     n_ellipsis = builtins.sum(1 for i in index if i is Ellipsis)
     if n_ellipsis > 1:

@@ -32,7 +32,7 @@ from ..lowering import (
 from . import elementwise as ew
 from . import shape as shape_ops
 from .reductions import _as_tracer, normalize_axis, reduce_generic, reshape_flat
-from .scalar import cmpf, cmpi, select
+from .scalar import cmpf, cmpi, const, select
 from .sort_network import Before, padded_width, sort_rows
 
 EXPORTS: dict[str, list[str]] = {"numpy": ["sort", "argsort"], "lax": ["top_k"], "nn": []}
@@ -64,7 +64,7 @@ def _stable(less: Less) -> Before:
 
 
 def _true():
-    return arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+    return const(True, np.bool_)
 
 
 def _greater(less: Less) -> Less:

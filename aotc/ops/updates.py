@@ -27,17 +27,17 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import ir
-from ..core import Tracer, user_location
+from ..core import Tracer
 from ..errors import TracingError
-from ..lowering import add_work, extract_slice, insert_slice, wrap
+from ..lowering import add_work, extract_slice, insert_slice, materialized, wrap
 from . import elementwise as ew
 from . import shape as shape_ops
-from .convolution import materialized
 from .indexing import (
-    Int, NewAxis, Scalar, Slice, as_index_array, basic_index, clamped_starts, default_fill,
-    dynamic_starts, gather, getitem, in_dim, in_range, is_advanced, layout, normalized,
-    parse_index, place_axes, slice_at,
+    Int, NewAxis, Scalar, Slice, as_index_array, basic_index, default_fill, dynamic_starts,
+    gather, getitem, in_dim, in_range, is_advanced, layout, normalized, parse_index, place_axes,
+    scalar_slice, slice_at,
 )
+from .linalg_ext import linalg_ext
 from .scalar import UFUNC_RULES
 
 EXPORTS: dict[str, list[str]] = {
@@ -201,19 +201,15 @@ def _static_update(x: Tracer, items, v: Tracer, method: str) -> Tracer:
 def _dynamic_update(x: Tracer, items, v: Tracer, method: str, drop: bool) -> Tracer:
     """Traced scalar indices: update the slice at run-time offsets; when an index is out
     of range and ``drop``, the slice is written back unchanged."""
-    from .. import numpy as anp
-
-    starts, sizes = [0] * x.ndim, list(x.shape)
-    valid = None
-    for it in items:
-        if isinstance(it, Scalar):
-            starts[it.axis], sizes[it.axis] = it.value, 1
-            ok = in_range(anp, as_index_array(it.value), x.shape[it.axis])
-            valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
-    starts = clamped_starts(x.shape, starts, sizes, True)
+    starts, sizes = scalar_slice(x.shape, items)
     old = slice_at(x, starts, sizes)
     new = _static_update(old, parse_index(old.shape, basic_index(items)), v, method)
     if drop:
+        valid = None
+        for it in items:
+            if isinstance(it, Scalar):
+                ok = in_range(it.value, x.shape[it.axis])
+                valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
         new = ew.where(valid, new, old)
     return insert_at(x, new, starts)
 
@@ -247,8 +243,6 @@ def _scatter(x: Tracer, items, v: Tracer, method: str, drop: bool, unique: bool,
     count = int(np.prod(lead_shape, dtype=np.int64))
     if count == 0 or v.size == 0:
         return x
-    from .. import numpy as anp
-
     columns, valid = [], None
     for k, it in enumerate(items):
         if isinstance(it, NewAxis) or it.axis >= depth:
@@ -264,7 +258,7 @@ def _scatter(x: Tracer, items, v: Tracer, method: str, drop: bool, unique: bool,
             dims = lay.adv_dims(shape)
             columns.append(_placed(normalized(it.value, n, "clamp"), dims, lead_shape))
             if drop and isinstance(it.value, Tracer):
-                ok = _placed(in_range(anp, as_index_array(it.value), n), dims, lead_shape)
+                ok = _placed(in_range(it.value, n), dims, lead_shape)
                 valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
     indices = shape_ops.reshape(shape_ops.stack(columns, axis=-1), (count, depth))
     updates = shape_ops.reshape(v, (count,) + rows)
@@ -319,23 +313,13 @@ def scatter_op(target: Tracer, indices: Tracer, updates: Tracer, depth: int, met
         # keeps every update row on the stack: rows of 4096 float32 exceed its 32 KiB limit
         # ("exceeded stack allocation limit"). Behind a barrier they are computed first.
         updates = materialized(updates)
-    with user_location():
-        op = ir.Operation.create(
-            "iree_linalg_ext.scatter",
-            results=[target.value.type],
-            operands=[updates.value, indices.value, target.value],
-            attributes={
-                "dimension_map": ir.DenseI64ArrayAttr.get(list(range(depth))),
-                "unique_indices": ir.BoolAttr.get(unique),
-            },
-            regions=1,
-        )
-        block = op.regions[0].blocks.append(element, element)
-        with ir.InsertionPoint(block):
-            new, old = block.arguments
-            out = new if ufunc is None else UFUNC_RULES[ufunc](target.dtype, old, new)
-            ir.Operation.create("iree_linalg_ext.yield", operands=[out])
-    return wrap(op.results[0], target.shape, target.dtype)
+    (result,) = linalg_ext(
+        "scatter", [updates.value, indices.value], [target.value], None, [element, element],
+        lambda new, old: [new if ufunc is None else UFUNC_RULES[ufunc](target.dtype, old, new)],
+        dimension_map=ir.DenseI64ArrayAttr.get(list(range(depth))),
+        unique_indices=ir.BoolAttr.get(unique),
+    )
+    return wrap(result, target.shape, target.dtype)
 
 
 # ---- jax.lax ------------------------------------------------------------------------------------
