@@ -1,0 +1,219 @@
+"""The op vocabulary: one row per MLIR op aotc emits or its passes reason about.
+
+Every set of op names the compiler uses (the views donation and gathers look through,
+the elementwise, placing and source ops of the writer groups, the scalar dialects the
+batching pass lifts to lanes, the ops widened for narrow integers, the float64 functions
+IREE's CPU code lacks) is derived here from the rows' group and properties, so the passes
+cannot disagree about what an op is. Rules keyed by op name (batching, donation
+placement, later differentiation) are attached to their row with ``attach``; attaching a
+rule to an op that has no row fails at import time, naming the row to add.
+
+Adding an op: add its row to ``_ROWS`` (name, group, properties), then its rules where
+they live (``@rule("dialect.op")`` in ``passes/batching``). ``tests/test_opset.py`` traces
+the op tests' programs and the lowering snapshots and fails, naming the row, when an
+emitted op has no row or no batching rule.
+
+This module imports nothing from MLIR or aotc: it is data, read by every layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+# What an op does to tensors, as the passes need to know it.
+GROUPS = {
+    "elementwise": "one loop iteration per output element (linalg.generic also has "
+                   "reduction forms, told apart by its iterators); IREE fuses it freely",
+    "view": "the result is its first operand's data, reshaped, cast or sliced: nothing "
+            "is computed",
+    "placing": "places its operands into regions of a new tensor (IREE writes each "
+               "operand's producer straight into its region)",
+    "padding": "copies its operand into the middle of a larger tensor its region fills",
+    "scatter": "combines rows of its updates into its original at rows its indices name",
+    "source": "creates a value without reading tensors",
+    "contraction": "reduces over loop dimensions (matmul, convolution, pooling)",
+    "linalg_ext": "IREE's LinalgExt ops (sort, scan, top-k) over one dimension",
+    "region": "structured control flow: regions run zero or more times",
+    "scalar": "computes on scalars (inside linalg bodies, or on 0-d values outside them)",
+    "read": "reads one element of a tensor at computed indices, or builds a tensor from "
+            "scalars",
+    "barrier": "an identity IREE neither fuses across nor reorders",
+    "function": "functions, calls and returns",
+    "terminator": "ends a region, yielding its values",
+}
+
+
+@dataclass
+class Op:
+    """One op of the vocabulary.
+
+    ``aliases_operand``: IREE may return the result in its first operand's buffer.
+    ``keeps_storage``: IREE keeps the result in its operand's storage even after the
+    program materializes it (reshapes and casts; a slice is a copy once materialized).
+    ``fuses_into_gather``: a strided slice read through this op still fuses into the
+    dispatch that gathers from it (IREE 3.13 then fails to compile the gather).
+    ``offsets_at``: index of the first dynamic offset among the operands (slice ops).
+    ``destination``: the operand IREE performs the op in (tied to the result).
+    ``widen``: how the op is computed on 32 bits for narrow integers on Vulkan.
+    ``cpu_f64``: IREE's CPU code has float64 code for it (it links no libm).
+    ``rules``: rules by kind (``"batch"``, ``"placement"``, ...), attached by ``attach``.
+    """
+
+    name: str
+    group: str
+    aliases_operand: bool = False
+    keeps_storage: bool = False
+    fuses_into_gather: bool = False
+    constant_like: bool = False
+    offsets_at: int | None = None
+    destination: int | None = None
+    widen: str | None = None
+    cpu_f64: bool = True
+    rules: dict[str, Callable] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    def __post_init__(self):
+        if self.group not in GROUPS:
+            raise ValueError(f"op {self.name}: unknown group {self.group!r}; one of {sorted(GROUPS)}")
+
+
+def _rows(group: str, names: str, **props) -> list[Op]:
+    return [Op(name, group, **props) for name in names.split()]
+
+
+_VIEW = dict(aliases_operand=True, fuses_into_gather=True)
+
+_ROWS: list[Op] = [
+    # ---- views -------------------------------------------------------------------------
+    Op("tensor.extract_slice", "view", offsets_at=1, **_VIEW),
+    *_rows("view", "tensor.collapse_shape tensor.expand_shape tensor.cast tensor.reshape "
+                   "tensor.bitcast", keeps_storage=True, **_VIEW),
+    # ---- elementwise ---------------------------------------------------------------------
+    Op("linalg.generic", "elementwise"),
+    Op("linalg.transpose", "elementwise", fuses_into_gather=True),
+    Op("linalg.fill", "elementwise", constant_like=True),
+    *_rows("elementwise", "linalg.map linalg.broadcast linalg.copy linalg.elementwise "
+                          "linalg.add linalg.sub linalg.mul linalg.div linalg.max linalg.min "
+                          "linalg.exp linalg.log linalg.abs linalg.negf linalg.sqrt "
+                          "linalg.rsqrt linalg.tanh linalg.floor linalg.ceil linalg.square "
+                          "linalg.reciprocal linalg.powf linalg.erf"),
+    # ---- placing, scatter, sources ---------------------------------------------------------
+    Op("tensor.concat", "placing"),
+    Op("tensor.insert_slice", "placing", offsets_at=2, destination=1),
+    Op("tensor.pad", "padding"),
+    Op("iree_linalg_ext.scatter", "scatter", destination=2),
+    *_rows("source", "tensor.empty tensor.splat", constant_like=True),
+    Op("arith.constant", "source", constant_like=True),
+    # ---- contractions ------------------------------------------------------------------
+    *_rows("contraction", "linalg.matmul linalg.batch_matmul"),
+    *_rows("contraction", " ".join(
+        f"linalg.{n}" for n in (
+            "conv_1d_nwc_wcf conv_2d_nhwc_hwcf conv_3d_ndhwc_dhwcf conv_2d_nchw_fchw "
+            "conv_1d_ncw_fcw conv_3d_ncdhw_fcdhw conv_2d_nhwc_fhwc conv_2d_ngchw_fgchw "
+            "conv_2d_nhwgc_gfhwc".split()
+            + [f"depthwise_conv_{s}" for s in (
+                "1d_nwc_wc 2d_nhwc_hwc 3d_ndhwc_dhwc 1d_nwc_wcm 2d_nhwc_hwcm 3d_ndhwc_dhwcm "
+                "1d_ncw_cw 2d_nchw_chw 3d_ncdhw_cdhw".split())]
+            + [f"pooling_{layout}_{kind}" for layout in ("nwc", "nhwc", "ndhwc", "ncw", "nchw", "ncdhw")
+               for kind in ("max", "min", "sum")]))),
+    *_rows("linalg_ext", "iree_linalg_ext.sort iree_linalg_ext.scan iree_linalg_ext.topk"),
+    # ---- control flow, functions, barriers -----------------------------------------------
+    *_rows("region", "scf.for scf.while scf.if scf.index_switch scf.execute_region"),
+    *_rows("function", "func.func func.call"),
+    *_rows("terminator", "func.return scf.yield scf.condition linalg.yield tensor.yield "
+                         "iree_linalg_ext.yield"),
+    Op("util.optimization_barrier", "barrier"),
+    Op("flow.tensor.clone", "barrier"),
+    # ---- reads of single elements -----------------------------------------------------------
+    *_rows("read", "tensor.extract tensor.from_elements tensor.dim linalg.index"),
+    # ---- scalars -----------------------------------------------------------------------
+    *_rows("scalar", "arith.addf arith.subf arith.mulf arith.divf arith.remf arith.negf "
+                     "arith.addi arith.subi arith.muli arith.divsi arith.remsi arith.floordivsi "
+                     "arith.ceildivsi arith.andi arith.ori arith.xori arith.shrsi arith.maxsi "
+                     "arith.minsi arith.cmpf arith.cmpi arith.select arith.bitcast arith.extf "
+                     "arith.truncf arith.extsi arith.extui arith.trunci arith.sitofp "
+                     "arith.fptosi arith.index_cast arith.index_castui arith.maximumf "
+                     "arith.minimumf arith.maxnumf arith.minnumf"),
+    # Unsigned arithmetic Vulkan gets wrong on 8/16 bits: done on 32 (aotc-widen-narrow-ints).
+    *_rows("scalar", "arith.divui arith.remui arith.ceildivui arith.shrui arith.maxui "
+                     "arith.minui arith.shli", widen="unsigned"),
+    *_rows("scalar", "arith.uitofp arith.fptoui"),
+    *_rows("scalar", "math.absf math.absi math.atanh math.cbrt math.ceil math.copysign "
+                     "math.cosh math.erf math.exp math.exp2 math.expm1 math.floor math.fma "
+                     "math.log math.log10 math.log1p math.log2 math.powf math.roundeven "
+                     "math.sinh math.sqrt math.rsqrt math.tanh math.trunc math.fpowi math.ipowi"),
+    # IREE's CPU code links no libm and has no inline float64 version of these.
+    *_rows("scalar", "math.sin math.cos math.tan math.asin math.acos math.atan math.atan2",
+           cpu_f64=False),
+]
+
+OPS: dict[str, Op] = {}
+for _row in _ROWS:
+    if _row.name in OPS:
+        raise ValueError(f"op {_row.name} has two rows in the vocabulary")
+    OPS[_row.name] = _row
+
+
+def of_group(*groups: str) -> frozenset[str]:
+    for g in groups:
+        if g not in GROUPS:
+            raise ValueError(f"unknown group {g!r}; one of {sorted(GROUPS)}")
+    return frozenset(o.name for o in OPS.values() if o.group in groups)
+
+
+def having(prop: str) -> frozenset[str]:
+    """The ops whose property ``prop`` is set (truthy)."""
+    return frozenset(o.name for o in OPS.values() if getattr(o, prop))
+
+
+# ---- the derived sets ------------------------------------------------------------------
+
+VIEW_OPS = of_group("view")
+ELEMENTWISE_OPS = of_group("elementwise")
+PLACING_OPS = of_group("placing")
+SOURCE_OPS = of_group("source")
+CONSTANT_LIKE_OPS = having("constant_like")
+RESHAPE_OPS = having("keeps_storage")
+GATHER_FUSING_OPS = having("fuses_into_gather")
+OFFSETS_AT = {o.name: o.offsets_at for o in OPS.values() if o.offsets_at is not None}
+DESTINATION = {o.name: o.destination for o in OPS.values() if o.destination is not None}
+WIDENED = {o.name: o.widen for o in OPS.values() if o.widen}
+SCALAR_DIALECTS = frozenset(o.dialect for o in OPS.values() if o.group == "scalar")
+CPU_MISSING_F64 = frozenset(o.name for o in OPS.values() if not o.cpu_f64)
+
+
+def row(name: str, needed_for: str = "") -> Op:
+    """The row of ``name``; a clear error naming the row to add when there is none."""
+    try:
+        return OPS[name]
+    except KeyError:
+        why = f" ({needed_for})" if needed_for else ""
+        raise KeyError(
+            f"op {name} is not in aotc's op vocabulary{why}: add a row "
+            f"Op({name!r}, <group>) to _ROWS in passes/opset.py (groups: "
+            f"{', '.join(GROUPS)})"
+        ) from None
+
+
+def attach(kind: str, *names: str):
+    """Decorator: attaches ``fn`` as the ``kind`` rule of each op in ``names``."""
+
+    def add(fn):
+        for name in names:
+            op = row(name, f"a {kind} rule, {fn.__module__}.{fn.__qualname__}, is attached to it")
+            if kind in op.rules and op.rules[kind] is not fn:
+                raise ValueError(f"op {name} has two {kind} rules: "
+                                 f"{op.rules[kind].__qualname__} and {fn.__qualname__}")
+            op.rules[kind] = fn
+        return fn
+
+    return add
+
+
+def rule_of(kind: str, name: str) -> Callable | None:
+    op = OPS.get(name)
+    return None if op is None else op.rules.get(kind)
