@@ -15,6 +15,7 @@ from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature
 from .targets import Target, get_target
 
+
 def _flat_caller(out_tree: tree.TreeDef, call_flat):
     """``leaves -> result pytree``, composed once: the common result structures skip
     tree.unflatten and a Python frame on the per-call path."""
@@ -42,6 +43,11 @@ class Lowered:
     def as_text(self) -> str:
         """The MLIR module (linalg on tensors) that IREE compiles."""
         return build.module_text(self._module)
+
+    def compiler_ir(self):
+        """The MLIR module itself (an ``ir.Module`` of the bindings in iree-base-compiler),
+        as JAX's ``Lowered.compiler_ir()``: to walk its ops or print it with locations."""
+        return self._module
 
     @property
     def bytecode(self) -> bytes:
@@ -105,7 +111,8 @@ class JittedFunction:
                  donate_argnums=(), donate_argnames=(), strict_donation: bool = False):
         functools.update_wrapper(self, fn)
         self._fn = fn
-        self._binder = ArgumentBinder(fn, static_argnums, static_argnames, donate_argnums, donate_argnames)
+        self._binder = ArgumentBinder(fn, static_argnums, static_argnames,
+                                      donate_argnums, donate_argnames)
         self._strict_donation = bool(strict_donation)
         self._target: Target = get_target(target)
         self._compiled: dict[Any, Compiled] = {}
@@ -160,7 +167,10 @@ class JittedFunction:
     def lower(self, *args, **kwargs) -> Lowered:
         """Traces for these arguments (arrays or ``aotc.ShapeDtypeStruct``) without compiling.
 
-        >>> aotc.jit(f).lower(aotc.ShapeDtypeStruct((4,), "float32")).as_text()
+        >>> f = aotc.jit(lambda x: anp.tanh(x) * 2)
+        >>> text = f.lower(aotc.ShapeDtypeStruct((4,), "float32")).as_text()
+        >>> print(text[text.index("func.func"):text.index(" attributes")])
+        func.func public @_lambda_(%arg0: tensor<4xf32>) -> tensor<4xf32>
         """
         signature, _ = self._binder.bind(args, kwargs)
         return self._lower(signature)
@@ -213,6 +223,8 @@ def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
       >>> step = aotc.jit(lambda s: 2 * s + 1, donate_argnums=0)
       >>> s = aotc.device_put(np.zeros(3, np.float32), "local-sync")
       >>> s = step(s)                 # the old ``s`` is deleted; keep the result
+      >>> s
+      Array([1., 1., 1.], dtype=float32)
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,

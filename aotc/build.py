@@ -7,14 +7,14 @@ import hashlib
 import io
 from dataclasses import dataclass, replace
 
+from . import numpy as _numpy  # noqa: F401  (installs the operators and methods of Tracer)
 from ._mlir import ir
 from .core import Trace, trace_function
-from .errors import CompileError, DonationError, UnsupportedOpError
+from .errors import CompileError, UnsupportedOpError
 from .passes import CLEANUP, REGISTRY, CheckDtypes, PassError, run_pipeline
-from .passes.base import is_private
-from .passes.donation import MARKER as DONATE_MARKER
-from .passes.donation import Donate, donated_pairs
-from .runtime.metadata import REFLECTION_KEY, FunctionMetadata
+from .passes.base import is_private, read_metadata, write_metadata
+from .passes.donation import donate_and_record, mark_donated
+from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
 from .targets import Target, compile_flags, device_targets_attribute
 
@@ -67,17 +67,9 @@ def trace_into(
         trace.ops,
     )
     with module.context:
-        traced.func_op.attributes["iree.reflection"] = ir.DictAttr.get(
-            {REFLECTION_KEY: ir.StringAttr.get(metadata.to_json())}
-        )
+        write_metadata(traced.func_op, metadata)
         if signature.donated:
-            # The marker the donation pass reads (and removes): the leaf's name, for its
-            # diagnostics.
-            attrs = [
-                ir.DictAttr.get({DONATE_MARKER: ir.StringAttr.get(leaf_name)} if i in signature.donated else {})
-                for i, leaf_name in enumerate(signature.leaf_names)
-            ]
-            traced.func_op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+            mark_donated(traced.func_op, {i: signature.leaf_names[i] for i in signature.donated})
     return LoweredFunction(metadata, trace.contractions)
 
 
@@ -107,16 +99,17 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     """Runs the cleanup pipeline and the checks of every target; returns the IREE flags
     to compile with. Several targets, or one IREE cannot name by flag, are written into
     the module as its ``hal.device.targets`` attribute. Donated arguments are paired with
-    results last (``donate``)."""
+    results last (``donate_and_record``)."""
     checks = [CheckDtypes(t.unsupported_dtypes, t.unsupported_ops, t.name) for t in target.targets]
     # Rewrites some target needs (one module serves every target of an artifact).
-    rewrites = [REGISTRY[name]() for name in dict.fromkeys(p for t in target.targets for p in t.passes)]
+    needed = dict.fromkeys(p for t in target.targets for p in t.passes)
+    rewrites = [REGISTRY[name]() for name in needed]
     try:
         inline_calls(module)
         run_pipeline(module, list(CLEANUP) + rewrites + checks)
     except PassError as e:
-        raise CompileError(str(e)) from None
-    donate(module, strict_donation)
+        raise CompileError(str(e)) from e
+    donate_and_record(module, strict_donation)
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:
@@ -148,70 +141,13 @@ def has_dynamic_arguments(module: ir.Module) -> bool:
     return False
 
 
-def donate(module: ir.Module, strict: bool = False) -> None:
-    """Runs ``aotc-donate`` (which also keeps undonated arguments intact), then writes the
-    pairing (argument name -> result index) into each function's metadata. Also records,
-    for every function, which results come back in a buffer the runtime may already hold
-    (``aliases``), so that a later donation never overwrites an array still in use."""
-    with module.context:
-        funcs = [op.operation for op in module.body.operations if op.operation.name == "func.func"]
-    try:
-        run_pipeline(module, [Donate(strict=strict)])
-    except PassError as e:
-        raise DonationError(str(e)) from None
-    with module.context:
-        for f in funcs:
-            if "iree.reflection" not in f.attributes:
-                continue
-            reflection = ir.DictAttr(f.attributes["iree.reflection"])
-            if REFLECTION_KEY not in reflection:
-                continue
-            meta = FunctionMetadata.from_json(ir.StringAttr(reflection[REFLECTION_KEY]).value)
-            pairs = donated_pairs(f)
-            donated = {meta.args[i].name: k for i, k in sorted(pairs.items())}
-            aliases = result_aliases(f, pairs)
-            if donated == meta.donated and aliases == meta.aliases:
-                continue
-            meta = replace(meta, donated=donated, aliases=aliases)
-            f.attributes["iree.reflection"] = ir.DictAttr.get(
-                {REFLECTION_KEY: ir.StringAttr.get(meta.to_json())})
-
-
-# Ops whose result IREE may return in its operand's buffer.
-_VIEWS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast", "tensor.reshape",
-          "tensor.bitcast", "tensor.extract_slice")
-
-
-def result_aliases(func_op, donated: dict[int, int]) -> dict[str, str]:
-    """Results whose buffer IREE may share with an argument or another result: result
-    index -> ``"arg <i>"`` or ``"out <j>"``. A result that is an argument (or a reshape of
-    one) comes back in the argument's buffer; a value returned twice comes back in one
-    buffer. A donated argument returned as its own result is no alias: it is consumed."""
-    ret = list(func_op.regions[0].blocks[0].operations)[-1].operation
-    base_of: dict = {}
-    out: dict[str, str] = {}
-    for k, value in enumerate(ret.operands):
-        base = value
-        while isinstance(base, ir.OpResult) and base.owner.operation.name in _VIEWS:
-            base = base.owner.operation.operands[0]
-        if isinstance(base, ir.BlockArgument):
-            if donated.get(base.arg_number) != k:
-                out[str(k)] = f"arg {base.arg_number}"
-        elif base in base_of:
-            out[str(k)] = f"out {base_of[base]}"
-        else:
-            base_of[base] = k
-    return out
-
-
 def function_metadata(module: ir.Module, name: str) -> FunctionMetadata:
     """The metadata of ``@name`` as recorded in the module (after ``finish_module``)."""
     with module.context:
         for op in module.body.operations:
             op = op.operation
             if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-                reflection = ir.DictAttr(op.attributes["iree.reflection"])
-                return FunctionMetadata.from_json(ir.StringAttr(reflection[REFLECTION_KEY]).value)
+                return read_metadata(op)
     raise KeyError(name)
 
 

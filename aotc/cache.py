@@ -27,7 +27,8 @@ def cache_dir() -> Path:
 
 
 def enabled() -> bool:
-    return os.environ.get("AOTC_CACHE_DIR", "x") != "" and os.environ.get("AOTC_DISABLE_CACHE") != "1"
+    return (os.environ.get("AOTC_CACHE_DIR", "x") != ""
+            and os.environ.get("AOTC_DISABLE_CACHE") != "1")
 
 
 def make_key(*parts: bytes | str) -> str:

@@ -7,10 +7,12 @@
 
 ``run``, ``inspect`` and ``targets`` import only the runtime (``aotc.runtime``,
 ``iree.runtime`` and numpy), so they work on a machine that has no compiler; the compiler
-is imported inside ``compile`` alone. User errors (a bad argument, a missing file, an unknown function, a
-program IREE rejects) print one message to stderr and exit with status 2 (the command
-line is malformed) or 1 (the command failed); ``aotc --verbose ...`` adds all of IREE's
-diagnostics and the Python traceback.
+is imported inside ``compile`` alone (``aotc.cli_compile``, whose module level imports
+only the standard library). User errors (a bad argument, a missing file, an unknown
+function, a program IREE rejects) print one message to stderr and exit with status 2
+(the command line is malformed) or 1 (the command failed); ``aotc --verbose ...`` adds
+all of IREE's diagnostics and the Python traceback. Shared pieces (``CliError``, the exit
+statuses) live in ``aotc.cli_common``.
 """
 
 from __future__ import annotations
@@ -18,250 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+from .cli_common import EXIT_OK, EXIT_USAGE, CliError, format_size
+from .cli_compile import FULL_DTYPES, SHORT_DTYPES, add_compile_parser, parse_arg_spec
 
-# Short dtype names accepted in --arg specs; full numpy names work too.
-SHORT_DTYPES = {
-    "f16": "float16", "f32": "float32", "f64": "float64",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "bool": "bool",
-}
-# The dtypes aotc compiles: every one has a short name (aotc.dtypes.DTYPES holds the same
-# names; not imported here so that parsing a spec needs no compiler).
-FULL_DTYPES = tuple(SHORT_DTYPES.values())
-_SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[(.*)\]\s*$")
+__all__ = ["FULL_DTYPES", "SHORT_DTYPES", "CliError", "build_parser", "format_size", "main",
+           "parse_arg_spec", "read_artifact"]
 
 # numpy print options for results shown on the terminal: long arrays are elided.
 PRINT_OPTIONS = {"threshold": 200, "edgeitems": 3, "linewidth": 100}
-
-
-class CliError(Exception):
-    """A user error: printed as ``aotc <command>: <message>`` and exits with ``code``."""
-
-    def __init__(self, message: str, code: int = EXIT_FAILURE):
-        super().__init__(message)
-        self.code = code
-
-
-# ---- argument specs -----------------------------------------------------------------------
-
-def parse_arg_spec(text: str) -> tuple[tuple[int, ...], str]:
-    """Parses ``f32[64,784]`` into ``((64, 784), "float32")``; ``i64[]`` is a scalar.
-
-    >>> parse_arg_spec("u8[3, 4]")
-    ((3, 4), 'uint8')
-    """
-    example = "expected DTYPE[DIMS], e.g. f32[64,784], or i64[] for a scalar"
-    match = _SPEC.match(text)
-    if not match:
-        hint = f" (a scalar is written {text.strip()}[])" if _dtype_name(text.strip()) else ""
-        raise CliError(f"--arg {text!r}: {example}{hint}", EXIT_USAGE)
-    name, dims_text = match.groups()
-    dtype = _dtype_name(name)
-    if dtype is None:
-        raise CliError(
-            f"--arg {text!r}: unknown dtype {name!r}; use one of "
-            f"{', '.join(SHORT_DTYPES)} or a full numpy name ({', '.join(FULL_DTYPES)})",
-            EXIT_USAGE,
-        )
-    dims: list[int] = []
-    if dims_text.strip():
-        for part in dims_text.split(","):
-            part = part.strip()
-            if not part.isdigit():
-                raise CliError(
-                    f"--arg {text!r}: dimension {part!r} is not a non-negative integer; "
-                    f"{example}",
-                    EXIT_USAGE,
-                )
-            dims.append(int(part))
-    return tuple(dims), dtype
-
-
-def _dtype_name(name: str) -> str | None:
-    if name in SHORT_DTYPES:
-        return SHORT_DTYPES[name]
-    if name == "bool_":
-        return "bool"
-    return name if name in FULL_DTYPES else None
-
-
-def format_size(n: int) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} bytes"  # unreachable
-
-
-# ---- aotc compile -------------------------------------------------------------------------
-
-def _split_target(text: str) -> tuple[str, str]:
-    path, sep, func = text.rpartition(":")
-    if not sep or not path or not func:
-        raise CliError(
-            f"expected FILE.py:FUNCTION (e.g. model.py:predict), got {text!r}", EXIT_USAGE
-        )
-    return path, func
-
-
-def _import_file(path: str):
-    """Imports a Python file as a module, with its directory importable (for its own
-    imports), and returns the module."""
-    import importlib.util
-
-    if not os.path.isfile(path):
-        raise CliError(f"{path}: no such file")
-    name = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0]) or "module"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise CliError(f"{path}: cannot be imported as a Python module (is it a .py file?)")
-    module = importlib.util.module_from_spec(spec)
-    directory = os.path.dirname(os.path.abspath(path))
-    sys.path.insert(0, directory)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except SystemExit as e:
-        raise CliError(f"{path}: importing it called sys.exit({e.code}); guard the script "
-                       f"part with `if __name__ == \"__main__\":`") from e
-    except Exception as e:
-        raise CliError(f"{path}: importing it failed: {_describe(e, path)}") from e
-    finally:
-        if sys.path and sys.path[0] == directory:
-            sys.path.pop(0)
-    return module
-
-
-def _describe(e: BaseException, path: str | None = None) -> str:
-    """``ExcType: message (at file:line)``, the line being the innermost one in ``path``."""
-    where = ""
-    if path is not None:
-        target = os.path.abspath(path)
-        tb = e.__traceback__
-        while tb is not None:
-            if os.path.abspath(tb.tb_frame.f_code.co_filename) == target:
-                where = f" (at {path}:{tb.tb_lineno})"
-            tb = tb.tb_next
-    return f"{type(e).__name__}: {e}{where}"
-
-
-def _find_function(module, path: str, qualname: str):
-    obj: Any = module
-    for part in qualname.split("."):
-        if not hasattr(obj, part):
-            defined = sorted(
-                n for n, v in vars(module).items()
-                if callable(v) and not n.startswith("_") and not isinstance(v, type)
-                and getattr(v, "__module__", None) == module.__name__
-            )
-            listing = f"; functions defined there: {', '.join(defined)}" if defined else ""
-            raise CliError(f"{path} has no function {qualname!r}{listing}")
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise CliError(f"{path}: {qualname!r} is a {type(obj).__name__}, not a function")
-    return obj
-
-
-def _check_arity(fn, where: str, n_specs: int) -> None:
-    """Fails early, naming the parameters, when the --arg count cannot fit ``fn``."""
-    import inspect
-
-    try:
-        params = list(inspect.signature(getattr(fn, "_fn", fn)).parameters.values())
-    except (TypeError, ValueError):
-        return
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    required = [p for p in positional if p.default is p.empty]
-    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
-    if n_specs < len(required) or (n_specs > len(positional) and not varargs):
-        names = ", ".join(p.name for p in positional)
-        count = (f"{len(required)}" if len(required) == len(positional)
-                 else f"{len(required)} to {len(positional)}")
-        raise CliError(
-            f"{where} takes {count} argument{'s' * (len(positional) != 1)} ({names}) but "
-            f"{n_specs} --arg {'was' if n_specs == 1 else 'were'} given; give one --arg "
-            f"DTYPE[DIMS] per argument, in order",
-            EXIT_USAGE,
-        )
-
-
-# IREE's diagnostics can run to thousands of lines (it prints whole functions as notes);
-# the terminal gets the error lines, --verbose everything.
-MAX_DIAGNOSTIC_LINES = 12
-MAX_LINE = 240
-
-
-def _short_compile_error(e, verbose: bool) -> str:
-    diagnostics = getattr(e, "diagnostics", "") or ""
-    message = str(e)
-    if verbose or not diagnostics:
-        return message
-    head = message[: len(message) - len(diagnostics)].rstrip()
-    lines = diagnostics.splitlines()
-    errors = [line for line in lines if " error: " in line or line.startswith("error:")]
-    shown = [line if len(line) <= MAX_LINE else line[:MAX_LINE] + " ..."
-             for line in (errors or lines)[:MAX_DIAGNOSTIC_LINES]]
-    hidden = len(lines) - len(shown)
-    more = (f"\n({hidden} more lines of IREE diagnostics: add --verbose to see them)"
-            if hidden else "")
-    return head + "\n" + "\n".join(shown) + more
-
-
-def cmd_compile(args: argparse.Namespace) -> int:
-    path, qualname = _split_target(args.target_spec)
-    specs = [parse_arg_spec(s) for s in args.arg]
-    name = args.name or qualname.rpartition(".")[2]
-    if not name.isidentifier():
-        raise CliError(f"--name {name!r}: a function name must be an identifier "
-                       f"(letters, digits, _; not starting with a digit)", EXIT_USAGE)
-    output = args.output or f"{name}.vmfb"
-
-    # The compiler is imported here only: run and inspect must work without it.
-    try:
-        import iree.compiler  # noqa: F401
-    except ImportError as e:
-        raise CliError("the compiler is not installed here (a runtime-only install): aotc "
-                       "run, inspect and targets work; to compile, pip install "
-                       "iree-base-compiler==3.13.0, or compile on another machine") from e
-    import aotc
-    from aotc.errors import AotcError, CompileError
-    from aotc.targets import get_target
-
-    try:
-        target = get_target(args.target)
-    except AotcError as e:
-        raise CliError(f"--target {args.target!r}: {e}; `aotc targets` lists them",
-                       EXIT_USAGE) from e
-    module = _import_file(path)
-    fn = _find_function(module, path, qualname)
-    _check_arity(fn, f"{path}:{qualname}", len(specs))
-    shape_specs = [aotc.ShapeDtypeStruct(shape, dtype) for shape, dtype in specs]
-    try:
-        artifact = aotc.export(fn, *shape_specs, target=target, name=name)
-    except CompileError as e:
-        raise CliError(f"cannot compile {path}:{qualname}: "
-                       f"{_short_compile_error(e, args.verbose)}") from e
-    except AotcError as e:
-        raise CliError(f"cannot compile {path}:{qualname}: {e}") from e
-    except Exception as e:
-        # An error raised by the user's own code while it was traced: show it with the
-        # line it came from.
-        raise CliError(f"tracing {path}:{qualname} failed: {_describe(e, path)}") from e
-    if args.print_mlir:
-        print(artifact.mlir)
-    try:
-        artifact.save(output)
-    except OSError as e:
-        raise CliError(f"cannot write {output}: {e.strerror or e}") from e
-    meta = artifact.functions[name]
-    print(f"{meta.signature}  [target {artifact.target}]  -> {output} "
-          f"({format_size(len(artifact.vmfb))})")
-    return EXIT_OK
 
 
 # ---- reading artifacts without loading them -----------------------------------------------
@@ -531,15 +300,6 @@ examples:
 exit status: 0 success, 1 the command failed, 2 the command line is wrong.
 """
 
-COMPILE_EPILOG = """\
-argument specs: DTYPE[DIM,DIM,...]; [] is a scalar.
-  dtypes: f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool, or numpy names (float32, int64, uint8, ...)
-  e.g. --arg f32[64,784] --arg i64[] --arg bool[8]
-
-The file is imported as a module (code under `if __name__ == "__main__":` does not run);
-arrays it holds at module level and uses in FUNCTION become constants of the artifact.
-"""
-
 RUN_EPILOG = """\
 inputs, one per argument in order: a .npy file (numpy.save), or a literal number or list
 (2.5, [1,2,3]) converted to the argument's dtype. Results are printed (long arrays
@@ -564,25 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "traceback (for bug reports)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser(
-        "compile", help="compile FILE.py:FUNCTION to a .vmfb",
-        description="Trace FUNCTION from FILE.py for the given argument shapes and dtypes, "
-                    "compile it with IREE and write a self-describing .vmfb.",
-        epilog=COMPILE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("target_spec", metavar="FILE.py:FUNCTION",
-                   help="the Python file and the function in it (e.g. model.py:predict)")
-    p.add_argument("--arg", action="append", default=[], metavar="SPEC",
-                   help="one per function argument, in order: DTYPE[DIMS], e.g. f32[64,784]")
-    p.add_argument("-o", "--output", metavar="OUT.vmfb",
-                   help="where to write the artifact (default: NAME.vmfb)")
-    p.add_argument("--target", default="cpu",
-                   help="where the code will run: a name from `aotc targets`, or several "
-                        "joined by commas (default: cpu)")
-    p.add_argument("--name", help="the function's name in the artifact (default: FUNCTION)")
-    p.add_argument("--print-mlir", action="store_true",
-                   help="print the MLIR module handed to IREE")
-    p.set_defaults(handler=cmd_compile)
+    add_compile_parser(sub)
 
     p = sub.add_parser(
         "run", help="run a function of a .vmfb on .npy inputs",

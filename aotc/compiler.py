@@ -26,7 +26,8 @@ def _session(flags: tuple[str, ...]):
         try:
             session.set_flags(*flags)
         except ValueError as e:
-            raise CompileError(f"IREE rejected the compiler flags {' '.join(flags)}", str(e)) from None
+            raise CompileError(f"IREE rejected the compiler flags {' '.join(flags)}",
+                               str(e)) from None
         _sessions[flags] = session
     return session
 
@@ -70,7 +71,8 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # than per session: a session rejects them, so a compile that needs one runs the
 # iree-compile tool in a subprocess instead.
 PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable", "--iree-hal-link-executables",
-                      "--iree-llvmcpu-vector-pproc-strategy", "--iree-global-opt-propagate-transposes")
+                      "--iree-llvmcpu-vector-pproc-strategy",
+                      "--iree-global-opt-propagate-transposes")
 
 
 def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:
@@ -95,7 +97,8 @@ def _compile_once(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
         invocation = session.invocation()
         try:
             invocation.enable_console_diagnostics()
-            source = Source.wrap_buffer(session, mlir if mlir.startswith(b"ML\xefR") else mlir + b"\0")
+            source = Source.wrap_buffer(
+                session, mlir if mlir.startswith(b"ML\xefR") else mlir + b"\0")
             with _CaptureStderr() as captured:
                 ok = invocation.parse_source(source) and invocation.execute()
                 output = None

@@ -9,6 +9,7 @@ the func.func built here is the program.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -19,6 +20,7 @@ import numpy as np
 
 from . import dtypes
 from ._mlir import func, ir
+from .constants import dense_constant
 from .errors import TracerConversionError, TracingError
 from .runtime import tree
 
@@ -58,12 +60,14 @@ class ShapeDtypeStruct(_Shaped):
             shape = (shape,)
         shape = tuple(shape)
         for d in shape:
-            if not (d is None or isinstance(d, str) or (isinstance(d, (int, np.integer)) and d >= 0)):
+            if not (d is None or isinstance(d, str)
+                    or (isinstance(d, (int, np.integer)) and d >= 0)):
                 raise TracingError(
                     f"ShapeDtypeStruct: expected dimensions that are non-negative ints, got "
                     f"shape {shape}"
                 )
-        object.__setattr__(self, "shape", tuple(d if d is None or isinstance(d, str) else int(d) for d in shape))
+        object.__setattr__(self, "shape",
+                           tuple(d if d is None or isinstance(d, str) else int(d) for d in shape))
         object.__setattr__(self, "dtype", dtypes.canonicalize(dtype, "ShapeDtypeStruct dtype"))
 
 
@@ -84,6 +88,27 @@ def user_location() -> ir.Location:
     if frame is None:
         return ir.Location.unknown()
     return ir.Location.file(frame.f_code.co_filename, frame.f_lineno, 0)
+
+
+def traced_at_user_line(fn: Callable) -> Callable:
+    """``fn`` building its MLIR ops at the location of the user's line that called it.
+
+    Applied once per public function where names are exported (and to the operators and
+    array methods), so every op a public call emits carries the user's file:line, and
+    errors and IREE's diagnostics point there. Outside a trace it only calls ``fn``.
+    """
+    if getattr(fn, "_aotc_located", False):
+        return fn
+
+    @functools.wraps(fn)
+    def located(*args, **kwargs):
+        if not _stack():
+            return fn(*args, **kwargs)
+        with user_location():
+            return fn(*args, **kwargs)
+
+    located._aotc_located = True
+    return located
 
 
 class Trace:
@@ -110,10 +135,9 @@ class Trace:
         hit = self._constants.get(key)
         if hit is not None and hit[0] is array:
             return hit[1]
-        from .lowering import dense_constant
-
         value = np.asarray(array)
-        tracer = Tracer(dense_constant(value), value.shape, dtypes.canonicalize(value.dtype, "constant"))
+        tracer = Tracer(dense_constant(value), value.shape,
+                        dtypes.canonicalize(value.dtype, "constant"))
         self._constants[key] = (array, tracer)  # keep the array alive so its id stays unique
         return tracer
 
@@ -205,7 +229,11 @@ def is_tracing() -> bool:
 
 
 class Tracer(_Shaped):
-    """An array inside a traced function: shape and dtype known, value computed later."""
+    """An array inside a traced function: shape and dtype known, value computed later.
+
+    Its operators, indexing and ndarray methods are installed by the numpy layer
+    (``aotc/array_methods.py``), which this module does not import.
+    """
 
     __slots__ = ("value", "shape", "dtype", "trace", "weak", "scope")
     # numpy binary operators defer to ours (ndarray + Tracer -> Tracer.__radd__).
@@ -221,20 +249,6 @@ class Tracer(_Shaped):
         # A Python scalar passed as an argument: like the scalar itself, it takes the dtype
         # of the arrays it meets (numpy's weak scalar rule) instead of forcing float64.
         self.weak = weak
-
-    # ---- array attributes -------------------------------------------------------------
-
-    @property
-    def T(self) -> "Tracer":
-        return _anp().transpose(self)
-
-    @property
-    def at(self):
-        """JAX's functional updates: ``x.at[i].set(v)``, ``.add``, ``.min``, ... return a new
-        array (aotc/ops/updates.py)."""
-        from .ops.updates import IndexUpdateHelper
-
-        return IndexUpdateHelper(self)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -277,16 +291,6 @@ class Tracer(_Shaped):
     def __index__(self):
         self._no_value("an integer index (__index__)")
 
-    def __array__(self, dtype=None, copy=None):
-        raise _dispatch().conversion_error(self)
-
-    # numpy's functions and ufuncs called on tracers are traced by aotc.numpy's.
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _dispatch().array_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        return _dispatch().array_function(func, types, args, kwargs)
-
     def tolist(self):
         self._no_value("tolist()")
 
@@ -294,67 +298,6 @@ class Tracer(_Shaped):
         self._no_value("item()")
 
     __hash__ = object.__hash__
-
-
-def _anp():
-    from . import numpy as anp
-
-    return anp
-
-
-def _dispatch():
-    from . import numpy_dispatch
-
-    return numpy_dispatch
-
-
-def _bind_methods() -> None:
-    """Operator overloads and array methods, delegating to aotc.numpy (one definition)."""
-    binary = {
-        "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-        "floordiv": "floor_divide", "mod": "remainder", "pow": "_pow_operator", "matmul": "matmul",
-        "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
-        "lshift": "left_shift", "rshift": "right_shift",
-    }
-    for dunder, name in binary.items():
-        def forward(self, other, _n=name):
-            return getattr(_anp(), _n)(self, other)
-
-        def reverse(self, other, _n=name):
-            return getattr(_anp(), _n)(other, self)
-
-        setattr(Tracer, f"__{dunder}__", forward)
-        setattr(Tracer, f"__r{dunder}__", reverse)
-    compare = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
-               "eq": "equal", "ne": "not_equal"}
-    for dunder, name in compare.items():
-        setattr(Tracer, f"__{dunder}__", lambda self, other, _n=name: getattr(_anp(), _n)(self, other))
-    unary = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "invert"}
-    for dunder, name in unary.items():
-        setattr(Tracer, f"__{dunder}__", lambda self, _n=name: getattr(_anp(), _n)(self))
-    def getitem(self, index):
-        check_usable(self, "indexing")
-        return _anp()._getitem(self, index)
-
-    Tracer.__getitem__ = getitem
-    # Methods with numpy's ndarray names: x.sum(axis=0) is anp.sum(x, axis=0).
-    for name in ("sum", "mean", "prod", "max", "min", "argmax", "argmin", "any", "all",
-                 "var", "std", "ravel", "squeeze", "swapaxes", "clip", "round", "dot",
-                 "flatten", "cumsum", "cumprod", "argsort", "take", "nonzero", "repeat",
-                 "diagonal", "searchsorted", "choose", "compress", "argpartition",
-                 "copy", "conj", "conjugate"):
-        # (not "trace": a Tracer's `trace` is the function being traced; use anp.trace(x))
-        setattr(Tracer, name, lambda self, *a, _n=name, **k: _dispatch().array_method(self, _n, a, k))
-    for name in _dispatch().IN_PLACE_METHODS:  # x.sort(), x[i] = v: refused, naming the fix
-        setattr(Tracer, name, lambda self, *a, _n=name, **k: _dispatch().in_place_method(self, _n))
-    Tracer.reshape = lambda self, *shape, **k: _anp().reshape(
-        self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape, **k)
-    Tracer.transpose = lambda self, *axes: _anp().transpose(
-        self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
-    Tracer.astype = lambda self, dtype: _anp().astype(self, dtype)
-
-
-_bind_methods()
 
 
 # ---- tracing a whole function ------------------------------------------------------------
@@ -385,7 +328,7 @@ def trace_function(
     ``(args, kwargs)`` to call ``fn`` with (static arguments put back in place).
     """
     trace = trace or Trace(getattr(fn, "__name__", name))
-    with trace.context, ir.Location.unknown():
+    with trace.context, _definition_location(fn):
         if trace.module is None:
             trace.module = ir.Module.create()
         arg_types = [dtypes.tensor_type(a.shape, a.dtype) for a in in_avals]
@@ -414,12 +357,21 @@ def trace_function(
     return TracedFunction(trace, trace.module, func_op, list(in_avals), out_avals, out_tree)
 
 
+def _definition_location(fn: Callable) -> ir.Location:
+    """Where ``fn`` is defined: the location of its func.func and of what it emits
+    outside aotc's public functions (its arguments, its return)."""
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    if code is None:
+        return ir.Location.unknown()
+    return ir.Location.file(code.co_filename, code.co_firstlineno, 0)
+
+
 def _as_output(leaf: Any, index: int, trace: Trace) -> Tracer:
     if isinstance(leaf, Tracer):
         check_usable(leaf, f"output {index} of '{trace.fn_name}'")
         return leaf
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float)):
-        return _anp().asarray(leaf)
+        return trace.constant(np.asarray(leaf))
     raise TracingError(
         f"output {index} of '{trace.fn_name}': expected arrays (or tuples, lists, dicts and "
         f"None of arrays), got {type(leaf).__name__}"

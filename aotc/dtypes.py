@@ -8,37 +8,19 @@ for given operand dtypes, with Python scalars as weak types (NEP 50), exactly as
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from .errors import UnsupportedDtypeError
+from .runtime import dtypes as _runtime_dtypes
+from .runtime.dtypes import DType
 
 
-@dataclass(frozen=True)
-class DtypeInfo:
-    name: str
-    kind: str  # "bool" | "int" | "uint" | "float"
-    bits: int
-
-
-# The dtypes aotc compiles. Signedness lives here, not in MLIR: MLIR integers are signless
-# and each op picks its signed or unsigned form from this table.
-DTYPES: dict[str, DtypeInfo] = {
-    "bool": DtypeInfo("bool", "bool", 1),
-    "int8": DtypeInfo("int8", "int", 8),
-    "int16": DtypeInfo("int16", "int", 16),
-    "int32": DtypeInfo("int32", "int", 32),
-    "int64": DtypeInfo("int64", "int", 64),
-    "uint8": DtypeInfo("uint8", "uint", 8),
-    "uint16": DtypeInfo("uint16", "uint", 16),
-    "uint32": DtypeInfo("uint32", "uint", 32),
-    "uint64": DtypeInfo("uint64", "uint", 64),
-    "float16": DtypeInfo("float16", "float", 16),
-    "float32": DtypeInfo("float32", "float", 32),
-    "float64": DtypeInfo("float64", "float", 64),
-}
+# The dtypes aotc compiles, from the one table (runtime/dtypes.py): a name, its kind
+# ("bool", "int", "uint", "float") and bits. Signedness lives there, not in MLIR: MLIR
+# integers are signless and each op picks its signed or unsigned form from the kind.
+DTYPES: dict[str, DType] = _runtime_dtypes.DTYPES
 
 SUPPORTED = ", ".join(DTYPES)
 
@@ -59,7 +41,7 @@ def canonicalize(dtype, where: str = "dtype") -> np.dtype:
     return dt
 
 
-def info(dtype: np.dtype) -> DtypeInfo:
+def info(dtype: np.dtype) -> DType:
     return DTYPES[np.dtype(dtype).name]
 
 

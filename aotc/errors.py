@@ -16,6 +16,19 @@ class CompileError(AotcError):
         super().__init__(full)
 
 
+class PassError(AotcError):
+    """One of aotc's MLIR passes could not transform the program. The message names the
+    pass, the op, its source location, the requirement that failed and how to fix it; a
+    bug inside a pass is chained to this error (``__cause__``), so the traceback shows
+    the file and line of the rule that failed."""
+
+
+class VmapError(AotcError, ValueError):
+    """``aotc.vmap`` was given arguments it cannot batch: batch sizes that disagree,
+    ``in_axes``/``out_axes`` that do not match the arguments' structure, an axis out of
+    range, or no batched argument and no ``axis_size``. The message names the argument."""
+
+
 class TracerConversionError(AotcError, TypeError):
     """Python control flow or a Python number was asked of a traced value.
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Callable
 
 from . import build
 from .api import _symbol_name
@@ -82,23 +81,27 @@ def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
     tgt = get_target(target)
     if isinstance(fn, dict):
         if specs or kwspecs:
-            raise AotcError("export: with a dict of functions, give each function's specs in the dict: {name: (fn, *specs)}")
+            raise AotcError("export: with a dict of functions, give each function's specs in the "
+                            "dict: {name: (fn, *specs)}")
         entries = []
         for fname, entry in fn.items():
             if not (isinstance(entry, tuple) and entry and callable(entry[0])):
-                raise AotcError(f"export: entry {fname!r} must be a tuple (fn, *specs), got {type(entry).__name__}")
+                raise AotcError(f"export: entry {fname!r} must be a tuple (fn, *specs), "
+                                f"got {type(entry).__name__}")
             entries.append((fname, entry[0], entry[1:], {}))
     elif callable(fn):
         entries = [(name or _symbol_name(getattr(fn, "__name__", "main")), fn, specs, kwspecs)]
     else:
-        raise AotcError(f"export: expected a function or a dict of name -> (fn, *specs), got {type(fn).__name__}")
+        raise AotcError("export: expected a function or a dict of name -> (fn, *specs), "
+                        f"got {type(fn).__name__}")
 
     module = build.new_module()
     functions: dict[str, FunctionMetadata] = {}
     contractions: list = []
     for fname, f, fspecs, fkw in entries:
         if _symbol_name(fname) != fname:
-            raise AotcError(f"export: function name {fname!r} must be an identifier (letters, digits, _)")
+            raise AotcError(f"export: function name {fname!r} must be an identifier "
+                            "(letters, digits, _)")
         if fname in functions:
             raise AotcError(f"export: function name {fname!r} is used twice")
         binder = ArgumentBinder(getattr(f, "_fn", f), static_argnums, static_argnames,

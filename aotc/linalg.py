@@ -16,8 +16,8 @@ from .core import Tracer
 from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
 from .ops import reductions
-from .ops.reductions import normalize_axis
-from .ops.shape import as_tracer, ravel, reshape
+from .ops.arguments import as_tracer, normalize_axis
+from .ops.shape import ravel, reshape
 from .ops.statistics import _keep_dims, _to_last_axis
 
 __all__ = ["norm", "vector_norm", "matrix_norm"]
@@ -71,7 +71,8 @@ def _matrix_norm(x: Tracer, ord, axis: tuple, keepdims: bool) -> Tracer:
         raise TracingError(f"linalg.norm: duplicate axes given: {axis}")
     if ord is None or (isinstance(ord, str) and ord in ("fro", "f")):
         result = ew.ufunc("sqrt", _sum_of_squares(x, (row, col)))
-    elif (isinstance(ord, str) and ord == "nuc") or (not isinstance(ord, str) and ord in _SVD_ORDERS):
+    elif ((isinstance(ord, str) and ord == "nuc")
+          or (not isinstance(ord, str) and ord in _SVD_ORDERS)):
         raise UnsupportedOpError(
             f"linalg.norm: the matrix norm ord={ord!r} needs singular values, and aotc has "
             f"no SVD; use ord=None/'fro', 1, -1, inf or -inf"
@@ -94,8 +95,9 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tracer:
     """numpy.linalg.norm: vector norms (``axis`` an int) and matrix norms (``axis`` a
     pair); with ``axis=None`` the whole array, as a vector or (2-d, ``ord`` given) a matrix.
 
-    >>> anp.linalg.norm(x, axis=-1)            # Euclidean length of each row
-    >>> anp.linalg.norm(w, ord=np.inf)         # largest absolute row sum
+    >>> norms = aotc.jit(lambda x: (anp.linalg.norm(x, axis=-1), anp.linalg.norm(x, ord=np.inf)))
+    >>> norms(np.array([[3.0, 4.0], [-6.0, 8.0]], np.float32))  # row lengths, largest row sum
+    (Array([ 5., 10.], dtype=float32), Array(14., dtype=float32))
     """
     t = _inexact(x)
     if axis is None:
@@ -106,10 +108,12 @@ def norm(x, ord=None, axis=None, keepdims=False) -> Tracer:
         axis = tuple(range(t.ndim))
     elif not isinstance(axis, tuple):
         if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-            raise TracingError(f"linalg.norm: axis must be None, an int or a tuple of ints, got {axis!r}")
+            raise TracingError("linalg.norm: axis must be None, an int or a tuple of ints, "
+                               f"got {axis!r}")
         axis = (int(axis),)
     if len(axis) == 1:
-        return _vector_norm(t, ord, (normalize_axis(axis[0], t.ndim, "linalg.norm axis"),), keepdims)
+        return _vector_norm(t, ord, (normalize_axis(axis[0], t.ndim, "linalg.norm axis"),),
+                            keepdims)
     if len(axis) == 2:
         return _matrix_norm(t, ord, axis, keepdims)
     raise TracingError(

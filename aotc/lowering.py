@@ -10,48 +10,24 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import dtypes
-from ._mlir import PARALLEL, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
+from ._mlir import (
+    PARALLEL,
+    affine_maps,
+    arith,
+    dim_map,
+    index_constant,
+    ir,
+    iterator_types,
+    linalg,
+    tensor,
+)
+from .constants import dense_constant, scalar_attr, scalar_constant  # noqa: F401  (re-exported builders)
 from .core import Tracer, current_trace, user_location
+from .passes.opset import GATHER_FUSING_OPS
 
 
 def empty(shape: Sequence[int], dtype: np.dtype) -> ir.Value:
     return tensor.EmptyOp(list(shape), dtypes.mlir_type(dtype)).result
-
-
-def dense_constant(array: np.ndarray) -> ir.Value:
-    array = np.asarray(array, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
-    ty = dtypes.tensor_type(array.shape, array.dtype)
-    if array.size and np.all(array == array.flat[0]) and not _has_nan(array):
-        attr = ir.DenseElementsAttr.get_splat(ty, scalar_attr(array.flat[0], array.dtype))
-    else:
-        # Signless MLIR integers: unsigned data goes in as the same bits, signed view.
-        raw = array.view(f"i{array.dtype.itemsize}") if dtypes.kind(array.dtype) == "uint" else array
-        attr = ir.DenseElementsAttr.get(raw, type=ty) if array.dtype != np.bool_ else ir.DenseElementsAttr.get(raw)
-    return arith.ConstantOp(ty, attr).result
-
-
-def _has_nan(array: np.ndarray) -> bool:
-    return dtypes.is_float(array.dtype) and bool(np.isnan(array).any())
-
-
-def scalar_attr(value, dtype: np.dtype) -> ir.Attribute:
-    dtype = np.dtype(dtype)
-    ty = dtypes.mlir_type(dtype)
-    if dtypes.is_float(dtype):
-        return ir.FloatAttr.get(ty, float(value))
-    if dtype == np.bool_:
-        return ir.IntegerAttr.get(ty, int(bool(value)))
-    # Signless integers: store the two's-complement bit pattern.
-    bits = dtypes.info(dtype).bits
-    v = int(np.asarray(value).astype(dtype))
-    if v >= 1 << (bits - 1):
-        v -= 1 << bits
-    return ir.IntegerAttr.get(ty, v)
-
-
-def scalar_constant(value, dtype: np.dtype) -> ir.Value:
-    """A scalar (not tensor) constant, for use inside linalg bodies."""
-    return arith.ConstantOp(dtypes.mlir_type(dtype), scalar_attr(value, dtype)).result
 
 
 def fill(shape: Sequence[int], dtype: np.dtype, value) -> ir.Value:
@@ -125,18 +101,22 @@ def reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
     )
 
 
-def collapse(value: ir.Value, shape: Sequence[int], groups: Sequence[Sequence[int]], dtype) -> ir.Value:
+def collapse(value: ir.Value, shape: Sequence[int], groups: Sequence[Sequence[int]],
+             dtype) -> ir.Value:
     out_shape = [int(np.prod([shape[d] for d in g], dtype=np.int64)) for g in groups]
-    return tensor.CollapseShapeOp(dtypes.tensor_type(out_shape, dtype), value, reassociation(groups)).result
+    return tensor.CollapseShapeOp(dtypes.tensor_type(out_shape, dtype), value,
+                                  reassociation(groups)).result
 
 
-def expand(value: ir.Value, out_shape: Sequence[int], groups: Sequence[Sequence[int]], dtype) -> ir.Value:
+def expand(value: ir.Value, out_shape: Sequence[int], groups: Sequence[Sequence[int]],
+           dtype) -> ir.Value:
     return tensor.ExpandShapeOp(
         dtypes.tensor_type(out_shape, dtype), value, reassociation(groups), [], list(out_shape)
     ).result
 
 
-def reshape_value(value: ir.Value, shape: Sequence[int], new_shape: Sequence[int], dtype) -> ir.Value:
+def reshape_value(value: ir.Value, shape: Sequence[int], new_shape: Sequence[int],
+                  dtype) -> ir.Value:
     """Reshapes through collapse/expand (row-major order, as numpy's reshape)."""
     shape, new_shape = tuple(shape), tuple(new_shape)
     if shape == new_shape:
@@ -193,7 +173,8 @@ def merge_groups(big: Sequence[int], small: Sequence[int]) -> list[list[int]] | 
     return groups
 
 
-def drop_broadcast_dims(t: Tracer, loop_dims: Sequence[int], loop_shape: Sequence[int]) -> tuple[ir.Value, list[int]]:
+def drop_broadcast_dims(t: Tracer, loop_dims: Sequence[int],
+                        loop_shape: Sequence[int]) -> tuple[ir.Value, list[int]]:
     """Prepares an operand for a linalg op that broadcasts it over ``loop_shape``.
 
     ``loop_dims[i]`` is the loop dimension that axis ``i`` of ``t`` follows. Size-1 axes
@@ -219,14 +200,12 @@ def parallel(rank: int) -> list[str]:
 
 # ---- reading at computed indices ---------------------------------------------------------
 
-# Ops through which a value is still a view of the tensor it was sliced from.
-_VIEW_OPS = ("tensor.collapse_shape", "tensor.expand_shape", "linalg.transpose", "tensor.extract_slice")
 
 
 def _views_strided_slice(value: ir.Value) -> bool:
     while isinstance(value, ir.OpResult):
         op = value.owner
-        if op.name not in _VIEW_OPS:
+        if op.name not in GATHER_FUSING_OPS:
             return False
         if op.name == "tensor.extract_slice" and any(
                 s != 1 for s in ir.DenseI64ArrayAttr(op.attributes["static_strides"])):
@@ -253,7 +232,8 @@ def materialized(t: Tracer) -> Tracer:
     """``t`` through a ``util.optimization_barrier``: IREE computes it in a dispatch of its
     own instead of fusing it into the dispatch that reads it."""
     with user_location():
-        op = ir.Operation.create("util.optimization_barrier", results=[t.value.type], operands=[t.value])
+        op = ir.Operation.create("util.optimization_barrier", results=[t.value.type],
+                                 operands=[t.value])
     return wrap(op.results[0], t.shape, t.dtype)
 
 
@@ -269,7 +249,8 @@ def mixed_offsets(starts) -> tuple[list, list]:
 
 
 def extract_slice(source: ir.Value, source_shape: Sequence[int], offsets, sizes: Sequence[int],
-                  strides: Sequence[int] | None, dtype, result_shape: Sequence[int] | None = None) -> ir.Value:
+                  strides: Sequence[int] | None, dtype,
+                  result_shape: Sequence[int] | None = None) -> ir.Value:
     """``tensor.extract_slice`` of ``sizes`` at ``offsets`` (ints or ``index`` values);
     ``result_shape`` drops unit dims (a rank-reducing slice), default ``sizes``.
 
@@ -283,8 +264,8 @@ def extract_slice(source: ir.Value, source_shape: Sequence[int], offsets, sizes:
     values, static = mixed_offsets(offsets)
     strides = [1] * len(sizes) if strides is None else list(strides)
     with user_location():
-        return tensor.ExtractSliceOp(dtypes.tensor_type(result_shape, dtype), source, values, [], [],
-                                     static, list(sizes), strides).result
+        return tensor.ExtractSliceOp(dtypes.tensor_type(result_shape, dtype), source, values,
+                                     [], [], static, list(sizes), strides).result
 
 
 def insert_slice(source: ir.Value, dest: ir.Value, dest_shape: Sequence[int], offsets,
@@ -297,4 +278,5 @@ def insert_slice(source: ir.Value, dest: ir.Value, dest_shape: Sequence[int], of
     values, static = mixed_offsets(offsets)
     strides = [1] * len(sizes) if strides is None else list(strides)
     with user_location():
-        return tensor.InsertSliceOp(source, dest, values, [], [], static, list(sizes), strides).result
+        return tensor.InsertSliceOp(source, dest, values, [], [], static, list(sizes),
+                                    strides).result

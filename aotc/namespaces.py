@@ -1,16 +1,26 @@
 """Which ops module supplies which public names of ``aotc.numpy``, ``aotc.lax`` and ``aotc.nn``.
 
 Every module in ``MODULES`` declares a table ``EXPORTS = {"numpy": [...], "lax": [...],
-"nn": [...]}`` of the functions it defines for each namespace; the namespace modules
-collect them from here, so adding an op never means editing a second file's import list.
+"nn": [...], "methods": [...]}`` of the functions it defines for each namespace
+(``methods``: the ndarray methods of traced arrays that call the numpy function of the
+same name); the namespace modules collect them from here, so adding an op never means
+editing a second file's import list. Each exported function is wrapped once so that the
+MLIR ops it emits carry the location of the user's line that called it.
 """
 
 from __future__ import annotations
 
 import importlib
 
+from .core import traced_at_user_line
+
 MODULES = (
+    "aotc.ops.elementwise",
+    "aotc.ops.reductions",
+    "aotc.ops.shape",
+    "aotc.ops.creation",
     "aotc.ops.indexing",
+    "aotc.ops.selection",
     "aotc.ops.updates",
     "aotc.ops.sorting",
     "aotc.ops.cumulative",
@@ -33,5 +43,6 @@ def collect(namespace: str) -> dict:
             if name in found:
                 raise ImportError(f"{namespace}.{name} is exported by two modules: "
                                   f"{found[name].__module__} and {module_name}")
-            found[name] = getattr(module, name)
+            fn = getattr(module, name)
+            found[name] = traced_at_user_line(fn) if namespace != "methods" else fn
     return found

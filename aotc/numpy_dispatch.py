@@ -20,7 +20,17 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .core import Tracer, user_frame
 from .errors import TracerConversionError, UnsupportedOpError
+
+# The namespace calls are dispatched to (aotc.numpy), given by ``bind`` when that
+# namespace installs the array methods: this module never imports it.
+_namespace: types.ModuleType | None = None
+
+
+def bind(namespace: types.ModuleType) -> None:
+    global _namespace
+    _namespace = namespace
 
 SUPPORTED_LIST = (
     "aotc.numpy.supported_functions() and docs/supported.md list the supported functions"
@@ -53,7 +63,8 @@ IN_PLACE_METHODS = {
 # ndarray methods whose numpy function takes the array in another position, or differs:
 # x.conj() of a real array is x itself (numpy.conj of bool computes in int8).
 REORDERED_METHODS = {"compress": lambda x, condition, *a, **k: ("compress", (condition, x) + a, k),
-                     "conj": lambda x: ("copy", (x,), {}), "conjugate": lambda x: ("copy", (x,), {})}
+                     "conj": lambda x: ("copy", (x,), {}),
+                     "conjugate": lambda x: ("copy", (x,), {})}
 
 
 def numpy_name(func: Callable) -> str:
@@ -66,8 +77,6 @@ _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 def call_site() -> str:
     """``file:line`` of the user's code that made the call, past aotc's and numpy's frames."""
-    from .core import user_frame
-
     frame = user_frame()
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_NUMPY_DIR):
         frame = frame.f_back
@@ -84,10 +93,11 @@ def unsupported(what: str, fix: str = "") -> UnsupportedOpError:
 
 def resolve(path: str) -> Callable | None:
     """The aotc.numpy function for numpy's dotted ``path`` (``numpy.linalg.norm``), or None."""
-    from . import numpy as anp
-
+    if _namespace is None:
+        raise RuntimeError("aotc.numpy_dispatch: no namespace is bound; importing aotc.numpy "
+                           "binds it")
     *modules, name = path.split(".")[1:]
-    target: Any = anp
+    target: Any = _namespace
     for part in modules:
         target = getattr(target, part, None)
         if not isinstance(target, types.ModuleType):
@@ -147,8 +157,6 @@ def _call(target: Callable, what: str, target_name: str, args: tuple, kwargs: di
 
 def _others_first(types_seen) -> bool:
     """Another array library's type is in the call: numpy should ask it instead."""
-    from .core import Tracer
-
     return any(not issubclass(t, (Tracer, np.ndarray, np.generic)) for t in types_seen)
 
 
@@ -219,8 +227,6 @@ def _ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict):
 
 def _loop_type(x):
     """What numpy's loop resolution sees: a dtype, or Python's type for a weak scalar."""
-    from .core import Tracer
-
     if isinstance(x, Tracer):
         return {"int64": int, "float64": float}.get(x.dtype.name, x.dtype) if x.weak else x.dtype
     if type(x) in (int, float):
@@ -230,8 +236,7 @@ def _loop_type(x):
 
 def _cast_to_loop(ufunc: np.ufunc, inputs: tuple, dtype, casting: str) -> tuple:
     """``dtype=`` of a ufunc: numpy computes in the loop chosen for that output dtype."""
-    from . import numpy as anp
-
+    anp = _namespace
     loop = ufunc.resolve_dtypes(
         tuple(_loop_type(x) for x in inputs) + (None,) * ufunc.nout,
         signature=(None,) * ufunc.nin + (np.dtype(dtype),) * ufunc.nout,
@@ -255,8 +260,7 @@ def _ufunc_reduce(ufunc: np.ufunc, inputs: tuple, kwargs: dict, table: dict, met
 
 def _ufunc_outer(ufunc: np.ufunc, inputs: tuple, kwargs: dict):
     """``ufunc.outer(a, b)[i..., j...] = ufunc(a[i...], b[j...])``: a broadcast call."""
-    from . import numpy as anp
-
+    anp = _namespace
     a, b = inputs
     a = anp.reshape(a, anp.shape(a) + (1,) * anp.ndim(b))
     return _ufunc_call(ufunc, (a, b), kwargs)

@@ -23,19 +23,18 @@ no order: a key and a shape give the same bits on every target. ``uniform``,
 Seeds follow JAX's default 32-bit mode: ``PRNGKey(seed)`` is ``[0, seed mod 2**32]``.
 
 Bit for bit with JAX on CPU: ``split``, ``fold_in``, ``bits``, ``randint``,
-``bernoulli``, ``permutation``, ``choice`` (without weights) and ``uniform`` (whose ``unit * (maxval - minval) + minval`` is one
-``math.fma``, as XLA's CPU code contracts it; Vulkan's SPIR-V ``Fma`` may round the
-product first, so bounds other than [0, 1) can differ there by an ulp of the product).
+``bernoulli``, ``permutation``, ``choice`` (without weights) and ``uniform`` (whose
+``unit * (maxval - minval) + minval`` is one ``math.fma``, as XLA's CPU code contracts
+it; Vulkan's SPIR-V ``Fma`` may round the product first, so bounds other than [0, 1)
+can differ there by an ulp of the product).
 ``normal`` evaluates XLA's ``erf_inv`` polynomial, but with aotc's ``log1p`` and
 ``sqrt``: a few ulps from JAX (3 float32 ulps seen), float16 included.
 
 The MLIR each draw emits: the key's two words as 0-d tensors (``tensor.extract_slice``
-plus ``tensor.collapse_shape``), then one ``linalg.generic`` (all ``parallel``) whose
-only inputs are those two, broadcast by the empty indexing map ``(d0, ...) -> ()``; its
-body reads the counter with ``linalg.index`` (``arith.muli``/``addi`` on ``index``,
-``arith.index_castui`` to i32; ``split``/``fold_in`` also ``arith.cmpi`` + ``select`` on
-the last index) and hashes it with i32 ``arith.addi``, ``xori``, ``ori``, ``shli``,
-``shrui``, then ``trunci``/``extui``/``bitcast``/``subf`` for the output dtype. Ranges,
+plus ``tensor.collapse_shape``), then the one hashing ``linalg.generic`` of
+``aotc.ops.threefry`` (``split``/``fold_in`` add ``arith.cmpi`` + ``select`` on the last
+index to its body), ending in ``trunci``/``extui``/``bitcast``/``subf`` for the output
+dtype. This module holds the keys, the argument checks and JAX's samplers. Ranges,
 comparisons and ``erf_inv`` are ordinary aotc.numpy elementwise ``linalg.generic`` ops
 (and ``math.fma`` in one of them); ``permutation`` and ``choice`` add aotc.numpy's
 ``argsort`` and ``take``/``take_along_axis``.
@@ -44,156 +43,23 @@ comparisons and ``erf_inv`` are ordinary aotc.numpy elementwise ``linalg.generic
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 
 from . import dtypes
 from . import numpy as anp
-from ._mlir import PARALLEL, arith, dim_map, index_constant, ir, math as mlir_math
+from ._mlir import index_constant
 from .core import Tracer, is_tracing
 from .errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
-from .lowering import add_work, empty, generic, loop_index, wrap
-from .ops import elementwise as ew
-from .ops.scalar import cmpi, const, select
-from .ops.reductions import normalize_axis
-from .ops.shape import as_tracer
+from .lowering import loop_index
+from .ops.arguments import as_tracer, normalize_axis
+from .ops.scalar import cmpi, select
+from .ops.threefry import U32, UNSIGNED, Finish, fma, hash_draw, random_bits, unit_floats
 
-__all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "bernoulli", "randint",
-           "permutation", "choice"]
-
-_U32 = np.dtype(np.uint32)
-_UNSIGNED = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: np.dtype(np.uint64)}
-
-# ---- threefry2x32 on scalars ---------------------------------------------------------------
-
-# Rotation amounts of the 20 rounds (four per group, groups alternate) and the key
-# schedule's parity constant: Salmon et al., "Parallel random numbers: as easy as 1, 2,
-# 3" (SC 2011), as in JAX's _threefry2x32_lowering.
-_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
-_KEY_PARITY = 0x1BD11BDA
-
-# Integer ops per element of a draw (20 rounds of add, rotate, xor, plus key injection),
-# for the work estimate that picks a driver.
-_OPS_PER_ELEMENT = 120
-
-
-def _u32(value: int) -> ir.Value:
-    return const(value, _U32)
-
-
-def _add(a, b):
-    return arith.AddIOp(a, b).result
-
-
-def _xor(a, b):
-    return arith.XOrIOp(a, b).result
-
-
-def _rotate_left(x, r: int):
-    return arith.OrIOp(arith.ShLIOp(x, _u32(r)).result, arith.ShRUIOp(x, _u32(32 - r)).result).result
-
-
-def threefry2x32(k1, k2, x1, x2) -> tuple[ir.Value, ir.Value]:
-    """The threefry2x32 hash of the counter words (x1, x2) under key (k1, k2): i32 scalars."""
-    ks = (k1, k2, _xor(_xor(k1, k2), _u32(_KEY_PARITY)))
-    x = [_add(x1, ks[0]), _add(x2, ks[1])]
-    for group in range(5):
-        for r in _ROTATIONS[group % 2]:
-            x[0] = _add(x[0], x[1])
-            x[1] = _xor(x[0], _rotate_left(x[1], r))
-        x[0] = _add(x[0], ks[(group + 1) % 3])
-        x[1] = _add(_add(x[1], ks[(group + 2) % 3]), _u32(group + 1))
-    return x[0], x[1]
-
-
-# ---- the hashing linalg.generic ------------------------------------------------------------
-
-Finish = Callable[[ir.Value, ir.Value], ir.Value]
-
-
-def _flat_index(shape: Sequence[int]) -> ir.Value:
-    """The row-major index of the current element over the leading ``len(shape)`` loop
-    dimensions, as the low counter word (i32)."""
-    if not shape:
-        return _u32(0)
-    flat = None
-    for d in range(len(shape)):
-        term, stride = loop_index(d), math.prod(shape[d + 1:])
-        if stride != 1:
-            term = arith.MulIOp(term, index_constant(stride)).result
-        flat = term if flat is None else arith.AddIOp(flat, term).result
-    return arith.IndexCastUIOp(ir.IntegerType.get_signless(32), flat).result
-
-
-def _hash(key: Tracer, shape: tuple, counted: int, out_dtype, finish: Finish, counter: Tracer | None = None) -> Tracer:
-    """One linalg.generic over ``shape`` whose elements are ``finish(word1, word2)`` of the
-    threefry hash of ``key`` and a counter: the row-major index over the first ``counted``
-    dimensions (JAX's ``iota_2x32_shape``), or the 0-d uint32 ``counter`` if given."""
-    count = math.prod(shape[:counted])
-    if count > 2**32:
-        # The high counter word is 0 below; JAX counts up to 2**64.
-        raise UnsupportedOpError(f"aotc.random: {count} values in one draw; at most 2**32 are supported")
-    rank = len(shape)
-    scalars = [key[0], key[1]] + ([counter] if counter is not None else [])
-    inputs = [(t.value, dim_map(rank, [])) for t in scalars]
-
-    def body(k1, k2, *rest):
-        low = rest[0] if counter is not None else _flat_index(shape[:counted])
-        return [finish(*threefry2x32(k1, k2, _u32(0), low))]
-
-    out = empty(shape, out_dtype)
-    (result,) = generic(inputs, [(out, dim_map(rank, list(range(rank))))], [PARALLEL] * rank, body)
-    add_work(float(math.prod(shape)) * _OPS_PER_ELEMENT)
-    return wrap(result, shape, out_dtype)
-
-
-def _bits_of_width(width: int) -> Finish:
-    """JAX's partitionable random bits: both words xored (truncated below 32 bits), or
-    word1:word2 as one 64-bit value."""
-    if width == 64:
-        i64 = ir.IntegerType.get_signless(64)
-
-        def wide(b1, b2):
-            high = arith.ShLIOp(arith.ExtUIOp(i64, b1).result, const(32, np.uint64)).result
-            return arith.OrIOp(high, arith.ExtUIOp(i64, b2).result).result
-        return wide
-    if width == 32:
-        return _xor
-    narrow = ir.IntegerType.get_signless(width)
-    return lambda b1, b2: arith.TruncIOp(narrow, _xor(b1, b2)).result
-
-
-def _random_bits(key: Tracer, shape: tuple, width: int) -> Tracer:
-    return _hash(key, shape, len(shape), _UNSIGNED[width], _bits_of_width(width))
-
-
-def _unit_floats(key: Tracer, shape: tuple, dtype: np.dtype) -> Tracer:
-    """Floats in [0, 1) from random mantissa bits under the exponent of 1.0, minus 1.0
-    (JAX's ``_uniform``)."""
-    finfo = np.finfo(dtype)
-    width, mantissa = finfo.bits, finfo.nmant
-    uint = _UNSIGNED[width]
-    one_bits = int(np.array(1.0, dtype).view(uint))
-    random_bits = _bits_of_width(width)
-    float_type = dtypes.mlir_type(dtype)
-
-    def finish(b1, b2):
-        fraction = arith.ShRUIOp(random_bits(b1, b2), const(width - mantissa, uint)).result
-        in_one_two = arith.BitcastOp(float_type, arith.OrIOp(fraction, const(one_bits, uint)).result).result
-        return arith.SubFOp(in_one_two, const(1.0, dtype)).result
-
-    return _hash(key, shape, len(shape), dtype, finish)
-
-
-def _fma(a, b, c, dtype: np.dtype) -> Tracer:
-    """``a * b + c`` rounded once (``math.fma``). XLA's CPU code contracts JAX's
-    ``a * b + c`` into an fma; writing it explicitly gives those bits on every target
-    instead of whatever each backend's contraction rules make of a multiply and an add."""
-    operands = [ew.as_operand(v, "fma") for v in (a, b, c)]
-    return ew.elementwise(operands, [dtype] * 3, dtype, lambda x, y, z: mlir_math.FmaOp(x, y, z).result, "fma")
-
+__all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "bernoulli",
+           "randint", "permutation", "choice"]
 
 # ---- argument checks ---------------------------------------------------------------------
 
@@ -223,9 +89,9 @@ def _key(key, where: str) -> Tracer:
             )
         key = np.asarray(key)
     shape, dtype = tuple(key.shape), np.dtype(key.dtype)
-    if dtype != _U32 or shape != (2,):
+    if dtype != U32 or shape != (2,):
         hint = (" (a batch of keys: map over it with aotc.vmap)"
-                if dtype == _U32 and len(shape) > 1 and shape[-1] == 2 else "")
+                if dtype == U32 and len(shape) > 1 and shape[-1] == 2 else "")
         raise TracingError(
             f"{where}: key must be a uint32[2] array from aotc.random.PRNGKey(seed) or "
             f"split, got {_describe(key)}{hint}"
@@ -247,14 +113,15 @@ def _shape(shape, where: str) -> tuple:
 def _dtype(dtype, default, kinds: tuple[str, ...], where: str) -> np.dtype:
     dt = dtypes.canonicalize(default if dtype is None else dtype, f"{where} dtype")
     if dtypes.kind(dt) not in kinds:
-        names = " or ".join({"float": "a float", "uint": "an unsigned integer", "int": "an integer"}[k]
-                            for k in kinds)
+        kind_names = {"float": "a float", "uint": "an unsigned integer", "int": "an integer"}
+        names = " or ".join(kind_names[k] for k in kinds)
         raise UnsupportedDtypeError(f"{where}: dtype must be {names} dtype, got {dt.name}")
     return dt
 
 
 def _check_broadcast(where: str, shape: tuple, **params) -> None:
-    shapes = {name: tuple(np.shape(p)) if not isinstance(p, Tracer) else p.shape for name, p in params.items()}
+    shapes = {name: tuple(np.shape(p)) if not isinstance(p, Tracer) else p.shape
+              for name, p in params.items()}
     try:
         result = tuple(np.broadcast_shapes(shape, *shapes.values()))
     except ValueError:
@@ -290,15 +157,15 @@ def PRNGKey(seed) -> np.ndarray | Tracer:
             raise TracingError(
                 f"PRNGKey: seed must be an integer scalar, got {_describe(seed)}"
             )
-        low = anp.astype(seed, _U32)
-        return anp.stack([anp.zeros((), _U32), low])
+        low = anp.astype(seed, U32)
+        return anp.stack([anp.zeros((), U32), low])
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
         if isinstance(seed, np.ndarray) and seed.ndim == 0 and seed.dtype.kind in "iu":
             return PRNGKey(seed[()])
         raise TracingError(
             f"PRNGKey: seed must be an integer scalar, got {_describe(seed)}"
         )
-    return np.array([0, int(seed) & 0xFFFFFFFF], _U32)
+    return np.array([0, int(seed) & 0xFFFFFFFF], U32)
 
 
 key = PRNGKey
@@ -308,7 +175,7 @@ def split(key, num: int | Sequence[int] = 2) -> Tracer:
     """``num`` new keys (shape ``(num, 2)``; a tuple ``num`` gives ``(*num, 2)``)."""
     k = _key(key, "split")
     shape = _shape(tuple(num) if isinstance(num, (tuple, list)) else (num,), "split num")
-    return _hash(k, shape + (2,), len(shape), _U32, _key_words(len(shape)))
+    return hash_draw(k, shape + (2,), len(shape), U32, _key_words(len(shape)))
 
 
 def _key_words(dim: int) -> Finish:
@@ -322,12 +189,13 @@ def fold_in(key, data) -> Tracer:
     if isinstance(data, Tracer):
         if data.shape or dtypes.kind(data.dtype) not in ("int", "uint", "bool"):
             raise TracingError(f"fold_in: data must be an integer scalar, got {_describe(data)}")
-        counter = anp.astype(data, _U32)
-    elif isinstance(data, (int, np.integer)) or (isinstance(data, np.ndarray) and data.ndim == 0 and data.dtype.kind in "iub"):
-        counter = as_tracer(np.array(int(data) & 0xFFFFFFFF, _U32), "fold_in data")
+        counter = anp.astype(data, U32)
+    elif isinstance(data, (int, np.integer)) or (
+            isinstance(data, np.ndarray) and data.ndim == 0 and data.dtype.kind in "iub"):
+        counter = as_tracer(np.array(int(data) & 0xFFFFFFFF, U32), "fold_in data")
     else:
         raise TracingError(f"fold_in: data must be an integer scalar, got {_describe(data)}")
-    return _hash(k, (2,), 0, _U32, _key_words(0), counter=counter)
+    return hash_draw(k, (2,), 0, U32, _key_words(0), counter=counter)
 
 
 # ---- samplers -------------------------------------------------------------------------------
@@ -335,8 +203,8 @@ def fold_in(key, data) -> Tracer:
 def bits(key, shape: Sequence[int] = (), dtype=None) -> Tracer:
     """Uniform random bits of an unsigned dtype (default uint32)."""
     k = _key(key, "bits")
-    dt = _dtype(dtype, _U32, ("uint",), "bits")
-    return _random_bits(k, _shape(shape, "bits"), dtypes.info(dt).bits)
+    dt = _dtype(dtype, U32, ("uint",), "bits")
+    return random_bits(k, _shape(shape, "bits"), dtypes.info(dt).bits)
 
 
 def uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0) -> Tracer:
@@ -347,8 +215,8 @@ def uniform(key, shape: Sequence[int] = (), dtype=None, minval=0.0, maxval=1.0) 
     shape = _shape(shape, "uniform")
     low, high = _as_dtype(minval, dt, "uniform minval"), _as_dtype(maxval, dt, "uniform maxval")
     _check_broadcast("uniform", shape, minval=low, maxval=high)
-    unit = _unit_floats(k, shape, dt)
-    return anp.maximum(low, _fma(unit, high - low, low, dt))
+    unit = unit_floats(k, shape, dt)
+    return anp.maximum(low, fma(unit, high - low, low, dt))
 
 
 @dataclass(frozen=True)
@@ -424,7 +292,9 @@ def _erf_inv(x: Tracer) -> Tracer:
     z = by_branch([(root if b.sqrt else w) - t(b.shift) for b in branches])
     p = by_branch([t(b.coefficients[0]) for b in branches])
     for i in range(1, len(branches[0].coefficients)):
-        step = _fma(p, z, by_branch([t(b.coefficients[i] if i < len(b.coefficients) else 0.0) for b in branches]), dt)
+        coefficients = [t(b.coefficients[i] if i < len(b.coefficients) else 0.0)
+                        for b in branches]
+        step = fma(p, z, by_branch(coefficients), dt)
         active = sum(i < len(b.coefficients) for b in branches)
         p = step if active == len(branches) else anp.where(below[active - 1], step, p)
     return anp.where(anp.abs(x) == t(1.0), x * t(np.inf), p * x)
@@ -504,13 +374,13 @@ def randint(key, shape: Sequence[int], minval, maxval, dtype=None) -> Tracer:
 
 def _randint(key: Tracer, shape: tuple, low, high, dtype: np.dtype) -> Tracer:
     width = np.iinfo(dtype).bits
-    unsigned = _UNSIGNED[width]
+    unsigned = UNSIGNED[width]
     high_dtype = np.dtype(high.dtype)
     dtype_max = np.asarray(min(np.iinfo(dtype).max, np.iinfo(high_dtype).max), high_dtype)
     high_out_of_range = anp.greater(high, dtype_max)
     low, high = _clip_to(low, dtype), _clip_to(high, dtype)
     k1, k2 = split(key)
-    higher, lower = _random_bits(k1, shape, width), _random_bits(k2, shape, width)
+    higher, lower = random_bits(k1, shape, width), random_bits(k2, shape, width)
     span = anp.astype(anp.subtract(high, low), unsigned)
     one = np.asarray(1, unsigned)
     span = anp.where(anp.less_equal(high, low), one, span)
@@ -539,7 +409,7 @@ def _shuffle(key: Tracer, x: Tracer, axis: int) -> Tracer:
     rounds = math.ceil(3 * math.log(max(1, x.size)) / math.log(2**32 - 1))
     for _ in range(rounds):
         key, subkey = split(key)
-        order = anp.argsort(_random_bits(subkey, x.shape, 32), axis=axis)
+        order = anp.argsort(random_bits(subkey, x.shape, 32), axis=axis)
         x = anp.take_along_axis(x, order, axis=axis)
     return x
 
@@ -551,7 +421,9 @@ def permutation(key, x, axis: int = 0, independent: bool = False) -> Tracer:
     n = _static_int(x)
     if n is not None:
         if n < 0:
-            raise TracingError(f"permutation: x must be a non-negative integer or an array, got {n}")
+            raise TracingError(
+                f"permutation: x must be a non-negative integer or an array, got {n}"
+            )
         return _shuffle(k, anp.arange(n, dtype=np.int32), 0)
     array = as_tracer(x, "permutation x")
     if array.ndim == 0:
@@ -566,7 +438,8 @@ def permutation(key, x, axis: int = 0, independent: bool = False) -> Tracer:
     return anp.take(array, order, axis=axis)
 
 
-def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis: int = 0) -> Tracer:
+def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None,
+           axis: int = 0) -> Tracer:
     """``shape`` samples of ``arange(a)`` (an integer ``a``) or of ``a``'s slices along
     ``axis``, with or without replacement, as JAX draws them (randint, or the first of a
     permutation). Weights ``p`` are not supported yet."""
@@ -581,7 +454,8 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None, axis
     array = None if n is not None else as_tracer(a, "choice a")
     if array is not None:
         if array.ndim == 0:
-            raise TracingError(f"choice: a must be an integer known at trace time or an array, got {_describe(a)}")
+            raise TracingError(f"choice: a must be an integer known at trace time or an "
+                               f"array, got {_describe(a)}")
         axis = normalize_axis(axis, array.ndim, "choice")
         n = array.shape[axis]
     draws = math.prod(shape)

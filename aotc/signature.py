@@ -98,22 +98,29 @@ class ArgumentBinder:
     """Splits calls of ``fn`` into static and dynamic parts, as jax.jit does, and marks
     the leaves of donated arguments."""
 
-    def __init__(self, fn: Callable, static_argnums: Sequence[int] = (), static_argnames: Sequence[str] = (),
-                 donate_argnums: int | Sequence[int] = (), donate_argnames: str | Sequence[str] = ()):
+    def __init__(self, fn: Callable, static_argnums: Sequence[int] = (),
+                 static_argnames: Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
+                 donate_argnames: str | Sequence[str] = ()):
         self.fn = fn
         self.fn_name = getattr(fn, "__name__", "function")
         try:
             self.parameters = list(inspect.signature(fn).parameters.values())
         except (TypeError, ValueError):
             self.parameters = []
-        names = [p.name for p in self.parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        names = [p.name for p in self.parameters
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        static_argnums = ((static_argnums,) if isinstance(static_argnums, int)
+                          else tuple(static_argnums))
+        static_argnames = ((static_argnames,) if isinstance(static_argnames, str)
+                           else tuple(static_argnames))
         # JAX semantics: a static argument can be named by position or by name.
-        self.static_argnums = set(static_argnums) | {names.index(n) for n in static_argnames if n in names}
-        self.static_argnames = set(static_argnames) | {names[i] for i in static_argnums if 0 <= i < len(names)}
+        self.static_argnums = set(static_argnums) | {names.index(n) for n in static_argnames
+                                                     if n in names}
+        self.static_argnames = set(static_argnames) | {names[i] for i in static_argnums
+                                                       if 0 <= i < len(names)}
         self.positional_names = names
-        self.donate_argnums, self.donate_argnames = self._donation(names, donate_argnums, donate_argnames)
+        self.donate_argnums, self.donate_argnames = self._donation(
+            names, donate_argnums, donate_argnames)
 
     def _donation(self, names: list[str], argnums, argnames) -> tuple[frozenset, frozenset]:
         """JAX's rules: give positions or names (or both); whichever is missing is inferred
@@ -168,7 +175,8 @@ class ArgumentBinder:
         """Is the positional argument at ``i`` (of ``n_args``) donated?"""
         nums = self.donate_argnums
         return (i in nums or (i - n_args) in nums
-                or (i < len(self.positional_names) and self.positional_names[i] in self.donate_argnames))
+                or (i < len(self.positional_names)
+                    and self.positional_names[i] in self.donate_argnames))
 
     def arg_name(self, i: int) -> str:
         return self.positional_names[i] if i < len(self.positional_names) else f"arg{i}"
@@ -180,7 +188,8 @@ class ArgumentBinder:
         dyn_args = []
         for i, a in enumerate(args):
             if i in self.static_argnums or (i - n) in self.static_argnums:
-                static.append((i, _hashable_static(a, f"{self.fn_name}() static argument {self.arg_name(i)}")))
+                static.append((i, _hashable_static(
+                    a, f"{self.fn_name}() static argument {self.arg_name(i)}")))
             else:
                 dyn_args.append(a)
         dyn_kwargs = {}
@@ -191,7 +200,8 @@ class ArgumentBinder:
                 dyn_kwargs[k] = v
         leaves, args_tree = tree.flatten((tuple(dyn_args), dyn_kwargs))
         names = self._leaf_names(args, kwargs, args_tree)
-        avals = tuple(abstractify(x, f"{self.fn_name}() argument {name}") for x, name in zip(leaves, names))
+        avals = tuple(abstractify(x, f"{self.fn_name}() argument {name}")
+                      for x, name in zip(leaves, names))
         donated = self._donated_leaves(args, kwargs, args_tree) if (
             self.donate_argnums or self.donate_argnames) else ()
         return CallSignature(avals, args_tree, tuple(static), tuple(names), donated), leaves
@@ -199,7 +209,8 @@ class ArgumentBinder:
     def _donated_leaves(self, args, kwargs, args_tree: tree.TreeDef) -> tuple[int, ...]:
         """The flat indices of the leaves of donated arguments (positional or keyword)."""
         n = len(args)
-        dyn_positions = [i for i in range(n) if not (i in self.static_argnums or (i - n) in self.static_argnums)]
+        dyn_positions = [i for i in range(n)
+                         if not (i in self.static_argnums or (i - n) in self.static_argnums)]
         pos_tree, kw_tree = args_tree.children
         out, start = [], 0
         for i, child in zip(dyn_positions, pos_tree.children):
@@ -215,7 +226,9 @@ class ArgumentBinder:
         return tuple(out)
 
     def _leaf_names(self, args, kwargs, args_tree: tree.TreeDef) -> list[str]:
-        dyn_positions = [i for i in range(len(args)) if not (i in self.static_argnums or (i - len(args)) in self.static_argnums)]
+        dyn_positions = [i for i in range(len(args))
+                         if not (i in self.static_argnums
+                                 or (i - len(args)) in self.static_argnums)]
         pos_tree, kw_tree = args_tree.children
         names = []
         for i, child in zip(dyn_positions, pos_tree.children):
@@ -267,7 +280,8 @@ def build_metadata(
     out_names = leaf_paths(out_tree, "out") if out_tree.kind != "leaf" else ["out"]
     return FunctionMetadata(
         name=name,
-        args=tuple(TensorSpec(n, a.shape, a.dtype.name) for n, a in zip(signature.leaf_names, signature.avals)),
+        args=tuple(TensorSpec(n, a.shape, a.dtype.name)
+                   for n, a in zip(signature.leaf_names, signature.avals)),
         results=tuple(TensorSpec(n, a.shape, a.dtype.name) for n, a in zip(out_names, out_avals)),
         in_tree=in_tree,
         out_tree=out_tree,

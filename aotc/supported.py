@@ -15,6 +15,7 @@ import inspect
 import re
 import types
 
+from . import numpy as _numpy  # noqa: F401  (binds numpy_dispatch to aotc.numpy)
 from . import numpy_dispatch
 
 REGENERATE = "python -m aotc.supported > docs/supported.md"

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from .errors import AotcError
+from .passes import opset
 from .runtime import targets as rt_targets
 
 LOCAL_CPU = (
@@ -147,9 +148,7 @@ class Target:
 
 # IREE's CPU code links no libm; for these float64 functions it has no inline version
 # (exp, log, expm1, log1p, tanh, cbrt, log2, log10 are inline or rewritten by aotc).
-CPU_MISSING_F64 = frozenset(
-    f"math.{name}:f64" for name in ("sin", "cos", "tan", "asin", "acos", "atan", "atan2")
-)
+CPU_MISSING_F64 = frozenset(f"{name}:f64" for name in opset.CPU_MISSING_F64)
 
 
 def _cpu(name: str, description: str, triple: str | None, cpu: str | None = None,
@@ -177,7 +176,8 @@ SM80_SIZES = "max_workgroup_sizes = [1024, 1024, 1024]"
 def _cuda(sm: str, gpus: str, from_sm80: str | None = None) -> Target:
     edits: tuple[tuple[str, str], ...] = ()
     if from_sm80:
-        edits = (('arch = "sm_80"', f'arch = "{sm}"'), ('features = "+ptx76"', f'features = "{from_sm80}"'),
+        edits = (('arch = "sm_80"', f'arch = "{sm}"'),
+                 ('features = "+ptx76"', f'features = "{from_sm80}"'),
                  (SM80_MEMORY, "max_workgroup_memory_bytes = 232448"),
                  (SM80_SIZES, "max_workgroup_sizes = [1024, 1024, 64]"))
     flags = ("--iree-hal-target-device=cuda", f"--iree-cuda-target={'sm_80' if from_sm80 else sm}")
@@ -198,18 +198,22 @@ TARGETS: dict[str, Target] = {
              "x86_64-unknown-linux-gnu", "x86-64-v3"),
         _cpu("aarch64", "64-bit Arm Linux: Raspberry Pi 3/4/5, Jetson, Graviton",
              "aarch64-unknown-linux-gnu", "generic"),
-        _cpu("android-arm64", "Android arm64-v8a with dot product (Armv8.2: 2018 on)", "aarch64-none-linux-android34", features="+neon,+dotprod"),
-        replace(_cpu("armv7", "32-bit Arm Linux, NEON, hard-float: Cortex-A7/A9, Pi 2", "armv7a-unknown-linux-gnueabihf", "generic", "+neon,+vfp4"),
+        _cpu("android-arm64", "Android arm64-v8a with dot product (Armv8.2: 2018 on)",
+             "aarch64-none-linux-android34", features="+neon,+dotprod"),
+        replace(_cpu("armv7", "32-bit Arm Linux, NEON, hard-float: Cortex-A7/A9, Pi 2",
+                     "armv7a-unknown-linux-gnueabihf", "generic", "+neon,+vfp4"),
                 # no scalar float min/max instruction: LLVM would call fmaxf, unlinkable
                 passes=("aotc-expand-float-minmax",)),
         _cpu("riscv64", "64-bit RISC-V Linux: RV64GC, lp64d ABI",
              "riscv64-unknown-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c", "lp64d",
              detail=False),
         # IREE 3.13's data tiling makes vectors too large to compile for VLEN 128.
-        replace(_cpu("riscv64:rvv", "RV64GC with vectors (RVV 1.0), any VLEN", "riscv64-unknown-linux-gnu", "generic-rv64",
-                     "+m,+a,+f,+d,+c,+v", "lp64d", detail=False), data_tiling=False),
-        _cpu("riscv64:rvv256", "RV64GC with RVV 1.0, VLEN >= 256 only: SpacemiT K1", "riscv64-unknown-linux-gnu", "generic-rv64",
-             "+m,+a,+f,+d,+c,+v,+zvl256b", "lp64d", detail=False),
+        replace(_cpu("riscv64:rvv", "RV64GC with vectors (RVV 1.0), any VLEN",
+                     "riscv64-unknown-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c,+v", "lp64d",
+                     detail=False), data_tiling=False),
+        _cpu("riscv64:rvv256", "RV64GC with RVV 1.0, VLEN >= 256 only: SpacemiT K1",
+             "riscv64-unknown-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c,+v,+zvl256b", "lp64d",
+             detail=False),
         Target(
             "vulkan",
             ("--iree-hal-target-device=vulkan",),
@@ -321,7 +325,8 @@ _PROBE = b"""func.func @probe(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %r : tensor<4xf32>
 }
 """
-_DEVICE_GLOBAL = re.compile(r"util\.global private @__device_0 = (#hal\.device\.target<.*>) : !hal\.device")
+_DEVICE_GLOBAL = re.compile(r"util\.global private @__device_0 = (#hal\.device\.target<.*>)"
+                            r" : !hal\.device")
 
 
 @functools.cache
@@ -421,7 +426,8 @@ def _runs_here(t: Target) -> tuple[bool, str]:
             return True, f"this machine's CPU ({host})"
         if family.arch != host:
             return False, f"{family.arch} code; this machine is {host}"
-        level = next((f.split("=", 1)[1] for f in t.device_flags if f.startswith(CPU_FLAG + "=")), "")
+        level = next((f.split("=", 1)[1] for f in t.device_flags
+                      if f.startswith(CPU_FLAG + "=")), "")
         missing = [flag for flag in _X86_LEVELS.get(level, ()) if flag not in _cpu_flags()]
         if missing and os.path.exists("/proc/cpuinfo"):
             return False, f"{level} code; this CPU lacks {', '.join(missing)}"

@@ -29,7 +29,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import AotcError, CompileError
+from .errors import CompileError, VmapError
 from .runtime import tree
 
 # The name the metadata gives a dynamic batch dimension shared by several arguments, so
@@ -53,7 +53,7 @@ def _check_axes_spec(value, what: str, fn_name: str) -> None:
         for item in value.values():
             _check_axes_spec(item, what, fn_name)
         return
-    raise AotcError(
+    raise VmapError(
         f"vmap({fn_name}): {what} contains {value!r} ({type(value).__name__}); give an int "
         f"axis (negative counts from the end), None, or a tuple/list/dict of them matching "
         f"the structure of the {'arguments' if what == 'in_axes' else 'results'}"
@@ -73,7 +73,8 @@ class VmappedFunction:
         _check_axes_spec(out_axes, "out_axes", name)
         if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool)
                                       or axis_size < 0):
-            raise AotcError(f"vmap({name}): axis_size must be a non-negative int, got {axis_size!r}")
+            raise VmapError(f"vmap({name}): axis_size must be a non-negative int, "
+                            f"got {axis_size!r}")
         self.in_axes = in_axes
         self.out_axes = out_axes
         self.axis_size = axis_size
@@ -114,8 +115,12 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> V
     inside traced functions and nested. A batch dimension ``None`` in an
     ``aotc.ShapeDtypeStruct`` stays dynamic: the artifact accepts any batch size.
 
+    >>> def mlp(x, w, b):
+    ...     return anp.tanh(x @ w + b)
     >>> predict = aotc.jit(aotc.vmap(mlp, in_axes=(0, None, None)))
-    >>> ys = predict(xs, w, b)           # == np.stack([mlp(x, w, b) for x in xs])
+    >>> xs, w, b = np.ones((8, 3), np.float32), np.ones((3, 2), np.float32), np.zeros(2, np.float32)
+    >>> print(predict.lower(xs, w, b).metadata.signature)   # one mlp(x, w, b) per row of xs
+    mlp(x: float32[8,3], w: float32[3,2], b: float32[2]) -> (out: float32[8,2])
     """
     return VmappedFunction(fn, in_axes, out_axes, axis_size)
 
@@ -134,7 +139,7 @@ def broadcast_prefix(spec, treedef: tree.TreeDef, path: str, what: str, fn_name:
            f"({treedef})")
     if kind in ("tuple", "list") and isinstance(spec, (tuple, list)):
         if len(spec) != len(treedef.children):
-            raise AotcError(
+            raise VmapError(
                 f"vmap({fn_name}): {what} for {path} has {len(spec)} entries {spec!r} but "
                 f"{path} has {len(treedef.children)}; {fix}")
         out = []
@@ -143,7 +148,7 @@ def broadcast_prefix(spec, treedef: tree.TreeDef, path: str, what: str, fn_name:
         return out
     if kind == "dict" and isinstance(spec, dict):
         if set(spec) != set(treedef.keys):
-            raise AotcError(
+            raise VmapError(
                 f"vmap({fn_name}): {what} for {path} has keys {sorted(spec)} but {path} has "
                 f"keys {list(treedef.keys)}; {fix}")
         out = []
@@ -151,7 +156,7 @@ def broadcast_prefix(spec, treedef: tree.TreeDef, path: str, what: str, fn_name:
             out.extend(broadcast_prefix(spec[key], child, f"{path}[{key!r}]", what, fn_name))
         return out
     given = f"a {type(spec).__name__}"
-    raise AotcError(
+    raise VmapError(
         f"vmap({fn_name}): {what} gives {given} {spec!r} for {path}, which is "
         f"{'a single value' if kind in ('leaf', 'none') else 'a ' + kind} ({treedef}); {fix}")
 
@@ -174,7 +179,7 @@ def _leaf_axes(vm: VmappedFunction, name: str, args_tree: tree.TreeDef) -> tuple
     if isinstance(vm.in_axes, tuple):
         if len(vm.in_axes) != len(pos_tree.children):
             n = len(pos_tree.children)
-            raise AotcError(
+            raise VmapError(
                 f"vmap({name}): in_axes has {len(vm.in_axes)} entries {vm.in_axes!r} but the "
                 f"call has {n} positional argument{'' if n == 1 else 's'} "
                 f"({', '.join(names) or 'none'}); give one entry (int, None or a pytree "
@@ -211,15 +216,15 @@ class _Leaf:
 
 
 def _classify(name: str, leaves: list, axes: list, paths: list[str]) -> list[_Leaf]:
-    from .core import Tracer, check_usable
     from . import numpy as anp
+    from .core import Tracer, check_usable
 
     out = []
     for value, axis, path in zip(leaves, axes, paths):
         is_array = isinstance(value, (Tracer, np.ndarray, np.generic))
         if not is_array:
             if axis is not None:
-                raise AotcError(
+                raise VmapError(
                     f"vmap({name}): argument {path} is a {type(value).__name__} ({value!r}), "
                     f"not an array, but in_axes asks to batch it along axis {axis}; give "
                     f"in_axes=None for it (it is then passed to every example as it is)")
@@ -232,19 +237,19 @@ def _classify(name: str, leaves: list, axes: list, paths: list[str]) -> list[_Le
         if axis is not None:
             ndim = len(leaf.shape)
             if ndim == 0:
-                raise AotcError(
+                raise VmapError(
                     f"vmap({name}): argument {path} is a 0-d array (shape ()) but in_axes asks "
                     f"to batch it along axis {axis}; give in_axes=None for it, or pass an "
                     f"array with a batch axis")
             if not -ndim <= axis < ndim:
-                raise AotcError(
+                raise VmapError(
                     f"vmap({name}): in_axes={axis} is out of range for argument {path} of "
                     f"shape {leaf.shape} (rank {ndim}); give an axis in [-{ndim}, {ndim}) or "
                     f"None")
             leaf.axis = axis % ndim
         for d, size in enumerate(leaf.shape):
             if size is None and d != leaf.axis:
-                raise AotcError(
+                raise VmapError(
                     f"vmap({name}): argument {path} of shape {leaf.shape} has a dynamic "
                     f"dimension {d} that is not its batch axis ({leaf.axis}); only the batch "
                     f"dimension may be dynamic (None). Give the other dimensions as ints")
@@ -257,7 +262,7 @@ def _batch_size(vm: VmappedFunction, name: str, leaves: list[_Leaf]):
     batched = [lf for lf in leaves if lf.axis is not None]
     if not batched:
         if vm.axis_size is None:
-            raise AotcError(
+            raise VmapError(
                 f"vmap({name}): no argument is batched (every in_axes is None), so the batch "
                 f"size is unknown; give axis_size=N")
         return vm.axis_size
@@ -268,7 +273,7 @@ def _batch_size(vm: VmappedFunction, name: str, leaves: list[_Leaf]):
         listed = ", ".join(f"{lf.path}: {'?' if lf.shape[lf.axis] is None else lf.shape[lf.axis]} "
                            f"(axis {lf.axis} of shape {lf.shape})" for lf in batched)
         extra = f"; axis_size={vm.axis_size}" if vm.axis_size is not None else ""
-        raise AotcError(
+        raise VmapError(
             f"vmap({name}): the batched arguments have different sizes along their mapped "
             f"axes: {listed}{extra}. Give every batched argument the same batch size, or mark "
             f"arguments shared by every example with in_axes=None")
@@ -289,7 +294,8 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     leaves = _classify(name, flat, axes, paths)
     size = _batch_size(vm, name, leaves)
     arrays = [lf for lf in leaves if lf.tracer is not None]
-    example_avals = [Aval(_drop(lf.shape, lf.axis), lf.tracer.dtype, lf.tracer.weak) for lf in arrays]
+    example_avals = [Aval(_drop(lf.shape, lf.axis), lf.tracer.dtype, lf.tracer.weak)
+                     for lf in arrays]
 
     def rebuild(tracers):
         it = iter(tracers)
@@ -312,7 +318,8 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     outer.work += inner.work * scale
     outer.ops += inner.ops  # the batched function runs the same ops, each on the whole batch
     outer.contractions.extend((flops * scale, constant) for flops, constant in inner.contractions)
-    results = _call(outer, names, result_types, arrays, example_avals, traced.out_avals, out_axes, size)
+    results = _call(outer, names, result_types, arrays, example_avals, traced.out_avals,
+                    out_axes, size)
     return tree.unflatten(traced.out_tree, results)
 
 
@@ -333,7 +340,7 @@ def _checked_out_axes(vm: VmappedFunction, name: str, traced, in_batched: list[b
         path = _out_path(traced.out_tree, k)
         if axis is None:
             if batched:
-                raise AotcError(
+                raise VmapError(
                     f"vmap({name}): out_axes is None for result {path}, but that result "
                     f"depends on a batched argument, so it differs between examples; give it "
                     f"an int out_axes (e.g. 0), or compute it from arguments with in_axes=None "
@@ -342,7 +349,7 @@ def _checked_out_axes(vm: VmappedFunction, name: str, traced, in_batched: list[b
             continue
         ndim = len(aval.shape) + 1
         if not -ndim <= axis < ndim:
-            raise AotcError(
+            raise VmapError(
                 f"vmap({name}): out_axes={axis} is out of range for result {path}, which has "
                 f"shape {tuple(aval.shape)} per example (rank {ndim} with the batch axis); "
                 f"give an axis in [-{ndim}, {ndim}) or None")
@@ -361,7 +368,7 @@ def _batch(name: str, scratch, names: _Names, in_batched: list[bool], size) -> N
     try:
         run_pipeline(scratch, ["inline", "symbol-dce", *batch, "canonicalize", "cse"])
     except PassError as e:
-        raise CompileError(f"vmap({name}): {e}") from None
+        raise CompileError(f"vmap({name}): {e}") from e
 
 
 def _call(outer, names: _Names, result_types: dict, arrays: list, example_avals: list,
@@ -493,7 +500,7 @@ def dynamic_batch_signature(fn_name: str, signature):
     named = {d for _, d in dynamic if isinstance(d, str)}
     if len(named) > 1:
         listed = ", ".join(f"{leaf}: {d!r}" for leaf, d in dynamic)
-        raise AotcError(
+        raise VmapError(
             f"vmap({fn_name}): the dynamic batch dimensions have different names ({listed}); "
             f"every batched argument has the same batch size, so give them one name (or None)")
     if named:

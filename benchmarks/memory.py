@@ -14,9 +14,9 @@ Per variant: the process's peak resident memory during the loop above what it he
 before the state was made (Linux ``VmHWM``, reset just before the loop; for the
 ``update`` loop, divided by the state size), aotc's own figures (``memory_stats``: peak
 bytes in use, bytes asked for and bytes taken from the system per step, steady state
-after the first step), and the median time per step: ``ms/step`` with every variant run in one process, one step
-of each in turn (so load from elsewhere hits them alike), ``alone`` from the variant's own
-process. aotc runs on local-task (the
+after the first step), and the median time per step: ``ms/step`` with every variant run in
+one process, one step of each in turn (so load from elsewhere hits them alike), ``alone``
+from the variant's own process. aotc runs on local-task (the
 driver it picks for this much work) and on local-sync (whose allocator statistics see
 every allocation, so ``new/step`` is exact there), once more there with reuse off
 (``AOTC_REUSE=0``) to show what the caching allocator saves. JAX reports no memory statistics on
@@ -127,12 +127,15 @@ class Runner:
 
         if self.loop == "update":
             spec = aotc.ShapeDtypeStruct((STATE,), "float32")
-            art = aotc.export(lambda x: update_step(anp, x), spec, name="step", donate_argnums=donate)
+            art = aotc.export(lambda x: update_step(anp, x), spec, name="step",
+                              donate_argnums=donate)
             self._fill = aotc.export(lambda v: anp.broadcast_to(v, (STATE,)) * 1,
-                                     aotc.ShapeDtypeStruct((), "float32"), name="fill").load(self.uri).fill
+                                     aotc.ShapeDtypeStruct((), "float32"),
+                                     name="fill").load(self.uri).fill
         else:
             specs = [aotc.ShapeDtypeStruct(a.shape, "float32") for a in self._data]
-            art = aotc.export(lambda *a: mlp_step(anp, *a), *specs, name="step", donate_argnums=donate)
+            art = aotc.export(lambda *a: mlp_step(anp, *a), *specs, name="step",
+                              donate_argnums=donate)
         self._step = art.load(self.uri).step
 
     def make_state(self) -> None:

@@ -53,7 +53,8 @@ def _rng():
 def _mlp_params():
     r = _rng()
     sizes = [784, 512, 512, 10]
-    return [((r.standard_normal((a, b)) * np.sqrt(2 / a)).astype(np.float32), np.zeros(b, np.float32))
+    return [((r.standard_normal((a, b)) * np.sqrt(2 / a)).astype(np.float32),
+             np.zeros(b, np.float32))
             for a, b in zip(sizes[:-1], sizes[1:])]
 
 
@@ -89,7 +90,8 @@ def make_elementwise():
 
 def make_matmul():
     r = _rng()
-    args = (r.standard_normal((1024, 1024), np.float32), r.standard_normal((1024, 1024), np.float32))
+    args = (r.standard_normal((1024, 1024), np.float32),
+            r.standard_normal((1024, 1024), np.float32))
     fj = jax.jit(lambda a, b: a @ b) if jax else None
     return aotc.jit(lambda a, b: a @ b), (lambda a, b: a @ b), fj, args
 
@@ -145,9 +147,11 @@ def make_cnn():
         return lambda x, *p: cnn.forward(layers, list(zip(p[0::2], p[1::2])), x)
 
     fj = jax.jit(net(cnn.Layers(
-        conv=lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=cnn.NHWC),
+        conv=lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                                       dimension_numbers=cnn.NHWC),
         relu=jax.nn.relu,
-        max_pool=lambda x: jax.lax.reduce_window(x, -np.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
+        max_pool=lambda x: jax.lax.reduce_window(x, -np.inf, jax.lax.max, (1, 2, 2, 1),
+                                                 (1, 2, 2, 1), "VALID"),
         dense=lambda x, w, b: x @ w + b, softmax=jax.nn.softmax))) if jax else None
     return aotc.jit(net(cnn.AOTC)), net(cnn.NUMPY), fj, args
 
@@ -161,8 +165,10 @@ WORKLOADS = {
         Workload("matmul", "matmul 1024x1024x1024 float32", make_matmul, 3),
         Workload("softmax", "row softmax 256x4096 float32", make_softmax, 100),
         Workload("tiny", "add of two float32[4] (per-call overhead)", make_tiny, 2000),
-        Workload("scan", "Elman RNN via lax.scan: 128 steps, batch 8, input 64, hidden 256", make_scan, 20),
-        Workload("cnn", "CNN conv16-pool-conv32-pool-dense10 on 32 28x28x1 images, weights as args", make_cnn, 50),
+        Workload("scan", "Elman RNN via lax.scan: 128 steps, batch 8, input 64, hidden 256",
+                 make_scan, 20),
+        Workload("cnn", "CNN conv16-pool-conv32-pool-dense10 on 32 28x28x1 images, weights as args",
+                 make_cnn, 50),
     )
 }
 
@@ -268,7 +274,8 @@ def compile_times() -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--only", nargs="*", choices=sorted(WORKLOADS), help="workloads to run")
     p.add_argument("--repeats", type=int, default=3, help="interleaved blocks per workload")
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "latest.json"))
@@ -285,13 +292,15 @@ def main(argv=None) -> int:
         report["compile"] = compile_times()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2))
-    print(f"{'workload':<12} {'aotc us':>10} {'numpy us':>10} {'jax us':>10} {'aotc/np':>8} {'aotc/jax':>8}  rel.err")
+    print(f"{'workload':<12} {'aotc us':>10} {'numpy us':>10} {'jax us':>10} {'aotc/np':>8} "
+          f"{'aotc/jax':>8}  rel.err")
     for r in rows:
         print(f"{r['workload']:<12} {r['aotc_us']:>10.1f} {r['numpy_us']:>10.1f} "
               f"{r.get('jax_us', float('nan')):>10.1f} {r['aotc/numpy']:>8.2f} "
               f"{r.get('aotc/jax', float('nan')):>8.2f}  {r['max_rel_error']:.1e}")
     if "runtime_tiny_call_us" in report:
-        print("runtime tiny call (numpy in, np.asarray out), us:", {k: round(v, 2) for k, v in report["runtime_tiny_call_us"].items()})
+        print("runtime tiny call (numpy in, np.asarray out), us:",
+              {k: round(v, 2) for k, v in report["runtime_tiny_call_us"].items()})
         print("compile:", report["compile"])
     print(f"written to {args.out}")
     return 0

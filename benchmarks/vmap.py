@@ -68,7 +68,8 @@ def _sync_last(outs):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "vmap.json"))
@@ -103,7 +104,8 @@ def main(argv=None) -> int:
         j_args = tuple(jnp.asarray(a) for a in (x, *params))
         errors["jax"] = _rel_error(fj(*j_args), want)
         med = _time_pair([("vmap", vmapped, (d_x, *d_params), _sync_aotc),
-                          ("jax", fj, j_args, lambda o: o.block_until_ready())], calls, args.repeats)
+                          ("jax", fj, j_args, lambda o: o.block_until_ready())],
+                         calls, args.repeats)
         rows["vmap_vs_jax"] = {**{f"{k}_us": v * 1e6 for k, v in med.items()},
                                "ratio": med["vmap"] / med["jax"], "target": "<= 1.0"}
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from aotc.errors import PassError  # noqa: F401  (the passes raise it; aotc/errors.py)
 
-class PassError(Exception):
-    """A pass could not transform the IR. The message names the pass, the op, its source
-    location, the requirement that failed and how to fix it."""
+
 
 
 @dataclass(frozen=True)
@@ -61,3 +62,39 @@ def is_private(func) -> bool:
 
     return ("sym_visibility" in func.attributes
             and ir.StringAttr(func.attributes["sym_visibility"]).value == "private")
+
+
+def where(op) -> str:
+    """``file.py:12`` from an op's location (``loc("file.py":12:3)``), else the raw text:
+    how pass errors point at the source line that produced an op."""
+    text = str(op.location)
+    match = re.search(r'"([^"]+)":(\d+)', text)
+    if match:
+        return f"{os.path.basename(match.group(1))}:{match.group(2)}"
+    return text
+
+
+REFLECTION = "iree.reflection"
+
+
+def read_metadata(func):
+    """aotc's metadata record of a ``func.func`` (``FunctionMetadata``, kept in its
+    ``iree.reflection`` dictionary), or None for a function without one."""
+    from aotc._mlir import ir
+    from aotc.runtime.metadata import REFLECTION_KEY, FunctionMetadata
+
+    if REFLECTION not in func.attributes:
+        return None
+    reflection = ir.DictAttr(func.attributes[REFLECTION])
+    if REFLECTION_KEY not in reflection:
+        return None
+    return FunctionMetadata.from_reflection(
+        {REFLECTION_KEY: ir.StringAttr(reflection[REFLECTION_KEY]).value})
+
+
+def write_metadata(func, metadata) -> None:
+    """Stores ``metadata`` (``FunctionMetadata``) as the function's ``iree.reflection``."""
+    from aotc._mlir import ir
+
+    func.attributes[REFLECTION] = ir.DictAttr.get(
+        {key: ir.StringAttr.get(value) for key, value in metadata.to_reflection().items()})

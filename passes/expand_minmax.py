@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import opset
 from .base import ModulePass, collect_ops, register
 
 # op name -> (the ordered compare under which lhs wins, what a NaN operand does)
@@ -28,6 +29,9 @@ _RULES = {
 }
 
 
+# Attached to the ops' rows, so an op this table names must be in the vocabulary (a row
+# missing fails at import, naming the row to add).
+@opset.attach("expand-minmax", *_RULES)
 def _expand(op) -> None:
     from aotc._mlir import arith, ir
 

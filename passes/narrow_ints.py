@@ -7,7 +7,8 @@ arithmetic there; its emulation has no pattern for the unsigned ops ("bitwidth e
 is not implemented yet on unsigned op pattern version": ``arith.divui``, ``remui``,
 ``ceildivui``, ``shrui``, ``cmpi ult/ugt/...``) and gets ``arith.maxui`` on i8 wrong (a
 uint8 max reduction returned 63 for 248 on lavapipe). This pass widens each such op:
-operands zero-extended to i32, the op on i32, the result truncated back, which is exact for every op in the table:
+operands zero-extended to i32, the op on i32, the result truncated back, which is
+exact for every op in the table:
 
 - division, remainder, min/max of values that fit in 8/16 bits fit in them again;
 - a left shift keeps its low bits; a right shift of the extended value shifts in the
@@ -27,16 +28,16 @@ affected (IREE sizes those buffers itself).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
-from .base import ModulePass, PassError, collect_ops, is_private, register
+from . import opset
+from .base import ModulePass, PassError, collect_ops, is_private, read_metadata, register
 
-# op name -> how its operands are read: "unsigned" (zero-extend) or "signed" (sign-extend)
-# (IREE's emulation computes the signed ones right: checked on lavapipe for i8 and i16.)
-_WIDENED = dict.fromkeys(("arith.divui", "arith.remui", "arith.ceildivui", "arith.shrui",
-                          "arith.maxui", "arith.minui", "arith.shli"), "unsigned")
+# op name -> how its operands are read: "unsigned" (zero-extend) or "signed" (sign-extend),
+# the ``widen`` property of the ops' rows in the vocabulary. (IREE's emulation computes the
+# signed ones right: checked on lavapipe for i8 and i16.)
+_WIDENED = opset.WIDENED
 # arith.cmpi predicates (arith.CmpIPredicate values) ult ule ugt uge
 _CMPI_READS = dict.fromkeys((6, 7, 8, 9), "unsigned")
 _NARROW_WIDTHS = (8, 16)
@@ -93,14 +94,8 @@ class WidenNarrowInts(ModulePass):
 
 def _argument_specs(func) -> list[str]:
     """``name: dtype[shape]`` of each argument, from aotc's reflection metadata."""
-    from aotc._mlir import ir
-
-    try:
-        reflection = ir.DictAttr(func.attributes["iree.reflection"])
-        meta = json.loads(ir.StringAttr(reflection["aotc"]).value)
-        return [f"{a['name']}: {a['dtype']}{list(a['shape'])}" for a in meta["args"]]
-    except (KeyError, ValueError, TypeError):
-        return []
+    meta = read_metadata(func)
+    return [] if meta is None else [f"{a.name}: {a.dtype}{list(a.shape)}" for a in meta.args]
 
 
 def _partial_word(arg_type) -> str | None:

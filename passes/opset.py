@@ -78,7 +78,8 @@ class Op:
 
     def __post_init__(self):
         if self.group not in GROUPS:
-            raise ValueError(f"op {self.name}: unknown group {self.group!r}; one of {sorted(GROUPS)}")
+            raise ValueError(f"op {self.name}: unknown group {self.group!r}; "
+                             f"one of {sorted(GROUPS)}")
 
 
 def _rows(group: str, names: str, **props) -> list[Op]:
@@ -118,7 +119,8 @@ _ROWS: list[Op] = [
             + [f"depthwise_conv_{s}" for s in (
                 "1d_nwc_wc 2d_nhwc_hwc 3d_ndhwc_dhwc 1d_nwc_wcm 2d_nhwc_hwcm 3d_ndhwc_dhwcm "
                 "1d_ncw_cw 2d_nchw_chw 3d_ncdhw_cdhw".split())]
-            + [f"pooling_{layout}_{kind}" for layout in ("nwc", "nhwc", "ndhwc", "ncw", "nchw", "ncdhw")
+            + [f"pooling_{layout}_{kind}"
+               for layout in ("nwc", "nhwc", "ndhwc", "ncw", "nchw", "ncdhw")
                for kind in ("max", "min", "sum")]))),
     *_rows("linalg_ext", "iree_linalg_ext.sort iree_linalg_ext.scan iree_linalg_ext.topk"),
     # ---- control flow, functions, barriers -----------------------------------------------

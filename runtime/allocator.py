@@ -92,7 +92,8 @@ def parse_budget(value: str | float | None) -> int | None:
     """
     if value is None:
         return None
-    if isinstance(value, float) or (isinstance(value, str) and re.fullmatch(r"\s*0?\.\d+\s*|\s*1\.0*\s*", value)):
+    if isinstance(value, float) or (
+            isinstance(value, str) and re.fullmatch(r"\s*0?\.\d+\s*|\s*1\.0*\s*", value)):
         fraction = float(value)
         if not 0 < fraction <= 1:
             raise ValueError(f"preallocate: expected a fraction in (0, 1] or a size, got {value!r}")
@@ -320,7 +321,8 @@ class BufferPool:
                 if staging is None:
                     staging = self._staging[size] = aligned_empty(size)
                 staging[:nbytes] = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-                source = self.hal.allocator.import_host_allocation(staging, _STAGING_MEMORY, _TRANSFER)
+                source = self.hal.allocator.import_host_allocation(
+                    staging, _STAGING_MEMORY, _TRANSFER)
                 self._copy(source, buffer)
         return rt.HalBufferView(buffer, array.shape, element_type), buffer
 
@@ -382,7 +384,8 @@ def device_copy(device: Any, bv: rt.HalBufferView) -> rt.HalBufferView:
 
 
 _UINT8_ELEMENT = int(rt.HalElementType.UINT_8)
-_BITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+_BITS = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+         8: np.dtype(np.uint64)}
 
 
 class _DLPackSource:
@@ -416,7 +419,8 @@ def preallocate(device: Any, sizes: list[int]) -> int:
             buffers.append((device.pool.acquire(size), size))
         else:
             buffers.append((device.hal.allocator.allocate_buffer(
-                memory_type=_RESULT_MEMORY, allowed_usage=_RESULT_USAGE, allocation_size=size), size))
+                memory_type=_RESULT_MEMORY, allowed_usage=_RESULT_USAGE, allocation_size=size),
+                size))
         reserved += size
     for buffer, size in buffers:
         if device.pool is not None:

@@ -21,7 +21,7 @@ from . import dtypes
 from .allocator import read_back
 from .device import Device, get_device
 from .errors import ArgumentError, DeletedArrayError
-from .memory import out_of_memory
+from .ledger import out_of_memory
 
 # Results up to this size are copied to the host when first read; larger ones are read
 # in place (zero-copy). Copying 16 KiB costs about what the zero-copy view's keep-alive
@@ -32,7 +32,8 @@ _DEVICE_LOCAL = int(rt.MemoryType.DEVICE_LOCAL)
 _DEFAULT_USAGE = int(rt.BufferUsage.DEFAULT)
 # Unsigned dtypes travel as signless integers; DLPack consumers get the exact type.
 _EXACT_ELEMENT_TYPES = {
-    d.name: d.exact_element_type for d in dtypes.DTYPES.values() if d.exact_element_type != d.element_type
+    d.name: d.exact_element_type
+    for d in dtypes.DTYPES.values() if d.exact_element_type != d.element_type
 }
 
 # Arrays whose buffer another array may hold too (a function returned an argument, or

@@ -17,7 +17,7 @@ import iree.runtime as rt
 
 from . import allocator as _allocator
 from .errors import DeviceError
-from .memory import Ledger, driver_statistics
+from .ledger import Ledger, driver_statistics
 from .metadata import FunctionMetadata
 from .targets import gpu_driver, runs_on_host_cpu, split_targets
 
@@ -63,15 +63,17 @@ class Device:
         self.hal = hal
         # Memory: how freed buffers are reused ("caching", "pool", "none"), the runtime's
         # own pool where IREE's caching allocator cannot be used, and the ledger behind
-        # memory_stats (see allocator.py, memory.py).
+        # memory_stats (see allocator.py, ledger.py).
         config = _allocator.reuse_config()
         self.reuse = _allocator.reuse_kind(driver, config)
-        self.pool = (_allocator.BufferPool(hal, config.effective_capacity(), config.max_free_buffers)
+        self.pool = (_allocator.BufferPool(hal, config.effective_capacity(),
+                                           config.max_free_buffers)
                      if self.reuse == "pool" else None)
         self.ledger = Ledger(config.preallocate, driver_statistics(self))
         self.is_host = driver in HOST_DRIVERS
         path = uri.split("://", 1)[1] if "://" in uri else ""
-        self.dlpack_device = (_DLPACK_DEVICE_TYPES.get(driver, 1), int(path) if path.isdigit() else 0)
+        self.dlpack_device = (_DLPACK_DEVICE_TYPES.get(driver, 1),
+                              int(path) if path.isdigit() else 0)
         self._hal_module: rt.VmModule | None = None
 
     @property
@@ -198,7 +200,8 @@ def _set_task_flags() -> None:
 def _runs_best_on_one_thread(meta: FunctionMetadata) -> bool:
     if meta.work_estimate < LOCAL_SYNC_MAX_WORK:
         return True
-    return meta.op_estimate > 0 and meta.work_estimate / meta.op_estimate < LOCAL_SYNC_MAX_WORK_PER_OP
+    return (meta.op_estimate > 0
+            and meta.work_estimate / meta.op_estimate < LOCAL_SYNC_MAX_WORK_PER_OP)
 
 
 def default_device_uri(functions: Iterable[FunctionMetadata | None]) -> str:
@@ -219,5 +222,6 @@ def default_device_uri(functions: Iterable[FunctionMetadata | None]) -> str:
             driver = gpu_driver(target)
             if driver is not None:
                 return driver
-    small = bool(functions) and all(meta is not None and _runs_best_on_one_thread(meta) for meta in functions)
+    small = bool(functions) and all(meta is not None and _runs_best_on_one_thread(meta)
+                                    for meta in functions)
     return "local-sync" if small else "local-task"

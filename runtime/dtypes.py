@@ -20,34 +20,54 @@ from iree.runtime import HalElementType
 
 @dataclass(frozen=True)
 class DType:
+    """One dtype aotc compiles: the compiler's view (``kind``, ``bits``, the MLIR element
+    type) and the runtime's (the HAL element types); ``short`` is its name in CLI specs."""
+
     name: str  # numpy's name, as stored in the metadata
     numpy: np.dtype
     element_type: int  # the HAL element type arguments are passed with
-    mlir: str  # the element type the compiled function uses
     exact_element_type: int  # signed/unsigned, for handing buffers to other libraries
+    kind: str  # "bool" | "int" | "uint" | "float"; signedness lives here, not in MLIR
+    bits: int  # 1 for bool
+
+    @property
+    def mlir(self) -> str:
+        """The element type the compiled function uses: MLIR integers are signless."""
+        return f"{'f' if self.kind == 'float' else 'i'}{self.bits}"
+
+    @property
+    def short(self) -> str:
+        """``i8``, ``u16``, ``f32``, ``bool``."""
+        return "bool" if self.kind == "bool" else f"{self.kind[0]}{self.bits}"
 
 
-def _entry(
-    name: str, element_type: HalElementType, mlir: str, exact: HalElementType | None = None
-) -> tuple[str, DType]:
+_KINDS = {"b": "bool", "i": "int", "u": "uint", "f": "float"}
+
+
+def _entry(name: str, element_type: HalElementType,
+           exact: HalElementType | None = None) -> tuple[str, DType]:
+    dtype = np.dtype(name)
+    kind = _KINDS[dtype.kind]
     exact_type = int(element_type if exact is None else exact)
-    return name, DType(name, np.dtype(name), int(element_type), mlir, exact_type)
+    bits = 1 if kind == "bool" else dtype.itemsize * 8
+    return name, DType(name, dtype, int(element_type), exact_type, kind, bits)
 
 
+# The one dtype table: the compiler (aotc/dtypes.py) and the CLI derive theirs from it.
 DTYPES: dict[str, DType] = dict(
     [
-        _entry("bool", HalElementType.BOOL_8, "i1"),
-        _entry("int8", HalElementType.INT_8, "i8"),
-        _entry("int16", HalElementType.INT_16, "i16"),
-        _entry("int32", HalElementType.INT_32, "i32"),
-        _entry("int64", HalElementType.INT_64, "i64"),
-        _entry("uint8", HalElementType.INT_8, "i8", HalElementType.UINT_8),
-        _entry("uint16", HalElementType.INT_16, "i16", HalElementType.UINT_16),
-        _entry("uint32", HalElementType.INT_32, "i32", HalElementType.UINT_32),
-        _entry("uint64", HalElementType.INT_64, "i64", HalElementType.UINT_64),
-        _entry("float16", HalElementType.FLOAT_16, "f16"),
-        _entry("float32", HalElementType.FLOAT_32, "f32"),
-        _entry("float64", HalElementType.FLOAT_64, "f64"),
+        _entry("bool", HalElementType.BOOL_8),
+        _entry("int8", HalElementType.INT_8),
+        _entry("int16", HalElementType.INT_16),
+        _entry("int32", HalElementType.INT_32),
+        _entry("int64", HalElementType.INT_64),
+        _entry("uint8", HalElementType.INT_8, HalElementType.UINT_8),
+        _entry("uint16", HalElementType.INT_16, HalElementType.UINT_16),
+        _entry("uint32", HalElementType.INT_32, HalElementType.UINT_32),
+        _entry("uint64", HalElementType.INT_64, HalElementType.UINT_64),
+        _entry("float16", HalElementType.FLOAT_16),
+        _entry("float32", HalElementType.FLOAT_32),
+        _entry("float64", HalElementType.FLOAT_64),
     ]
 )
 

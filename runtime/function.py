@@ -31,7 +31,7 @@ from .array import (
     tracked,
 )
 from .errors import ArgumentError, DeviceMismatchError, InvocationError
-from .memory import out_of_memory
+from .ledger import out_of_memory
 from .metadata import FunctionMetadata
 from .tree import flatten, unflatten
 from .validate import ArgPlan, plan_args, prepare, structure_error
@@ -203,7 +203,8 @@ def _build_call_flat(
     copy = hal.allocator.allocate_buffer_copy
     invoke = loaded.context.invoke
     vm_function = loaded.vm_module.lookup_function(meta.name)
-    variant_list, buffer_view, ndarray, array = rt.VmVariantList, rt.HalBufferView, np.ndarray, Array
+    variant_list, buffer_view = rt.VmVariantList, rt.HalBufferView
+    ndarray, array = np.ndarray, Array
     tracked_array, make = TrackedArray, make_array
     device_local, usage = _DEVICE_LOCAL, _USAGE
 
@@ -253,13 +254,13 @@ def _build_call_flat(
         if track:
             # Arguments and results are held together while the call runs; the large
             # results stay (each gives its bytes back when it goes).
-            top = led.in_use + up + out_bytes
-            if top > led.peak:
-                led.new_peak(top, meta.name, device, up + out_bytes)  # checks the budget
-        try:
-            invoke(vm_function, args, results)
-        except (ValueError, RuntimeError) as e:
-            raise _invocation_error(meta, e, device, up + out_bytes) from e
+            _invoke_held(meta, device, led, invoke, vm_function, args, results, up + out_bytes)
+        else:
+            # Small arguments and results: no peak bookkeeping (and no extra call).
+            try:
+                invoke(vm_function, args, results)
+            except (ValueError, RuntimeError) as e:
+                raise _invocation_error(meta, e, device, up + out_bytes) from e
         counts[0] += 1
         if track:
             led.in_use += kept_bytes
@@ -353,9 +354,10 @@ def _build_general_call(
                 first = seen.get(id(leaf))
                 if first is not None and (give or first in donated):
                     a, b = (first, i)
+                    which = "both are" if give and a in donated else "one is"
                     raise ArgumentError(
                         f"{where}: the same Array is passed as argument {names[a]!r} and as "
-                        f"argument {names[b]!r}, and {'both are' if give and a in donated else 'one is'} "
+                        f"argument {names[b]!r}, and {which} "
                         f"donated: a donated buffer is consumed by the call, so it cannot also "
                         f"be read as another argument. Pass a copy for one of them "
                         f"(aotc.device_put(np.array(x)))"
@@ -384,13 +386,7 @@ def _build_general_call(
             up += value.nbytes
             n_up += 1
         results = rt.VmVariantList(n_results)
-        top = led.in_use + up + fresh_bytes
-        if top > led.peak:
-            led.new_peak(top, meta.name, device, up + fresh_bytes)  # checks the budget
-        try:
-            invoke(vm_function, args, results)
-        except (ValueError, RuntimeError) as e:
-            raise _invocation_error(meta, e, device, up + fresh_bytes) from e
+        _invoke_held(meta, device, led, invoke, vm_function, args, results, up + fresh_bytes)
         del args
         for leaf, i in consumed:
             leaf.delete(f"donated to {meta.name}(), argument {names[i]!r}")
@@ -414,6 +410,21 @@ def _build_general_call(
         return outs
 
     return call_flat
+
+
+def _invoke_held(meta: FunctionMetadata, device: Any, led: Any, invoke: Callable,
+                 vm_function: rt.VmFunction, args: rt.VmVariantList,
+                 results: rt.VmVariantList, held: int) -> None:
+    """Invokes a call that holds ``held`` more bytes (its uploads and new results) while
+    it runs: a new peak in the ledger is checked against the budget first (raising
+    ``OutOfMemoryError``), and IREE's failure becomes an ``InvocationError``."""
+    top = led.in_use + held
+    if top > led.peak:
+        led.new_peak(top, meta.name, device, held)  # checks the budget
+    try:
+        invoke(vm_function, args, results)
+    except (ValueError, RuntimeError) as e:
+        raise _invocation_error(meta, e, device, held) from e
 
 
 def _host_views_outside(array: Array) -> bool:
@@ -443,7 +454,8 @@ def _slow_arg(meta: FunctionMetadata, plans: tuple[ArgPlan, ...], device: Any, l
         return _array_buffer(meta.name, device, value, repr(plan.spec.name)), None
     hal = device.hal
     try:
-        bv = hal.allocator.allocate_buffer_copy(_DEVICE_LOCAL, _USAGE, hal, value, plan.element_type)
+        bv = hal.allocator.allocate_buffer_copy(_DEVICE_LOCAL, _USAGE, hal, value,
+                                                plan.element_type)
     except (ValueError, RuntimeError) as e:
         if "RESOURCE_EXHAUSTED" in str(e):
             raise out_of_memory(f"{meta.name}()", device, value.nbytes, str(e)) from e

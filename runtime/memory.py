@@ -18,6 +18,9 @@ Two sources are combined:
   ``bytes_reused`` is None. On Vulkan they come from the runtime's pool (argument copies);
   IREE's Vulkan allocator reports no frees.
 
+The ledger itself is ``ledger.py``, the lowest layer (devices own one, arrays and calls
+update it); this module sits on top of the devices and arrays and only reads them.
+
 Example:
   >>> from aotc import runtime
   >>> stats = runtime.memory_stats("local-sync")          # doctest: +SKIP
@@ -35,89 +38,12 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .errors import OutOfMemoryError
-
-
-class Ledger:
-    """The runtime's account of one device's memory (see the module docstring).
-
-    Updated on the call path, so plain attributes (slots) only.
-    """
-
-    __slots__ = ("baseline", "bytes_allocated", "bytes_donated", "counters", "in_use",
-                 "limit", "num_allocs", "peak", "reserved")
-
-    def __init__(self, limit: int | None = None, baseline: dict | None = None) -> None:
-        self.in_use = 0
-        self.peak = 0
-        # Counted directly (device_put, the general call path) ...
-        self.num_allocs = 0
-        self.bytes_allocated = 0
-        self.bytes_donated = 0
-        # ... and derived from per-function counters of the fast call path (``register``).
-        self.counters: list[tuple[list, int, int, int, int]] = []
-        self.limit = limit  # the preallocation budget, or None
-        self.reserved = 0  # bytes preallocated into the reuse cache
-        self.baseline = baseline or {}  # the driver's statistics when the device was made
-
-    def register(self, n_args: int, in_bytes: int, n_results: int, out_bytes: int) -> list:
-        """Counters for one function's fast call path: [calls, Array arguments, their
-        bytes, upload bytes the metadata did not give]. Every call copies each argument
-        that is not an Array and allocates every result."""
-        counts = [0, 0, 0, 0]
-        self.counters.append((counts, n_args, in_bytes, n_results, out_bytes))
-        return counts
-
-    def totals(self) -> tuple[int, int]:
-        """(buffers asked for, their bytes) so far."""
-        allocs, nbytes = self.num_allocs, self.bytes_allocated
-        for counts, n_args, in_bytes, n_results, out_bytes in self.counters:
-            calls, arrays, array_bytes, extra = counts
-            allocs += calls * (n_args + n_results) - arrays
-            nbytes += calls * (in_bytes + out_bytes) - array_bytes + extra
-        return allocs, nbytes
-
-    def new_peak(self, top: int, where: str, device: Any, requested: int) -> None:
-        """A call is about to hold ``top`` bytes, more than ever before: checks the
-        budget (raising ``OutOfMemoryError``), then records the new peak."""
-        limit = self.limit
-        if limit is not None and top > limit:
-            raise out_of_memory(f"{where}()" if not where.endswith(")") else where, device, requested)
-        self.peak = top
-
-    def request(self, nbytes: int, where: str, device: Any) -> None:
-        """Checks ``nbytes`` more fit the budget; raises ``OutOfMemoryError`` if not."""
-        limit = self.limit
-        if limit is not None and self.in_use + nbytes > limit:
-            raise out_of_memory(where, device, nbytes)
-
-
-def out_of_memory(where: str, device: Any, requested: int, cause: str | None = None) -> OutOfMemoryError:
-    """The error for a failed (or refused) allocation: the size asked for, the bytes in
-    use, the budget, and what to do."""
-    ledger = device.ledger
-    limit = (f", limit {format_bytes(ledger.limit)} (AOTC_PREALLOCATE / configure_reuse)"
-             if ledger.limit is not None else "")
-    iree = f" IREE: {cause.strip()}" if cause else ""
-    return OutOfMemoryError(
-        f"{where}: out of memory on {device.uri}: requested {format_bytes(requested)} "
-        f"({requested} bytes) with {format_bytes(ledger.in_use)} ({ledger.in_use} bytes) in "
-        f"use by live arrays{limit}.{iree} Fix: drop arrays you no longer need (del x or "
-        f"x.delete()), donate state a call replaces (donate_argnums), call "
-        f"aotc.runtime.trim() to return cached buffers, or raise the limit"
-    )
-
-
-def format_bytes(n: int | None) -> str:
-    """``1536`` -> ``"1.5 KiB"``."""
-    if n is None:
-        return "-"
-    value = float(n)
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{n} bytes"
+from . import device as device_module
+from .array import Array
+from .ledger import driver_statistics, format_bytes
+# Defined in ledger.py (the layer below) and importable from here too, where they lived
+# before the ledger had a module of its own.
+from .ledger import Ledger, out_of_memory  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -170,13 +96,6 @@ class MemoryStats:
         return "\n".join(lines)
 
 
-def driver_statistics(device: Any) -> dict:
-    try:
-        return dict(device.hal.allocator.statistics)
-    except (AttributeError, RuntimeError, ValueError):  # a driver without statistics
-        return {}
-
-
 def _device_stats(device: Any) -> MemoryStats:
     ledger = device.ledger
     num_allocs, bytes_allocated = ledger.totals()
@@ -190,7 +109,8 @@ def _device_stats(device: Any) -> MemoryStats:
         stats = driver_statistics(device)
         base = ledger.baseline
         if stats:
-            allocated = stats.get("device_bytes_allocated", 0) - base.get("device_bytes_allocated", 0)
+            allocated = (stats.get("device_bytes_allocated", 0)
+                         - base.get("device_bytes_allocated", 0))
             freed = stats.get("device_bytes_freed", 0) - base.get("device_bytes_freed", 0)
             from_system = allocated
             reserved = allocated - freed
@@ -209,8 +129,6 @@ def _device_stats(device: Any) -> MemoryStats:
 
 
 def _devices(device: Any) -> list:
-    from . import device as device_module
-
     if device is None:
         with device_module._lock:
             return list(device_module._devices.values())
@@ -346,8 +264,6 @@ def live_arrays(device: Any = None) -> list:
       >>> any(x is a for x in runtime.live_arrays())
       True
     """
-    from .array import Array
-
     wanted = None if device is None else {id(d) for d in _devices(device)}
     out = []
     for obj in gc.get_objects():
@@ -441,7 +357,8 @@ def measure_transient(vmfb: bytes, name: str) -> int | None:
         meta = FunctionMetadata.from_reflection(function.reflection)
     except (RuntimeError, ValueError, TypeError, KeyError):
         return None
-    if meta is None or any(not isinstance(d, int) for s in (*meta.args, *meta.results) for d in s.shape):
+    if meta is None or any(not isinstance(d, int)
+                           for s in (*meta.args, *meta.results) for d in s.shape):
         return None
     args = rt.VmVariantList(len(meta.args))
     for spec in meta.args:

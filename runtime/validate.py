@@ -118,7 +118,8 @@ def _check_dtype(dtype: np.dtype, plan: ArgPlan, what: str) -> None:
     )
 
 
-def check_shape(shape: tuple[int, ...], plan: ArgPlan, bindings: dict[str, tuple[int, str]]) -> None:
+def check_shape(shape: tuple[int, ...], plan: ArgPlan,
+                bindings: dict[str, tuple[int, str]]) -> None:
     """Checks static dims exactly; None dims accept any size; a named dim must have the
     same size in every argument of the call that uses it."""
     spec = plan.spec

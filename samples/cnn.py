@@ -25,6 +25,8 @@ import aotc.nn
 import aotc.numpy as anp
 import aotc.runtime
 
+from _common import output_path, print_classes, print_probs_error, verdict
+
 IMAGE = (28, 28, 1)
 CONV_FEATURES = (16, 32)
 CLASSES = 10
@@ -39,7 +41,8 @@ def init_params(seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
     params, channels = [], IMAGE[-1]
     for features in CONV_FEATURES:
         w = rng.standard_normal((3, 3, channels, features)) * np.sqrt(2.0 / (9 * channels))
-        params.append((w.astype(np.float32), (rng.standard_normal(features) * 0.01).astype(np.float32)))
+        params.append((w.astype(np.float32),
+                       (rng.standard_normal(features) * 0.01).astype(np.float32)))
         channels = features
     positions = (IMAGE[0] // 4) * (IMAGE[1] // 4)
     w = rng.standard_normal((positions, channels, CLASSES)) * np.sqrt(2.0 / (positions * channels))
@@ -113,8 +116,7 @@ def predict_numpy(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main(argv: list[str]) -> int:
-    path = argv[1] if len(argv) > 1 else os.path.join("out", "cnn.vmfb")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    path = output_path(argv, "cnn")
 
     # 1. Compile and save (the build machine).
     start = time.perf_counter()
@@ -134,16 +136,9 @@ def main(argv: list[str]) -> int:
     err = float(np.max(np.abs(probs - ref_probs)))
     probs_ok = np.allclose(probs, ref_probs, rtol=RTOL, atol=ATOL)
     classes_ok = classes.shape == ref_classes.shape and bool(np.all(classes == ref_classes))
-    print(f"batch     {BATCH} images; predicted classes (first 16):")
-    print(f"  aotc    {classes[:16].tolist()}")
-    print(f"  numpy   {ref_classes[:16].tolist()}")
-    print(f"max |probs - numpy| = {err:.2e} (rtol {RTOL:g}, atol {ATOL:g}); classes "
-          f"{'identical' if classes_ok else 'differ'}")
-    if probs_ok and classes_ok:
-        print("MATCH: aotc agrees with numpy")
-        return 0
-    print("MISMATCH: aotc disagrees with numpy", file=sys.stderr)
-    return 1
+    print_classes(BATCH, classes, ref_classes)
+    print_probs_error(err, RTOL, ATOL, f"classes {'identical' if classes_ok else 'differ'}")
+    return verdict(probs_ok and classes_ok)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import aotc
 import aotc.numpy as anp
 import aotc.runtime
 
+from _common import output_path, print_classes, print_probs_error, verdict
+
 LAYERS = (784, 512, 512, 10)
 BATCH = 64
 RTOL = ATOL = 1e-4
@@ -68,8 +70,7 @@ def predict_numpy(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main(argv: list[str]) -> int:
-    path = argv[1] if len(argv) > 1 else os.path.join("out", "mlp.vmfb")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    path = output_path(argv, "mlp")
 
     # 1. Compile and save (the build machine).
     start = time.perf_counter()
@@ -96,17 +97,9 @@ def main(argv: list[str]) -> int:
     class_diff = classes != ref_classes
     classes_ok = classes.shape == ref_classes.shape and bool(np.all(~class_diff | near_tie))
 
-    shown = 16
-    print(f"batch     {BATCH} images; predicted classes (first {shown}):")
-    print(f"  aotc    {classes[:shown].tolist()}")
-    print(f"  numpy   {ref_classes[:shown].tolist()}")
-    print(f"max |probs - numpy| = {err:.2e} (rtol {RTOL:g}, atol {ATOL:g}); "
-          f"{int(class_diff.sum())} of {BATCH} classes differ")
-    if probs_ok and classes_ok:
-        print("MATCH: aotc agrees with numpy")
-        return 0
-    print("MISMATCH: aotc disagrees with numpy", file=sys.stderr)
-    return 1
+    print_classes(BATCH, classes, ref_classes)
+    print_probs_error(err, RTOL, ATOL, f"{int(class_diff.sum())} of {BATCH} classes differ")
+    return verdict(probs_ok and classes_ok)
 
 
 if __name__ == "__main__":

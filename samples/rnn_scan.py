@@ -29,6 +29,8 @@ import aotc.lax
 import aotc.numpy as anp
 import aotc.runtime
 
+from _common import output_path, verdict
+
 SEQ, BATCH, INPUT, HIDDEN, OUTPUT = 32, 8, 16, 64, 10
 RTOL = ATOL = 1e-4
 
@@ -78,8 +80,7 @@ def rnn_numpy(h0: np.ndarray, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main(argv: list[str]) -> int:
-    path = argv[1] if len(argv) > 1 else os.path.join("out", "rnn_scan.vmfb")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    path = output_path(argv, "rnn_scan")
 
     # 1. Compile and save (the build machine).
     start = time.perf_counter()
@@ -105,9 +106,7 @@ def main(argv: list[str]) -> int:
     print(f"sequence  {SEQ} steps x batch {BATCH}, hidden {HIDDEN}: final state {h.shape}, "
           f"outputs {ys.shape}")
     print(f"max |aotc - numpy loop| = {err:.2e} (rtol {RTOL:g}, atol {ATOL:g})")
-    print("MATCH: aotc agrees with numpy" if ok else "MISMATCH: aotc disagrees with numpy",
-          file=sys.stdout if ok else sys.stderr)
-    return 0 if ok else 1
+    return verdict(ok)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ import aotc.lax
 import aotc.numpy as anp
 import aotc.runtime
 
+from _common import output_path, verdict
+
 N = 64
 TOL = 1e-10        # stop when |r| <= TOL * |b|
 MAX_ITER = 4 * N   # in exact arithmetic CG needs at most N steps
@@ -83,8 +85,7 @@ def spd_system(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main(argv: list[str]) -> int:
-    path = argv[1] if len(argv) > 1 else os.path.join("out", "solver_while.vmfb")
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    path = output_path(argv, "solver_while")
 
     # 1. Compile and save (the build machine).
     start = time.perf_counter()
@@ -113,9 +114,7 @@ def main(argv: list[str]) -> int:
     ok = (abs(int(iterations) - int(ref_iterations)) <= 1
           and float(residual) <= TOL * np.linalg.norm(b)
           and all(np.allclose(x, want, rtol=RTOL, atol=ATOL) for want in (ref_x, exact)))
-    print("MATCH: aotc agrees with numpy" if ok else "MISMATCH: aotc disagrees with numpy",
-          file=sys.stdout if ok else sys.stderr)
-    return 0 if ok else 1
+    return verdict(ok)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ def predict(x, w):
 
 @pytest.fixture(scope="module")
 def artifact():
-    return aotc.export(predict, aotc.ShapeDtypeStruct((4, 3), F32), aotc.ShapeDtypeStruct((3, 2), F32))
+    return aotc.export(predict, aotc.ShapeDtypeStruct((4, 3), F32),
+                       aotc.ShapeDtypeStruct((3, 2), F32))
 
 
 def test_artifact_has_vmfb_mlir_and_metadata(artifact):
@@ -97,7 +98,8 @@ def test_target_that_cannot_compute_a_dtype_says_so_at_compile_time():
     def f(x):
         return anp.sin(x)
 
-    with pytest.raises(aotc.CompileError, match=r"(?s)target .cpu. cannot compute.*math.sin on f64") as info:
+    with pytest.raises(aotc.CompileError,
+                       match=r"(?s)target .cpu. cannot compute.*math.sin on f64") as info:
         aotc.export(f, aotc.ShapeDtypeStruct((3,), "float64"))
     assert "test_export.py" in str(info.value)  # the user's source line
     assert ".astype" in str(info.value)
@@ -119,5 +121,6 @@ def test_softmax_returned_and_reduced_compiles_and_matches_numpy():
 
 
 def test_dynamic_dimensions_are_rejected_clearly():
-    with pytest.raises(aotc.UnsupportedOpError, match=r"argument x: expected static dimensions, got shape \(None, 3\)"):
+    with pytest.raises(aotc.UnsupportedOpError,
+                       match=r"argument x: expected static dimensions, got shape \(None, 3\)"):
         aotc.export(lambda x: x + 1, aotc.ShapeDtypeStruct((None, 3), F32))

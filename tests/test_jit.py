@@ -40,7 +40,8 @@ def test_repeated_signature_neither_retraces_nor_recompiles(cache_dir):
 def test_new_shape_or_dtype_compiles_once_each(cache_dir):
     jf = aotc.jit(lambda x: x * 2)
     for shape in [(3,), (4,), (3,), (2, 2), (4,)]:
-        np.testing.assert_array_equal(np.asarray(jf(np.ones(shape, np.float32))), np.full(shape, 2, np.float32))
+        np.testing.assert_array_equal(np.asarray(jf(np.ones(shape, np.float32))),
+                                      np.full(shape, 2, np.float32))
     assert jf.stats["traces"] == 3 and jf.stats["compiles"] == 3
     out = jf(np.ones(3, np.int16))
     assert out.dtype == np.int16 and jf.stats["compiles"] == 4
@@ -132,11 +133,13 @@ def test_second_process_reuses_disk_cache(cache_dir):
         """
         import numpy as np, aotc, aotc.numpy as anp
         f = aotc.jit(lambda x: anp.maximum(x, 0.5) * 3)
-        print(np.asarray(f(np.arange(3, dtype=np.float32))).tolist(), f.stats["compiles"], f.stats["disk_hits"])
+        print(np.asarray(f(np.arange(3, dtype=np.float32))).tolist(), f.stats["compiles"],
+              f.stats["disk_hits"])
         """
     )
     env = dict(os.environ, AOTC_CACHE_DIR=str(cache_dir))
-    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout.split("]")
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                           check=True).stdout.split("]")
             for _ in range(2)]
     assert runs[0][0] == runs[1][0] == "[1.5, 3.0, 6.0"
     assert runs[0][1].split() == ["1", "0"]  # first process compiles
@@ -155,7 +158,8 @@ def test_cache_writes_are_atomic_files(cache_dir):
     ("return int(x.sum())", "int()"),
     ("return float(x[0])", "float()"),
 ])
-def test_python_control_flow_on_traced_value_names_function_and_line(construct, what, tmp_path, cache_dir):
+def test_python_control_flow_on_traced_value_names_function_and_line(construct, what, tmp_path,
+                                                                     cache_dir):
     source = f"def branchy(x):\n    {construct}\n    return -x\n"
     path = tmp_path / "user_code.py"
     path.write_text(source)

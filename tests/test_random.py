@@ -144,7 +144,8 @@ class NumpyRandom:
     def randint(key, shape, minval, maxval, dtype=np.int32):
         dt = np.dtype(dtype)
         info = np.iinfo(dt)
-        low, high = (np.asarray(v) if np.asarray(v).dtype.kind in "iu" else np.asarray(v).astype(np.int64)
+        low, high = (np.asarray(v) if np.asarray(v).dtype.kind in "iu"
+                     else np.asarray(v).astype(np.int64)
                      for v in (minval, maxval))
         if info.bits < 32:
             low = np.clip(low.astype(np.int32), info.min, info.max)
@@ -207,8 +208,10 @@ class NumpyRandom:
             result = indices if array is None else np.take(array, indices, axis=axis)
         else:
             shuffled = NumpyRandom.permutation(key, n if array is None else array, axis)
-            result = shuffled[(slice(None),) * (0 if array is None else axis) + (slice(math.prod(shape)),)]
-        final = shape if array is None else array.shape[:axis] + tuple(shape) + array.shape[axis + 1:]
+            result = shuffled[(slice(None),) * (0 if array is None else axis)
+                              + (slice(math.prod(shape)),)]
+        final = (shape if array is None
+                 else array.shape[:axis] + tuple(shape) + array.shape[axis + 1:])
         return result.reshape(final)
 
 
@@ -259,7 +262,8 @@ DRAWS_32: dict[str, Draw] = {
     "randint(uint8, 0, 256)": lambda R, k: R.randint(k, (12,), 0, 256, np.uint8),
     "randint(int8, -128, 127)": lambda R, k: R.randint(k, (12,), -128, 127, np.int8),
     "randint(int16, -300, 300)": lambda R, k: R.randint(k, (12,), -300, 300, np.int16),
-    "randint(uint32, whole range)": lambda R, k: R.randint(k, (12,), 0, np.uint32(2**32 - 1), np.uint32),
+    "randint(uint32, whole range)": lambda R, k: R.randint(
+        k, (12,), 0, np.uint32(2**32 - 1), np.uint32),
     "randint(maxval == minval)": lambda R, k: R.randint(k, (5,), 3, 3),
     "randint(maxval < minval)": lambda R, k: R.randint(k, (5,), 9, -9),
     "randint(array bounds)": lambda R, k: R.randint(k, (2, 3), np.array([0, 10, -5], np.int32), 20),
@@ -330,11 +334,14 @@ def test_matches_numpy_reference(drawn):
     _, key, seeds, got = drawn
     for name, draw in {**DRAWS_32, **DRAWS_64}.items():
         assert_draw(name, got[name], draw(NumpyRandom, key), NORMAL_VS_EXACT)
-    assert_draw("PRNGKey(traced int32)", got["PRNGKey(traced int32)"], NumpyRandom.PRNGKey(seeds[0]))
-    assert_draw("PRNGKey(traced int64)", got["PRNGKey(traced int64)"], NumpyRandom.PRNGKey(seeds[1]))
+    assert_draw("PRNGKey(traced int32)", got["PRNGKey(traced int32)"],
+                NumpyRandom.PRNGKey(seeds[0]))
+    assert_draw("PRNGKey(traced int64)", got["PRNGKey(traced int64)"],
+                NumpyRandom.PRNGKey(seeds[1]))
     assert_draw("key(traced) then uniform", got["key(traced) then uniform"],
                 NumpyRandom.uniform(NumpyRandom.PRNGKey(seeds[0]), (3,)))
-    assert_draw("fold_in(traced int32)", got["fold_in(traced int32)"], NumpyRandom.fold_in(key, seeds[0]))
+    assert_draw("fold_in(traced int32)", got["fold_in(traced int32)"],
+                NumpyRandom.fold_in(key, seeds[0]))
 
 
 def test_matches_jax_bit_for_bit(drawn):
@@ -414,8 +421,8 @@ def test_same_results_on_vulkan(drawn):
         if name in FMA_DRAWS:
             # SPIR-V's Fma may round the product first (lavapipe does): within one float32
             # ulp of the largest product here, unit * (maxval - minval) < 8.
-            np.testing.assert_allclose(on_vulkan[name], cpu[name], rtol=0, atol=np.spacing(np.float32(4)),
-                                       err_msg=name)
+            np.testing.assert_allclose(on_vulkan[name], cpu[name], rtol=0,
+                                       atol=np.spacing(np.float32(4)), err_msg=name)
         else:
             assert_draw(name, on_vulkan[name], cpu[name])
     assert_draw("bits((5,), uint64)", on_vulkan["bits((5,), uint64)"], cpu["bits((5,), uint64)"])
@@ -467,11 +474,12 @@ BAD_ARGUMENTS = {
                           ["normal", "float", "uint8"]),
     "bits signed dtype": (lambda k: arandom.bits(k, (2,), np.int32), aotc.UnsupportedDtypeError,
                           ["bits", "unsigned", "int32"]),
-    "randint float dtype": (lambda k: arandom.randint(k, (2,), 0, 5, np.float32), aotc.UnsupportedDtypeError,
-                            ["randint", "integer", "float32"]),
+    "randint float dtype": (lambda k: arandom.randint(k, (2,), 0, 5, np.float32),
+                            aotc.UnsupportedDtypeError, ["randint", "integer", "float32"]),
     "shape int": (lambda k: arandom.uniform(k, 3), aotc.TracingError,
                   ["uniform: shape must be a tuple", "3", "(n,)"]),
-    "shape negative": (lambda k: arandom.bits(k, (2, -1)), aotc.TracingError, ["bits: shape", "(2, -1)"]),
+    "shape negative": (lambda k: arandom.bits(k, (2, -1)), aotc.TracingError,
+                       ["bits: shape", "(2, -1)"]),
     "bernoulli int p": (lambda k: arandom.bernoulli(k, 1, (2,)), aotc.UnsupportedDtypeError,
                         ["bernoulli: p must be a float", "int 1"]),
     "uniform minval shape": (lambda k: arandom.uniform(k, (4,), minval=np.zeros(5, np.float32)),
@@ -484,14 +492,16 @@ BAD_ARGUMENTS = {
                          ["PRNGKey: seed must be an integer scalar", "uint32[2]"]),
     "PRNGKey float seed": (lambda k: arandom.PRNGKey(k[0] * 0.5), aotc.TracingError,
                            ["seed must be an integer", "float64"]),
-    "choice larger than population": (lambda k: arandom.choice(k, 3, (4,), replace=False), aotc.TracingError,
+    "choice larger than population": (lambda k: arandom.choice(k, 3, (4,), replace=False),
+                                      aotc.TracingError,
                                       ["choice: cannot take a larger sample (size 4)", "(size 3)"]),
-    "choice weights": (lambda k: arandom.choice(k, 3, (2,), p=np.ones(3) / 3), aotc.UnsupportedOpError,
-                       ["choice: weights p are not supported yet"]),
+    "choice weights": (lambda k: arandom.choice(k, 3, (2,), p=np.ones(3) / 3),
+                       aotc.UnsupportedOpError, ["choice: weights p are not supported yet"]),
     "choice of nothing": (lambda k: arandom.choice(k, 0, (2,)), aotc.TracingError,
                           ["a must be greater than 0", "got 0"]),
-    "permutation of a traced scalar": (lambda k: arandom.permutation(k, k[0]), aotc.TracingError,
-                                       ["permutation: x must be an integer known at trace time", "uint32[]"]),
+    "permutation of a traced scalar":
+        (lambda k: arandom.permutation(k, k[0]), aotc.TracingError,
+         ["permutation: x must be an integer known at trace time", "uint32[]"]),
 }
 
 

@@ -29,12 +29,16 @@ from .._mlir import PARALLEL, REDUCTION, dim_map, linalg
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
 from ..lowering import add_work, drop_broadcast_dims, fill, generic, parallel, wrap
+from .arguments import as_tracer, normalize_axis
 from .elementwise import astype, ufunc
-from .reductions import normalize_axis, sum as reduce_sum
+from .reductions import sum as reduce_sum
 from .scalar import UFUNC_RULES, convert
-from .shape import as_tracer, ravel, reshape, transpose
+from .shape import ravel, reshape, transpose
 
-EXPORTS: dict[str, list[str]] = {"numpy": ["tensordot", "kron"], "lax": [], "nn": []}
+EXPORTS: dict[str, list[str]] = {
+    "numpy": ["dot", "einsum", "inner", "matmul", "outer", "vdot", "tensordot", "kron"],
+    "methods": ["dot"],
+}
 
 _LETTERS = frozenset(string.ascii_letters)
 
@@ -57,7 +61,8 @@ def _parse(subscripts: str, operands: list[Tracer]) -> tuple[list[str], str]:
     """The subscripts of each operand and of the output, with '...' replaced by letters
     of their own (right-aligned, as numpy broadcasts) and the implicit output filled in."""
     if not isinstance(subscripts, str):
-        raise TracingError(f"einsum: expected a subscripts string such as 'ij,jk->ik', got {subscripts!r}")
+        raise TracingError("einsum: expected a subscripts string such as 'ij,jk->ik', "
+                           f"got {subscripts!r}")
     spec = subscripts.replace(" ", "")
     if spec.count("->") > 1:
         raise TracingError(f"einsum: subscripts '{subscripts}' have more than one '->'")
@@ -93,12 +98,14 @@ def _parse(subscripts: str, operands: list[Tracer]) -> tuple[list[str], str]:
         output = output.replace("...", ell)
         for c in output:
             if output.count(c) > 1:
-                raise TracingError(f"einsum: output subscript '{c}' appears more than once in '{output}'")
+                raise TracingError(f"einsum: output subscript '{c}' appears more than once in "
+                                   f"'{output}'")
             if not builtins.any(c in t for t in expanded):
                 raise TracingError(f"einsum: output subscript '{c}' does not appear in the inputs")
     else:
         every = "".join(expanded)
-        output = ell + "".join(sorted(c for c in set(every) if every.count(c) == 1 and c not in ell))
+        output = ell + "".join(sorted(c for c in set(every)
+                                      if every.count(c) == 1 and c not in ell))
     return expanded, output
 
 
@@ -126,7 +133,10 @@ def einsum(subscripts: str, *operands, dtype=None, casting: str = "safe", optimi
     as numpy does, checked with ``casting``). ``optimize`` is accepted and ignored: the
     pairwise order is always the greedy one.
 
-    >>> anp.einsum("bij,bjk->bik", x, y)              # linalg.batch_matmul
+    >>> bmm = aotc.jit(lambda x, y: anp.einsum("bij,bjk->bik", x, y))
+    >>> x, y = np.ones((2, 3, 4), np.float32), np.ones((2, 4, 5), np.float32)
+    >>> "linalg.batch_matmul" in bmm.lower(x, y).as_text()
+    True
     """
     tracers = [as_tracer(o, f"einsum operand {i}") for i, o in enumerate(operands)]
     terms, output = _parse(subscripts, tracers)
@@ -171,7 +181,8 @@ def _diagonal(t: Tracer, term: str, index: int) -> tuple[Tracer, str]:
                 f"of sizes {sizes[c]} and {n} (shape {t.shape}); a diagonal needs equal sizes")
     shape = [sizes[c] for c in unique]
     read = dim_map(len(unique), [unique.index(c) for c in term])
-    (result,) = generic([(t.value, read)], [(fill(shape, t.dtype, 0), dim_map(len(unique), list(range(len(unique)))))],
+    (result,) = generic([(t.value, read)],
+                        [(fill(shape, t.dtype, 0), dim_map(len(unique), list(range(len(unique)))))],
                         parallel(len(unique)), lambda v, _out: [v])
     add_work(np.prod(shape, dtype=np.float64))
     return wrap(result, shape, t.dtype), unique
@@ -205,9 +216,11 @@ def _contract(tracers: list[Tracer], terms: list[str], output: str, extent, out_
     letters = list(dict.fromkeys(output + "".join(terms)))
     flops = 2 * float(np.prod([extent[c] for c in letters], dtype=np.float64))
     add_work(flops)
-    current_trace().contractions.append((flops, builtins.any(_is_constant(t.value) for t in tracers)))
+    current_trace().contractions.append(
+        (flops, builtins.any(is_constant(t.value) for t in tracers)))
     named = _as_matmul(tracers, terms, output, extent, out_dtype)
-    return named if named is not None else _generic_contraction(tracers, terms, output, extent, out_dtype)
+    return (named if named is not None
+            else _generic_contraction(tracers, terms, output, extent, out_dtype))
 
 
 def _generic_contraction(tracers, terms, output, extent, out_dtype) -> Tracer:
@@ -235,7 +248,7 @@ def _generic_contraction(tracers, terms, output, extent, out_dtype) -> Tracer:
     return wrap(result, tuple(out_shape), out_dtype)
 
 
-def _is_constant(value) -> bool:
+def is_constant(value) -> bool:
     owner = value.owner
     return hasattr(owner, "name") and owner.name == "arith.constant"
 
@@ -257,9 +270,12 @@ def _as_matmul(tracers, terms, output, extent, out_dtype) -> Tracer | None:
     summed = [c for c in ta if c in tb and c not in output]
     if not (rows and cols and summed):
         return None  # matrix-vector and outer products stay generic (no kernel to gain)
-    if builtins.any(n != extent[c] for t, term in ((a, ta), (b, tb)) for c, n in zip(term, t.shape)):
+    if builtins.any(n != extent[c] for t, term in ((a, ta), (b, tb))
+                    for c, n in zip(term, t.shape)):
         return None  # broadcast size-1 dimensions: the generic reads them in place
-    size = lambda group: int(np.prod([extent[c] for c in group], dtype=np.int64))
+    def size(group):
+        return int(np.prod([extent[c] for c in group], dtype=np.int64))
+
     lhs = _grouped(astype(a, out_dtype), ta, batch + rows + summed, [batch, rows, summed], size)
     rhs = _grouped(astype(b, out_dtype), tb, batch + summed + cols, [batch, summed, cols], size)
     shape = [size(g) for g in ([batch] if batch else []) + [rows, cols]]
@@ -283,7 +299,8 @@ def _grouped(t: Tracer, term: str, order: list[str], groups: list[list[str]], si
 def matmul(a, b) -> Tracer:
     x, y = as_tracer(a, "matmul operand 0"), as_tracer(b, "matmul operand 1")
     if x.ndim == 0 or y.ndim == 0:
-        raise TracingError("matmul: operands must be at least 1-dimensional; use multiply for scalars")
+        raise TracingError("matmul: operands must be at least 1-dimensional; "
+                           "use multiply for scalars")
     k_x = x.shape[-1]
     k_y = y.shape[-2] if y.ndim > 1 else y.shape[0]
     if k_x != k_y:
@@ -294,12 +311,14 @@ def matmul(a, b) -> Tracer:
     try:
         np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     except ValueError:
-        raise TracingError(f"matmul: batch dimensions of shapes {x.shape} and {y.shape} do not broadcast") from None
+        raise TracingError(f"matmul: batch dimensions of shapes {x.shape} and {y.shape} "
+                           "do not broadcast") from None
     # '...' broadcasts the batch dimensions; a 1-D operand has neither batch nor its row
     # (or column) subscript, as numpy's matmul drops the dimension it prepends.
     tx = "...ij" if x.ndim > 1 else "j"
     ty = "...jk" if y.ndim > 1 else "j"
-    out = ("..." if builtins.max(x.ndim, y.ndim) > 1 else "") + ("i" if x.ndim > 1 else "") + ("k" if y.ndim > 1 else "")
+    out = (("..." if builtins.max(x.ndim, y.ndim) > 1 else "") + ("i" if x.ndim > 1 else "")
+           + ("k" if y.ndim > 1 else ""))
     return einsum(f"{tx},{ty}->{out}", x, y)
 
 
@@ -309,10 +328,12 @@ def dot(a, b) -> Tracer:
         return ufunc("multiply", x, y)
     if y.ndim == 1:
         if x.shape[-1] != y.shape[0]:
-            raise TracingError(f"dot: shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != {y.shape[0]} (dim 0)")
+            raise TracingError(f"dot: shapes {x.shape} and {y.shape} not aligned: "
+                               f"{x.shape[-1]} (dim {x.ndim - 1}) != {y.shape[0]} (dim 0)")
         return einsum("...i,i->...", x, y)
     if x.shape[-1] != y.shape[-2]:
-        raise TracingError(f"dot: shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != {y.shape[-2]} (dim {y.ndim - 2})")
+        raise TracingError(f"dot: shapes {x.shape} and {y.shape} not aligned: "
+                           f"{x.shape[-1]} (dim {x.ndim - 1}) != {y.shape[-2]} (dim {y.ndim - 2})")
     xl = string.ascii_lowercase[: x.ndim - 1]
     yl = string.ascii_uppercase[: y.ndim - 2]
     return einsum(f"{xl}z,{yl}zY->{xl}{yl}Y", x, y)
@@ -321,7 +342,8 @@ def dot(a, b) -> Tracer:
 def vdot(a, b) -> Tracer:
     x, y = ravel(as_tracer(a, "vdot operand 0")), ravel(as_tracer(b, "vdot operand 1"))
     if x.size != y.size:
-        raise TracingError(f"vdot: operands have {x.size} and {y.size} elements; vdot needs equal sizes")
+        raise TracingError(f"vdot: operands have {x.size} and {y.size} elements; "
+                           "vdot needs equal sizes")
     return einsum("i,i->", x, y)
 
 
@@ -330,7 +352,8 @@ def inner(a, b) -> Tracer:
     if x.ndim == 0 or y.ndim == 0:
         return ufunc("multiply", x, y)
     if x.shape[-1] != y.shape[-1]:
-        raise TracingError(f"inner: last dimensions of shapes {x.shape} and {y.shape} differ ({x.shape[-1]} != {y.shape[-1]})")
+        raise TracingError(f"inner: last dimensions of shapes {x.shape} and {y.shape} differ "
+                           f"({x.shape[-1]} != {y.shape[-1]})")
     xl, yl = string.ascii_lowercase[: x.ndim - 1], string.ascii_uppercase[: y.ndim - 1]
     return einsum(f"{xl}z,{yl}z->{xl}{yl}", x, y)
 
@@ -343,7 +366,10 @@ def tensordot(a, b, axes=2) -> Tracer:
     """numpy.tensordot: sums the products over ``axes`` of ``a`` and ``b``: an int N (a's
     last N with b's first N) or a pair of axis sequences (or of ints).
 
-    >>> anp.tensordot(x, w, axes=([1, 2], [0, 1]))    # x: [n, h, w], w: [h, w, k] -> [n, k]
+    >>> x, w = np.ones((2, 3, 4), np.float32), np.ones((3, 4, 5), np.float32)
+    >>> f = aotc.jit(lambda x, w: anp.tensordot(x, w, axes=([1, 2], [0, 1])))
+    >>> print(f.lower(x, w).metadata.signature)       # [n, h, w] . [h, w, k] -> [n, k]
+    _lambda_(x: float32[2,3,4], w: float32[3,4,5]) -> (out: float32[2,5])
     """
     x, y = as_tracer(a, "tensordot operand a"), as_tracer(b, "tensordot operand b")
     axes_x, axes_y = _tensordot_axes(axes, x, y)
@@ -357,7 +383,8 @@ def tensordot(a, b, axes=2) -> Tracer:
     ty = [next(letters) for _ in range(y.ndim)]
     for ax, ay in zip(axes_x, axes_y):
         ty[ay] = tx[ax]
-    out = [c for i, c in enumerate(tx) if i not in axes_x] + [c for i, c in enumerate(ty) if i not in axes_y]
+    out = ([c for i, c in enumerate(tx) if i not in axes_x]
+           + [c for i, c in enumerate(ty) if i not in axes_y])
     return einsum(f"{''.join(tx)},{''.join(ty)}->{''.join(out)}", x, y)
 
 
@@ -372,11 +399,13 @@ def _tensordot_axes(axes, x: Tracer, y: Tracer) -> tuple[list[int], list[int]]:
     try:
         ax, ay = axes
     except (TypeError, ValueError):
-        raise TracingError(f"tensordot: axes must be an int or a pair of axis sequences, got {axes!r}") from None
+        raise TracingError("tensordot: axes must be an int or a pair of axis sequences, "
+                           f"got {axes!r}") from None
     ax = [ax] if isinstance(ax, (int, np.integer)) else list(ax)
     ay = [ay] if isinstance(ay, (int, np.integer)) else list(ay)
     if len(ax) != len(ay):
-        raise TracingError(f"tensordot: shape-mismatch for sum: {len(ax)} axes of a {ax} but {len(ay)} of b {ay}")
+        raise TracingError(f"tensordot: shape-mismatch for sum: {len(ax)} axes of a {ax} "
+                           f"but {len(ay)} of b {ay}")
     ax = [normalize_axis(i, x.ndim, "tensordot axes of a") for i in ax]
     ay = [normalize_axis(i, y.ndim, "tensordot axes of b") for i in ay]
     if len(set(ax)) != len(ax) or len(set(ay)) != len(ay):

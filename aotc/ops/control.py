@@ -32,6 +32,7 @@ from ..lowering import empty, extract_slice, insert_slice
 from ..runtime import tree
 from ..signature import leaf_paths
 from . import elementwise as ew
+from .arguments import as_operand
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": [],
@@ -51,7 +52,7 @@ _AFFINITY = "#hal.device.affinity<@__device_0>"
 
 def _as_array(leaf: Any, where: str) -> Tracer:
     """A pytree leaf as a traced array; Python scalars stay weakly typed."""
-    o = ew.as_operand(leaf, where)
+    o = as_operand(leaf, where)
     if isinstance(o, Tracer):
         return o
     constant = current_trace().constant(np.asarray(o.value, o.dtype))
@@ -98,8 +99,7 @@ class _Regions:
 
     ``build`` creates the op at the current insertion point (after the placeholders, so
     its operands may be made after tracing) and moves the blocks into it; leaving the
-    ``with`` block on an error erases what was not built.
-    """
+    ``with`` block on an error erases what was not built."""
 
     def __init__(self):
         self._holders: list[ir.Operation] = []
@@ -297,7 +297,9 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
     a scalar bool or number (nonzero is true). Both must return the same pytree with the
     same shapes and dtypes; a Python scalar output takes the other branch's dtype.
 
-    >>> lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x)
+    >>> f = aotc.jit(lambda x: aotc.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x))
+    >>> f(np.array([1.0, 2.0], np.float32)), f(np.array([-1.0, -2.0], np.float32))
+    (Array([2., 4.], dtype=float32), Array([1., 2.], dtype=float32))
     """
     where = "lax.cond"
     return _if(where, _predicate(pred, where), ("true_fun", "false_fun"), (true_fun, false_fun),
@@ -312,7 +314,9 @@ def switch(index, branches: Sequence[Callable], *operands):
     branch innermost): IREE 3.13 cannot compile ``scf.index_switch`` with tensor results
     (its stream conversion leaves the default region's yield unconverted).
 
-    >>> lax.switch(k, [lambda v: v, lambda v: v * 2, anp.sin], x)
+    >>> f = aotc.jit(lambda k, x: aotc.lax.switch(k, [lambda v: v, lambda v: v * 2, anp.sin], x))
+    >>> f.lower(np.int32(0), np.zeros(3, np.float32)).as_text().count("scf.if")  # k == 0, k == 1
+    2
     """
     where = "lax.switch"
     branches = list(branches) if isinstance(branches, (list, tuple)) else None
@@ -348,7 +352,9 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     same shapes and dtypes (a Python scalar in ``init_val`` is promoted to the dtype the
     body computes, as in JAX).
 
-    >>> lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 2), (0, x))
+    >>> f = aotc.jit(lambda x: aotc.lax.while_loop(lambda v: v.sum() < 100, lambda v: v * 2, x))
+    >>> "scf.while" in f.lower(np.ones(3, np.float32)).as_text()
+    True
     """
     where = "lax.while_loop"
     _callable(cond_fun, "cond_fun", where)
@@ -391,7 +397,9 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
     the bounds' dtype, weakly typed for Python ints); traced bounds give a
     ``while_loop`` counting ``i`` up to ``upper``.
 
-    >>> lax.fori_loop(0, 10, lambda i, acc: acc + i * x, anp.zeros_like(x))
+    >>> f = aotc.jit(lambda x: aotc.lax.fori_loop(0, 10, lambda i, acc: acc + i * x, 0 * x))
+    >>> "scf.for" in f.lower(np.ones(3, np.float32)).as_text()
+    True
     """
     where = "lax.fori_loop"
     _callable(body_fun, "body_fun", where)
@@ -517,10 +525,9 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     IREE updates it in place. ``reverse`` runs from the end (ys keep xs's order);
     ``unroll=k`` traces ``f`` k times per loop iteration, the remaining steps after it.
 
-    >>> def step(h, x):
-    ...     h = anp.tanh(x @ w + h @ u)
-    ...     return h, h
-    >>> h_last, hs = lax.scan(step, h0, xs)
+    >>> cumsum = aotc.jit(lambda xs: aotc.lax.scan(lambda c, x: (c + x, c + x), 0.0, xs))
+    >>> cumsum(np.arange(1.0, 5.0, dtype=np.float32))      # the final carry, and every carry
+    (Array(10., dtype=float32), Array([ 1.,  3.,  6., 10.], dtype=float32))
     """
     where = "lax.scan"
     _callable(f, "f", where)
@@ -578,9 +585,8 @@ def _empty_like_stacked(y: Tracer, n: int) -> ir.Value:
 
 
 def _empty_scan(step: _ScanStep, init: list[Tracer]):
-    """A zero-step scan: ``f`` is traced (into a block that is then dropped) only to
-    check the carry and learn the ys' shapes and dtypes; the result is ``init`` and
-    empty ys, as in JAX."""
+    """A zero-step scan: ``f`` is traced (into a block that is then dropped) only to check the
+    carry and learn the ys' shapes and dtypes; the result is ``init`` and empty ys, as in JAX."""
 
     def probe(carry):
         with _Regions() as regions:

@@ -26,13 +26,23 @@ from .._mlir import PARALLEL, REDUCTION, ir, linalg
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from ..lowering import (
-    add_work, dim_map, empty, extract_slice, fill, generic, insert_slice, materialized, reshape_value,
+    add_work,
+    dim_map,
+    empty,
+    extract_slice,
+    fill,
+    generic,
+    insert_slice,
+    materialized,
+    reshape_value,
     wrap,
 )
 from . import elementwise as ew
+from .arguments import as_tracer
+from .contraction import is_constant
 from .rearrange import constant_pad
 from .scalar import UFUNC_RULES
-from .shape import as_tracer, reshape, transpose
+from .shape import reshape, transpose
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": [],
@@ -101,7 +111,8 @@ def _spatial_tuple(value, rank: int, name: str, default: int = 1) -> tuple[int, 
             f"conv_general_dilated: {name} must be a sequence of {rank} positive ints (one per "
             f"spatial dimension), got the int {value}; write ({value},) * {rank}")
     values = tuple(value)
-    if len(values) != rank or not builtins.all(isinstance(v, (int, np.integer)) and v >= 1 for v in values):
+    if len(values) != rank or not builtins.all(
+            isinstance(v, (int, np.integer)) and v >= 1 for v in values):
         raise TracingError(
             f"conv_general_dilated: {name} must be {rank} positive ints (one per spatial "
             f"dimension), got {value!r}")
@@ -160,7 +171,8 @@ def _permutations_from_strings(specs: tuple[str, str, str], ndim: int):
     return tuple(perm(s, p) for s, p in zip(specs, pairs))
 
 
-def padding_pairs(padding, in_sizes, window_sizes, strides, where: str) -> tuple[tuple[int, int], ...]:
+def padding_pairs(padding, in_sizes, window_sizes, strides,
+                  where: str) -> tuple[tuple[int, int], ...]:
     """JAX's padtype_to_pads for 'SAME', 'SAME_LOWER', 'VALID', or explicit (lo, hi) pairs."""
     rank = len(in_sizes)
     if isinstance(padding, str):
@@ -188,7 +200,8 @@ def padding_pairs(padding, in_sizes, window_sizes, strides, where: str) -> tuple
     return pairs
 
 
-def _out_size(n: int, lhs_dilation: int, lo: int, hi: int, k: int, rhs_dilation: int, stride: int) -> int:
+def _out_size(n: int, lhs_dilation: int, lo: int, hi: int, k: int, rhs_dilation: int,
+              stride: int) -> int:
     padded = (n - 1) * lhs_dilation + 1 + lo + hi if n else lo + hi
     window = (k - 1) * rhs_dilation + 1 if k else 0
     return builtins.max((padded - window) // stride + 1, 0)
@@ -224,7 +237,8 @@ def plan_convolution(lhs_shape, rhs_shape, window_strides, padding, lhs_dilation
             f"batch-grouped convolutions appear in gradients of grouped convolutions, which "
             f"aotc does not compute")
     if not isinstance(feature_group_count, (int, np.integer)) or feature_group_count < 1:
-        raise TracingError(f"{where}: feature_group_count must be a positive int, got {feature_group_count!r}")
+        raise TracingError(f"{where}: feature_group_count must be a positive int, "
+                           f"got {feature_group_count!r}")
     ndim = len(lhs_shape)
     rank = ndim - 2
     lhs_perm, rhs_perm, out_perm = parse_dimension_numbers(dimension_numbers, ndim)
@@ -273,7 +287,8 @@ def _pad(x: Tracer, pads: Sequence[tuple[int, int]], dilation: Sequence[int], va
     grow = [(builtins.max(lo, 0), builtins.max(hi, 0)) for lo, hi in pads]
     crop = [(builtins.max(-lo, 0), builtins.max(-hi, 0)) for lo, hi in pads]
     if builtins.all(d == 1 for d in dilation) and builtins.any(lo or hi for lo, hi in grow):
-        x = constant_pad(x, [0] + [lo for lo, _ in grow] + [0], [0] + [hi for _, hi in grow] + [0], value)
+        x = constant_pad(x, [0] + [lo for lo, _ in grow] + [0],
+                         [0] + [hi for _, hi in grow] + [0], value)
     elif builtins.any(d != 1 for d in dilation) or builtins.any(lo or hi for lo, hi in grow):
         x = _dilate(x, dilation, grow, value)
     if builtins.any(lo or hi for lo, hi in crop):
@@ -288,8 +303,10 @@ def _pad(x: Tracer, pads: Sequence[tuple[int, int]], dilation: Sequence[int], va
 
 def _dilate(x: Tracer, dilation: Sequence[int], grow: Sequence[tuple[int, int]], value) -> Tracer:
     """Spreads the spatial elements ``dilation`` apart into a tensor of ``value``s."""
-    shape = [x.shape[0]] + [((n - 1) * d + 1 if n else 0) + lo + hi
-                            for n, d, (lo, hi) in zip(x.shape[1:-1], dilation, grow)] + [x.shape[-1]]
+    shape = ([x.shape[0]]
+             + [((n - 1) * d + 1 if n else 0) + lo + hi
+                for n, d, (lo, hi) in zip(x.shape[1:-1], dilation, grow)]
+             + [x.shape[-1]])
     base = fill(shape, x.dtype, value)
     offsets = [0] + [lo for lo, _ in grow] + [0]
     strides = [1] + list(dilation) + [1]
@@ -298,7 +315,8 @@ def _dilate(x: Tracer, dilation: Sequence[int], grow: Sequence[tuple[int, int]],
     return wrap(result, shape, x.dtype)
 
 
-def _window_map(n_loops: int, out_dims, window_dims, strides, dilations, lead, tail) -> ir.AffineMap:
+def _window_map(n_loops: int, out_dims, window_dims, strides, dilations, lead,
+                tail) -> ir.AffineMap:
     """``(lead..., out_i * stride_i + window_i * dilation_i ..., tail...)`` over the loops."""
     exprs = [ir.AffineDimExpr.get(d) for d in lead]
     for o, k, s, r in zip(out_dims, window_dims, strides, dilations):
@@ -331,8 +349,8 @@ def _grouped_generic(x: Tracer, w: Tracer, plan: ConvPlan, dtype: np.dtype) -> i
     out_shape = (plan.batch,) + plan.out_spatial + (g, fg)
     iterators = [PARALLEL] * (r + 3) + [REDUCTION] * (r + 1)
     multiply, add = UFUNC_RULES["multiply"], UFUNC_RULES["add"]
-    (result,) = generic([(xs, x_map), (ws, w_map)], [(fill(out_shape, dtype, 0), out_map)], iterators,
-                        lambda a, b, acc: [add(dtype, acc, multiply(dtype, a, b))])
+    (result,) = generic([(xs, x_map), (ws, w_map)], [(fill(out_shape, dtype, 0), out_map)],
+                        iterators, lambda a, b, acc: [add(dtype, acc, multiply(dtype, a, b))])
     return reshape_value(result, out_shape, out_shape[:-2] + (plan.out_channels,), dtype)
 
 
@@ -342,7 +360,8 @@ def _canonical_conv(x: Tracer, w: Tracer, plan: ConvPlan, dtype: np.dtype) -> ir
     out_shape = (plan.batch,) + plan.out_spatial + (plan.out_channels,)
     named_ok = r in _CONV and dtypes.kind(dtype) in ("float", "int")
     if named_ok and g == 1:
-        return _named(_CONV[r], [x.value, w.value], fill(out_shape, dtype, 0), plan.strides, plan.rhs_dilation)
+        return _named(_CONV[r], [x.value, w.value], fill(out_shape, dtype, 0), plan.strides,
+                      plan.rhs_dilation)
     if named_ok and plan.in_channels == g:  # depthwise: one input channel per group
         multiplier = plan.out_channels // g
         if multiplier == 1:
@@ -358,10 +377,9 @@ def _canonical_conv(x: Tracer, w: Tracer, plan: ConvPlan, dtype: np.dtype) -> ir
 
 
 def _record_contraction(flops: float, operands: Sequence[Tracer]) -> None:
-    from .contraction import _is_constant
-
     add_work(flops)
-    current_trace().contractions.append((flops, builtins.any(_is_constant(t.value) for t in operands)))
+    current_trace().contractions.append(
+        (flops, builtins.any(is_constant(t.value) for t in operands)))
 
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
@@ -383,8 +401,12 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
       precision: accepted for compatibility; aotc computes in the operands' dtype.
       preferred_element_type: the dtype to compute and return in.
 
-    >>> y = aotc.lax.conv_general_dilated(x, w, (1, 1), "SAME",
-    ...                                   dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    >>> def conv(x, w):
+    ...     return aotc.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+    ...                                          dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    >>> x, w = np.zeros((1, 8, 8, 3), np.float32), np.zeros((3, 3, 3, 16), np.float32)
+    >>> print(aotc.jit(conv).lower(x, w).metadata.signature)
+    conv(x: float32[1,8,8,3], w: float32[3,3,3,16]) -> (out: float32[1,8,8,16])
     """
     x = as_tracer(lhs, "conv_general_dilated lhs")
     w = as_tracer(rhs, "conv_general_dilated rhs")
@@ -447,7 +469,8 @@ def _pool_windows(inputs, window_shape, strides, padding, where: str):
     x = as_tracer(inputs, f"{where} inputs")
     if isinstance(window_shape, (int, np.integer)) or not builtins.all(
             isinstance(k, (int, np.integer)) and k >= 1 for k in window_shape):
-        raise TracingError(f"{where}: window_shape must be a tuple of positive ints, got {window_shape!r}")
+        raise TracingError(f"{where}: window_shape must be a tuple of positive ints, "
+                           f"got {window_shape!r}")
     window = tuple(int(k) for k in window_shape)
     rank = len(window)
     if x.ndim < rank + 1:
@@ -509,7 +532,8 @@ def max_pool(inputs, window_shape, strides=None, padding="VALID") -> Tracer:
       strides: a tuple or None (1 each).
       padding: 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs; padding never wins.
     """
-    x, batch_shape, window, strides, pads = _pool_windows(inputs, window_shape, strides, padding, "max_pool")
+    x, batch_shape, window, strides, pads = _pool_windows(
+        inputs, window_shape, strides, padding, "max_pool")
     if dtypes.kind(x.dtype) in ("uint", "bool"):
         raise UnsupportedDtypeError(
             f"max_pool: {x.dtype.name} inputs are not supported; convert with .astype(...)")
@@ -522,7 +546,8 @@ def avg_pool(inputs, window_shape, strides=None, padding="VALID", count_include_
     With ``count_include_pad=True`` every window sum is divided by the window size; with
     False, by the number of input (not padding) elements the window covers.
     """
-    x, batch_shape, window, strides, pads = _pool_windows(inputs, window_shape, strides, padding, "avg_pool")
+    x, batch_shape, window, strides, pads = _pool_windows(
+        inputs, window_shape, strides, padding, "avg_pool")
     if dtypes.kind(x.dtype) in ("uint", "bool"):
         raise UnsupportedDtypeError(
             f"avg_pool: {x.dtype.name} inputs are not supported; convert with .astype(...)")

@@ -1,5 +1,7 @@
 """Array creation. Shapes and bounds are static, so the arrays are built with numpy at
-trace time and become constants (splats stay splats, which IREE folds away)."""
+trace time and become constants (splats stay splats, which IREE folds away); ``meshgrid``
+reshapes its vectors and broadcasts them (``linalg.generic`` broadcasts that fuse with
+their consumers)."""
 
 from __future__ import annotations
 
@@ -7,8 +9,17 @@ import numpy as np
 
 from .. import dtypes
 from ..core import Tracer, current_trace
+from ..errors import TracingError
 from . import elementwise as ew
-from .shape import as_tracer, broadcast_to
+from .arguments import as_tracer, broadcast_result_shape
+from .shape import broadcast_to, ravel, reshape
+from .static_args import static_ints
+
+EXPORTS: dict[str, list[str]] = {
+    "numpy": ["arange", "array", "asarray", "empty", "empty_like", "eye", "full", "full_like",
+              "identity", "indices", "linspace", "meshgrid", "ones", "ones_like", "zeros",
+              "zeros_like"],
+}
 
 
 def _constant(array: np.ndarray, where: str) -> Tracer:
@@ -75,7 +86,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     for name, v in (("start", start), ("stop", stop)):
         if isinstance(v, Tracer):
             v._no_value(f"linspace {name}")
-    result = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
+    result = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype,
+                         axis=axis)
     if retstep:
         return _constant(result[0], "linspace"), result[1]
     return _constant(result, "linspace")
@@ -96,3 +108,33 @@ def asarray(a, dtype=None) -> Tracer:
 
 
 array = asarray
+
+
+# ---- grids -----------------------------------------------------------------------------
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy") -> tuple:
+    """numpy.meshgrid: coordinate arrays (reshapes; broadcasts unless ``sparse``)."""
+    if indexing not in ("xy", "ij"):
+        raise TracingError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    vectors = [ravel(as_tracer(x, f"meshgrid array {i}")) for i, x in enumerate(xi)]
+    ndim = len(vectors)
+    shapes = [[1] * ndim for _ in vectors]
+    for i, v in enumerate(vectors):
+        shapes[i][i] = v.size
+    if indexing == "xy" and ndim > 1:
+        shapes[0][:2], shapes[1][:2] = [1, vectors[0].size], [vectors[1].size, 1]
+    grids = [reshape(v, tuple(s)) for v, s in zip(vectors, shapes)]
+    if not sparse:
+        grid_shape = broadcast_result_shape([g.shape for g in grids], "meshgrid")
+        grids = [broadcast_to(g, grid_shape) for g in grids]
+    return tuple(grids)
+
+
+def indices(dimensions, dtype=int, sparse=False):
+    """numpy.indices: a constant grid of indices (static dimensions)."""
+    dims = tuple(int(d) for d in static_ints(dimensions, "indices", "dimensions").reshape(-1))
+    dtypes.canonicalize(dtype, "indices dtype")
+    grid = np.indices(dims, dtype=dtype, sparse=sparse)
+    if sparse:
+        return tuple(current_trace().constant(np.ascontiguousarray(g)) for g in grid)
+    return current_trace().constant(grid)

@@ -15,16 +15,19 @@ from ..core import Tracer
 from ..errors import TracingError
 from ..lowering import add_work, empty, fill, wrap
 from . import elementwise as ew
+from .arguments import as_tracer, normalize_axis
 from .linalg_ext import linalg_ext
-from .reductions import _as_tracer, _numpy_result_dtype, normalize_axis, reshape_flat
+from .reductions import _numpy_result_dtype, reshape_flat
 from .scalar import UFUNC_RULES
+from .shape import concatenate
 
 EXPORTS: dict[str, list[str]] = {
+    "methods": ["cumsum", "cumprod"],
     "numpy": ["cumsum", "cumprod", "cumulative_sum", "cumulative_prod"], "lax": [], "nn": [],
 }
 
 
-def scan(x: Tracer, axis: int, ufunc: str, identity) -> Tracer:
+def inclusive_scan(x: Tracer, axis: int, ufunc: str, identity) -> Tracer:
     """Inclusive scan of ``x`` along ``axis`` with numpy ufunc ``ufunc``, in x's dtype."""
     if x.shape[axis] <= 1 or x.size == 0:
         return x  # nothing to combine
@@ -40,8 +43,9 @@ def scan(x: Tracer, axis: int, ufunc: str, identity) -> Tracer:
     return wrap(result, x.shape, x.dtype)
 
 
-def _accumulate(name: str, ufunc: str, identity, a, axis, dtype, flatten_error: str | None) -> Tracer:
-    x = _as_tracer(a, name)
+def _accumulate(name: str, ufunc: str, identity, a, axis, dtype,
+                flatten_error: str | None) -> Tracer:
+    x = as_tracer(a, name)
     if x.ndim == 0:
         x = reshape_flat(x)  # numpy accumulates a 0-d array as its 1-element ravel
     if axis is None:
@@ -55,7 +59,7 @@ def _accumulate(name: str, ufunc: str, identity, a, axis, dtype, flatten_error: 
         dtype if dtype is not None else _numpy_result_dtype(name, x.dtype),
         f"{name} dtype (pass dtype= to accumulate in a supported dtype)",
     )
-    return scan(ew.astype(x, out_dtype), axis, ufunc, identity)
+    return inclusive_scan(ew.astype(x, out_dtype), axis, ufunc, identity)
 
 
 def cumsum(a, axis=None, dtype=None) -> Tracer:
@@ -76,8 +80,6 @@ def _cumulative(name: str, ufunc: str, identity):
         result = _accumulate(name, ufunc, identity, x, axis, dtype, _NEEDS_AXIS)
         if not include_initial:
             return result
-        from .shape import concatenate
-
         axis = 0 if axis is None else normalize_axis(axis, result.ndim, name)
         first = list(result.shape)
         first[axis] = 1

@@ -7,51 +7,25 @@ dispatch. Python scalars are weakly typed (NEP 50) and become constants in the b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
 from .. import dtypes
-from ..core import Tracer, check_usable, current_trace
+from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
-from ..lowering import add_work, dim_map, drop_broadcast_dims, empty, generic, parallel, scalar_constant, wrap
-from .scalar import convert, loop_body
-
-
-@dataclass(frozen=True)
-class Scalar:
-    """A constant scalar operand. ``weak`` marks a Python scalar (dtype adapts to arrays)."""
-
-    value: object
-    dtype: np.dtype
-    weak: bool
-
-
-Operand = "Tracer | Scalar"
-PY_SCALARS = (bool, int, float)
-
-
-def as_operand(x, where: str):
-    """Classifies an argument: Tracer, weak Python scalar, or a numpy constant."""
-    if isinstance(x, Tracer):
-        check_usable(x, where)
-        return x
-    if type(x) in PY_SCALARS:  # not isinstance: np.float64 subclasses float but is strongly typed
-        return Scalar(x, np.dtype(type(x) if not isinstance(x, bool) else np.bool_), weak=True)
-    if isinstance(x, np.generic):
-        return Scalar(x, dtypes.canonicalize(x.dtype, where), weak=False)
-    if isinstance(x, (np.ndarray, list, tuple)):
-        array = np.asarray(x)
-        if array.ndim == 0:
-            return Scalar(array[()], dtypes.canonicalize(array.dtype, where), weak=False)
-        dtypes.canonicalize(array.dtype, where)
-        return current_trace().constant(x if isinstance(x, np.ndarray) else array)
-    raise TracingError(
-        f"{where}: expected an array, a traced array or a Python scalar, got "
-        f"{type(x).__name__}"
-    )
-
+from ..lowering import (
+    add_work,
+    dim_map,
+    drop_broadcast_dims,
+    empty,
+    generic,
+    parallel,
+    scalar_constant,
+    wrap,
+)
+from .arguments import Scalar, as_operand, broadcast_result_shape
+from .scalar import UFUNC_RULES, convert, loop_body
 
 # Python bool is not weak in numpy 2 (NEP 50): it is np.bool_, and resolve_dtypes rejects
 # the `bool` type, so weak bools promote as their dtype.
@@ -65,16 +39,6 @@ def _operand_type(o):
     return _WEAK_TYPES[o.dtype.name] if o.weak else o.dtype
 
 
-def broadcast_shapes(shapes: Sequence[tuple], where: str) -> tuple:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise TracingError(
-            f"{where}: shapes {', '.join(str(tuple(s)) for s in shapes)} do not broadcast "
-            f"together (numpy broadcasting: trailing dimensions must be equal or 1)"
-        ) from None
-
-
 def elementwise(
     operands: Sequence,
     in_dtypes: Sequence[np.dtype],
@@ -85,7 +49,8 @@ def elementwise(
 ) -> Tracer:
     """Emits one linalg.generic applying ``body`` to operands cast to ``in_dtypes``."""
     tracers = [o for o in operands if isinstance(o, Tracer)]
-    shape = tuple(out_shape) if out_shape is not None else broadcast_shapes([t.shape for t in tracers], where)
+    shape = (tuple(out_shape) if out_shape is not None
+             else broadcast_result_shape([t.shape for t in tracers], where))
     rank = len(shape)
     inputs = []
     for t in tracers:
@@ -114,7 +79,8 @@ def _cast_scalar(s: Scalar, dtype: np.dtype, where: str):
     try:
         return np.array(s.value, dtype=dtype)  # numpy 2 rejects a weak int that does not fit
     except OverflowError as e:
-        raise TracingError(f"{where}: Python scalar {s.value!r} does not fit in {dtype.name}: {e}") from None
+        raise TracingError(f"{where}: Python scalar {s.value!r} does not fit in {dtype.name}: "
+                           f"{e}") from None
 
 
 def _promotion_operand(o):
@@ -160,8 +126,11 @@ def astype(x, dtype) -> Tracer:
     return elementwise([x], [x.dtype], dt, lambda v: convert(v, x.dtype, dt), "astype")
 
 
-def where(condition, x, y) -> Tracer:
-    c, a, b = (as_operand(v, f"where() argument {n}") for v, n in ((condition, "condition"), (x, "x"), (y, "y")))
+def elementwise_where(condition, x, y) -> Tracer:
+    """numpy.where with three arguments: ``x`` where ``condition``, else ``y``
+    (aotc.numpy.where, in ops/indexing.py, also takes the one-argument form)."""
+    c, a, b = (as_operand(v, f"where() argument {n}")
+               for v, n in ((condition, "condition"), (x, "x"), (y, "y")))
     out_dtype = dtypes.canonicalize(
         np.result_type(*(_promotion_operand(o) for o in (a, b))),
         "where",
@@ -176,3 +145,103 @@ def where(condition, x, y) -> Tracer:
     operands = [c, a, b]
     in_dtypes = [np.dtype(np.bool_), out_dtype, out_dtype]
     return elementwise(operands, in_dtypes, out_dtype, body, "where")
+
+
+# ---- the ufuncs as functions of numpy's names ------------------------------------------
+
+# Every ufunc with a scalar rule (ops/scalar.py UFUNC_RULES) is a function of numpy's
+# name: adding a ufunc is adding its rule. Then numpy 2's (and jax.numpy's) other names
+# for them. Name in aotc.numpy -> numpy ufunc name.
+UFUNCS = {name: name for name in UFUNC_RULES}
+UFUNCS.update({
+    "abs": "absolute", "mod": "remainder", "true_divide": "divide", "pow": "power",
+    "bitwise_not": "invert", "bitwise_invert": "invert", "bitwise_left_shift": "left_shift",
+    "bitwise_right_shift": "right_shift", "asin": "arcsin", "acos": "arccos",
+    "atan": "arctan", "atan2": "arctan2", "asinh": "arcsinh", "acosh": "arccosh",
+    "atanh": "arctanh", "fix": "trunc",
+})
+
+
+def _make_ufunc(public: str, numpy_name: str):
+    def fn(*args):
+        return ufunc(numpy_name, *args)
+
+    fn.__name__ = public
+    fn.__qualname__ = public
+    fn.__doc__ = (f"numpy.{numpy_name}, traced: elementwise with broadcasting and numpy's "
+                  f"dtype rules.")
+    return fn
+
+
+globals().update({public: _make_ufunc(public, name) for public, name in UFUNCS.items()})
+
+# Exponents numpy computes without calling pow (ndarray.__pow__ fast paths).
+_FAST_POWERS = {2: "square", 0.5: "sqrt", 1: "positive", -1: "reciprocal"}
+
+
+def power_operator(x1, x2):
+    """``x1 ** x2``: numpy's ndarray.__pow__ fast paths (not np.power, which has none):
+    float arrays raised to 2, 0.5, 1 or -1 use square/sqrt/copy/reciprocal, integer and
+    bool arrays raised to the int 2 use square (so bool ** 2 is int8)."""
+    if (isinstance(x1, Tracer) and dtypes.is_float(x1.dtype) and type(x2) in (int, float)
+            and x2 in _FAST_POWERS):
+        return ufunc(_FAST_POWERS[x2], x1)
+    if isinstance(x1, Tracer) and not x1.weak and type(x2) is int and x2 == 2:
+        return ufunc("square", x1)
+    return ufunc("power", x1, x2)
+
+
+def _clip_bound(a, bound):
+    # numpy clips an integer array by a Python int outside its dtype's range as if the
+    # bound were the dtype's min or max (as a weak scalar it would not fit).
+    dtype = as_operand(a, "clip").dtype
+    if type(bound) is int and dtypes.kind(dtype) in ("int", "uint"):
+        info = np.iinfo(dtype)
+        return min(max(bound, int(info.min)), int(info.max))
+    return bound
+
+
+def clip(a, a_min=None, a_max=None):
+    """numpy.clip: ``minimum(maximum(a, a_min), a_max)``; either bound may be None."""
+    if a_min is None and a_max is None:
+        raise ValueError("clip: at least one of a_min and a_max must be given")
+    out = a
+    if a_min is not None:
+        out = ufunc("maximum", out, _clip_bound(a, a_min))
+    if a_max is not None:
+        out = ufunc("minimum", out, _clip_bound(a, a_max))
+    return out
+
+
+def round(a, decimals=0):  # noqa: A001 - numpy's name
+    """numpy.round: half to even; with ``decimals``, scaled by 10**decimals as numpy does."""
+    dtype = as_operand(a, "round").dtype
+    kind = dtypes.kind(dtype)
+    if kind in ("int", "uint"):
+        if decimals >= 0:
+            return a  # numpy returns integers unchanged
+        # numpy rounds integers in float64 (half to even: 25 -> 20) and casts back.
+        scale = 10.0 ** -decimals
+        scaled = ufunc("rint", ufunc("divide", astype(a, np.float64), scale))
+        return astype(ufunc("multiply", scaled, scale), dtype)
+    if decimals == 0:
+        return ufunc("rint", a)
+    if kind == "bool":
+        raise UnsupportedDtypeError(
+            f"round: numpy cannot round a bool array to decimals={decimals} (the scaled "
+            f"result is float); convert it with .astype(...) first"
+        )
+    # Same operations as numpy: a * 10**d for d > 0, a / 10**-d for d < 0 (0.1 is inexact).
+    if decimals > 0:
+        return ufunc("divide", ufunc("rint", ufunc("multiply", a, 10.0 ** decimals)),
+                     10.0 ** decimals)
+    return ufunc("multiply", ufunc("rint", ufunc("divide", a, 10.0 ** -decimals)),
+                 10.0 ** -decimals)
+
+
+around = round
+
+EXPORTS: dict[str, list[str]] = {
+    "numpy": [*UFUNCS, "astype", "clip", "round", "around"],
+    "methods": ["clip", "round"],
+}

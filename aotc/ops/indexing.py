@@ -3,7 +3,7 @@ and friends, and ``aotc.lax.dynamic_slice``.
 
 How ``x[index]`` lowers, by what the index holds:
 
-- static ints, slices, None, ``...``: ``tensor.extract_slice`` (``shape.getitem``);
+- static ints, slices, None, ``...``: ``tensor.extract_slice`` (``shape.basic_getitem``);
 - traced 0-d integers among those: ``tensor.extract_slice`` at offsets computed at run
   time and clamped so the slice stays inside ``x`` (``jax.lax.dynamic_slice``'s rule);
 - integer arrays (traced, numpy or lists), with anything else: a gather, one
@@ -23,6 +23,7 @@ refused with an error that says so and how to rewrite the code.
 from __future__ import annotations
 
 import builtins
+import types
 from dataclasses import dataclass
 from typing import Callable, Sequence, Union
 
@@ -33,19 +34,30 @@ from .._mlir import arith, dim_map, index_constant, ir, tensor
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedOpError
 from ..lowering import (
-    add_work, drop_broadcast_dims, empty, extract_slice, gather_source, generic, loop_index,
-    parallel, strided_index, wrap,
+    add_work,
+    drop_broadcast_dims,
+    empty,
+    extract_slice,
+    gather_source,
+    generic,
+    parallel,
+    strided_index,
+    wrap,
 )
 from . import elementwise as ew
 from . import shape as shape_ops
-from .reductions import normalize_axis
+from .arguments import as_tracer, broadcast_result_shape, normalize_axis
 from .scalar import cmpi, select
 
 EXPORTS: dict[str, list[str]] = {
-    "numpy": ["take", "take_along_axis", "nonzero", "argwhere", "flatnonzero", "compress", "where"],
+    "methods": [],
+    "numpy": [],
     "lax": ["dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim"],
     "nn": [],
 }
+
+# Index items that make an index more than basic: arrays, traced scalars, boolean masks.
+ARRAY_LIKE_INDEX = (Tracer, np.ndarray, list, bool, np.bool_)
 
 # ---- the index, one item per axis -----------------------------------------------------------
 
@@ -76,7 +88,7 @@ class Int:
 
 
 @dataclass(frozen=True)
-class Scalar:
+class ScalarIndex:
     """A traced 0-d integer."""
 
     axis: int
@@ -95,7 +107,7 @@ class Array:
         return tuple(self.value.shape)
 
 
-Item = Union[NewAxis, Slice, Int, Scalar, Array]
+Item = Union[NewAxis, Slice, Int, ScalarIndex, Array]
 
 
 def data_dependent_error(where: str, mask) -> TracingError:
@@ -142,7 +154,7 @@ def _classify(item, where: str):
             )
         return ("scalar" if item.ndim == 0 else "array"), item
     if isinstance(item, (list, tuple)) and builtins.any(isinstance(e, Tracer) for e in item):
-        return _classify(shape_ops.stack([shape_ops.as_tracer(e, where) for e in item]), where)
+        return _classify(shape_ops.stack([as_tracer(e, where) for e in item]), where)
     if isinstance(item, (np.ndarray, list, tuple)):
         array = np.asarray(item)
         if array.dtype == np.bool_:
@@ -216,15 +228,15 @@ def parse_index(shape: Sequence[int], index, where: str = "index") -> list[Item]
                     f"{where}: index {value} is out of bounds for axis {axis} with size {n}")
             items.append(Int(axis, value % n))
         elif kind == "scalar":
-            items.append(Scalar(axis, value))
+            items.append(ScalarIndex(axis, value))
         else:
-            items.append(Array(axis, _static_in_bounds(value, n, axis, where)
+            items.append(Array(axis, static_in_bounds(value, n, axis, where)
                                if isinstance(value, np.ndarray) else value))
         axis += 1
     return items
 
 
-def _static_in_bounds(indices: np.ndarray, n: int, axis: int, where: str) -> np.ndarray:
+def static_in_bounds(indices: np.ndarray, n: int, axis: int, where: str) -> np.ndarray:
     bad = (indices < -n) | (indices >= n)
     if bad.any():
         raise TracingError(
@@ -274,10 +286,10 @@ def layout(items: Sequence[Item], where: str = "index") -> Layout:
     """numpy's result layout. With integer arrays present, static and traced integers are
     advanced indices too (0-d arrays); the advanced dims replace the first advanced item
     when the advanced items are adjacent, else they come first."""
-    advanced = tuple(k for k, it in enumerate(items) if isinstance(it, (Array, Int, Scalar)))
+    advanced = tuple(k for k, it in enumerate(items) if isinstance(it, (Array, Int, ScalarIndex)))
     if not is_advanced(items):
         advanced = ()
-    adv_shape = ew.broadcast_shapes(
+    adv_shape = broadcast_result_shape(
         [it.shape if isinstance(it, Array) else () for k, it in enumerate(items) if k in advanced],
         f"{where}: index arrays",
     ) if advanced else ()
@@ -311,6 +323,11 @@ INDEX_MODES: dict[str, Callable] = {
     # numpy's take(mode="wrap"): modulo the axis length.
     "wrap": lambda m, i, n: m.remainder(i, n),
 }
+
+
+# The aotc counterparts of the numpy functions INDEX_MODES uses, for traced indices.
+_TRACED_INDEX_OPS = types.SimpleNamespace(clip=ew.clip, where=ew.elementwise_where,
+                                          remainder=ew.remainder)
 
 
 def in_range(index, n: int):
@@ -347,9 +364,7 @@ def place_axes(t: Tracer, dims: Sequence[int], rank: int) -> Tracer:
 
 def normalized(index, n: int, mode: str):
     """``index`` (a Tracer or numpy array) as indices in [0, n) by ``mode``."""
-    from .. import numpy as anp
-
-    m = anp if isinstance(index, Tracer) else np
+    m = _TRACED_INDEX_OPS if isinstance(index, Tracer) else np
     return INDEX_MODES[mode](m, index if m is np else as_index_array(index), n)
 
 
@@ -381,7 +396,7 @@ def gather(x: Tracer, items: Sequence[Item], mode: str = "clamp", fill_value=Non
     if int(np.prod(out_shape, dtype=np.int64)) == 0:
         return current_trace().constant(np.zeros(out_shape, x.dtype))
     for it in items:
-        if isinstance(it, (Array, Scalar)) and x.shape[it.axis] == 0:
+        if isinstance(it, (Array, ScalarIndex)) and x.shape[it.axis] == 0:
             raise TracingError(
                 f"{where}: cannot take elements from axis {it.axis} of size 0 (array of "
                 f"shape {x.shape})"
@@ -390,14 +405,14 @@ def gather(x: Tracer, items: Sequence[Item], mode: str = "clamp", fill_value=Non
     valid = None
     inputs, sources = [], []  # sources[axis]: how the body computes the index into x
     for k, it in enumerate(items):
-        if isinstance(it, (Array, Scalar)):
+        if isinstance(it, (Array, ScalarIndex)):
             n = x.shape[it.axis]
             raw = it.value
             index = normalized(raw, n, "clamp" if mode == "fill" else mode)
             if mode == "fill":
                 ok = in_range(raw, n)
                 valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
-            index = shape_ops.as_tracer(as_index_array(index), where)
+            index = as_tracer(as_index_array(index), where)
             value, dims = drop_broadcast_dims(index, lay.adv_dims(index.shape), out_shape)
             sources.append(("input", len(inputs), index.dtype))
             inputs.append((value, dim_map(rank, dims)))
@@ -424,18 +439,21 @@ def gather(x: Tracer, items: Sequence[Item], mode: str = "clamp", fill_value=Non
     if valid is not None:
         fill = ew.astype(fill_value, x.dtype) if isinstance(fill_value, Tracer) \
             else np.asarray(fill_value, x.dtype)
-        out = ew.where(place_axes(valid, lay.adv_dims(valid.shape), rank), out, fill)
+        out = ew.elementwise_where(place_axes(valid, lay.adv_dims(valid.shape), rank), out, fill)
     return out
 
 
 def getitem(x: Tracer, index) -> Tracer:
     """``x[index]`` for any index numpy accepts whose result shape is static."""
+    if not builtins.any(isinstance(item, ARRAY_LIKE_INDEX)
+                        for item in (index if isinstance(index, tuple) else (index,))):
+        return shape_ops.basic_getitem(x, index)
     items = parse_index(x.shape, index)
     if is_advanced(items):
         return gather(x, items)
-    if builtins.any(isinstance(it, Scalar) for it in items):
+    if builtins.any(isinstance(it, ScalarIndex) for it in items):
         x = slice_at(x, *scalar_slice(x.shape, items))
-    return shape_ops.getitem(x, basic_index(items))
+    return shape_ops.basic_getitem(x, basic_index(items))
 
 
 # ---- dynamic slices -------------------------------------------------------------------------
@@ -467,7 +485,7 @@ def scalar_slice(shape, items: Sequence[Item]) -> tuple[list, list]:
     axes (at their clamped values), whole axes elsewhere."""
     starts, sizes = [0] * len(shape), list(shape)
     for it in items:
-        if isinstance(it, Scalar):
+        if isinstance(it, ScalarIndex):
             starts[it.axis], sizes[it.axis] = it.value, 1
     return clamped_starts(shape, starts, sizes, True), sizes
 
@@ -521,9 +539,16 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     Starts are clamped so the slice fits (a start past the end reads the last
     ``slice_sizes`` elements); negative starts count from the end first.
 
-    >>> aotc.lax.dynamic_slice(x, (i, 0), (2, x.shape[1]))   # rows i, i+1
+    >>> rows = aotc.jit(lambda x, i: aotc.lax.dynamic_slice(x, (i, 0), (2, x.shape[1])))
+    >>> x = np.arange(6, dtype=np.int32).reshape(3, 2)
+    >>> rows(x, np.int32(1))        # rows i, i+1
+    Array([[2, 3],
+           [4, 5]], dtype=int32)
+    >>> rows(x, np.int32(5))        # clamped: the last two rows
+    Array([[2, 3],
+           [4, 5]], dtype=int32)
     """
-    x = shape_ops.as_tracer(operand, "dynamic_slice operand")
+    x = as_tracer(operand, "dynamic_slice operand")
     sizes = [int(s) for s in slice_sizes]
     if len(sizes) != x.ndim:
         raise TracingError(f"dynamic_slice: expected {x.ndim} slice sizes, got {tuple(sizes)}")
@@ -533,7 +558,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
 
 def in_dim(operand, index, axis: int, where: str) -> tuple[Tracer, int, list]:
     """(operand, axis, start indices) for the ``*_in_dim`` forms: ``index`` on ``axis``."""
-    x = shape_ops.as_tracer(operand, f"{where} operand")
+    x = as_tracer(operand, f"{where} operand")
     ax = normalize_axis(axis, x.ndim, where)
     starts = [0] * x.ndim
     starts[ax] = index
@@ -556,201 +581,3 @@ def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *
     x, ax, _ = in_dim(operand, index, axis, "dynamic_index_in_dim")
     out = dynamic_slice_in_dim(x, index, 1, ax, allow_negative_indices=allow_negative_indices)
     return out if keepdims else shape_ops.squeeze(out, ax)
-
-
-# ---- numpy functions --------------------------------------------------------------------------
-
-TAKE_MODES = {None: "clamp", "raise": "clamp", "clip": "clip", "wrap": "wrap", "fill": "fill"}
-
-
-def default_fill(dtype: np.dtype):
-    """JAX's fill value for take(mode="fill"): NaN, the most negative signed int, the
-    largest unsigned int, True."""
-    k = dtypes.kind(dtype)
-    if k == "float":
-        return np.nan
-    if k == "bool":
-        return True
-    return np.iinfo(dtype).min if k == "int" else np.iinfo(dtype).max
-
-
-def take(a, indices, axis=None, out=None, mode=None, fill_value=None) -> Tracer:
-    """numpy.take: elements of ``a`` at ``indices`` along ``axis`` (the flattened array
-    when None). ``mode``: numpy's "raise" (the default: constant indices out of range
-    raise; traced ones are clamped), "clip" or "wrap", or JAX's "fill" (out-of-range
-    indices read ``fill_value``, by default NaN / the dtype's extreme / True).
-
-    >>> anp.take(x, idx, axis=1)      # x[:, idx]
-    """
-    if out is not None:
-        raise UnsupportedOpError("take: out= is not supported; use the returned array")
-    if mode not in TAKE_MODES:
-        raise TracingError(f"take: mode must be one of {sorted(m for m in TAKE_MODES if m)} or "
-                           f"None, got {mode!r}")
-    x = shape_ops.as_tracer(a, "take")
-    if axis is None:
-        x, ax = shape_ops.ravel(x), 0
-    else:
-        ax = normalize_axis(axis, x.ndim, "take")
-    idx = indices if isinstance(indices, Tracer) else np.asarray(indices)
-    empty_list = isinstance(idx, np.ndarray) and idx.size == 0
-    if dtypes.kind(idx.dtype) not in ("int", "uint") and not empty_list:
-        raise TracingError(f"take: indices must be integers, got {idx.dtype.name}")
-    index_mode = TAKE_MODES[mode]
-    if isinstance(idx, np.ndarray):
-        idx = idx.astype(np.int64)
-        if index_mode == "clamp":
-            idx = _static_in_bounds(idx, x.shape[ax], ax, "take")
-    items: list[Item] = [Slice(d, 0, 1, n, slice(None)) for d, n in enumerate(x.shape)]
-    items[ax] = Array(ax, idx)
-    if index_mode == "fill" and fill_value is None:
-        fill_value = default_fill(x.dtype)
-    return gather(x, items, index_mode, fill_value, "take")
-
-
-def take_along_axis(arr, indices, axis=-1) -> Tracer:
-    """numpy.take_along_axis: ``out[..., j, ...] = arr[..., indices[..., j, ...], ...]``
-    along ``axis`` (the flattened array when None); the other axes broadcast."""
-    x = shape_ops.as_tracer(arr, "take_along_axis")
-    idx = indices if isinstance(indices, Tracer) else np.asarray(indices)
-    if axis is None:
-        x, ax = shape_ops.ravel(x), 0
-    else:
-        ax = normalize_axis(axis, x.ndim, "take_along_axis")
-    if idx.ndim != x.ndim:
-        raise TracingError(
-            f"take_along_axis: `indices` and `arr` must have the same number of dimensions, "
-            f"got indices of shape {idx.shape} for arr of shape {x.shape}"
-        )
-    if dtypes.kind(idx.dtype) not in ("int", "uint"):
-        raise TracingError(f"take_along_axis: indices must be integers, got {idx.dtype.name}")
-    # numpy's definition: arr[aranges..., indices, aranges...] with the aranges along
-    # their own axes, broadcasting against the indices.
-    index = []
-    for d, n in enumerate(x.shape):
-        if d == ax:
-            index.append(idx)
-        else:
-            shape = [1] * x.ndim
-            shape[d] = n
-            index.append(np.arange(n).reshape(shape))
-    return getitem(x, tuple(index))
-
-
-def _static_array(a, where: str) -> np.ndarray:
-    if isinstance(a, Tracer):
-        raise data_dependent_error(where, a)
-    return np.asarray(a)
-
-
-def _fill_rows(fill_value, ndim: int, rows: int, where: str) -> np.ndarray:
-    """``rows`` rows of the fill values of nonzero(size=...) (one per dimension, or one
-    for all; 0 by default, as in JAX)."""
-    fill = np.asarray(0 if fill_value is None else fill_value)
-    if fill.ndim > 1 or (fill.ndim == 1 and len(fill) != ndim):
-        raise TracingError(f"{where}: fill_value must be a scalar or one value per dimension "
-                           f"({ndim}), got {fill_value!r}")
-    fill = np.broadcast_to(fill, (ndim,))
-    return np.tile(fill.astype(np.int64), (rows, 1))
-
-
-def _coordinates(shape: tuple) -> Tracer:
-    """``out[k] = np.unravel_index(k, shape)``: the coordinates of every element, in
-    row-major order, computed in a linalg.generic (no constant of the array's size)."""
-    size, ndim = int(np.prod(shape, dtype=np.int64)), len(shape)
-    strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(ndim)]
-
-    def pick(values, d):
-        chosen = index_constant(values[-1])
-        for k in range(ndim - 2, -1, -1):
-            chosen = select(cmpi("eq", d, index_constant(k)), index_constant(values[k]), chosen)
-        return chosen
-
-    def body(_out):
-        flat, d = loop_index(0), loop_index(1)
-        quotient = arith.DivUIOp(flat, pick(strides, d)).result
-        coordinate = arith.RemUIOp(quotient, pick(list(shape), d)).result
-        return [arith.IndexCastOp(dtypes.mlir_type(np.int64), coordinate).result]
-
-    init = empty((size, ndim), np.int64)
-    (result,) = generic([], [(init, dim_map(2, [0, 1]))], parallel(2), body)
-    return wrap(result, (size, ndim), np.int64)
-
-
-def _nonzero_rows(a, size, fill_value, where: str) -> Tracer:
-    """The coordinates of the first ``size`` nonzero elements of ``a`` as rows (the
-    argwhere matrix), padded with ``fill_value``; ``size=None`` only for static arrays."""
-    if not isinstance(a, Tracer):
-        rows = np.argwhere(np.asarray(a)).astype(np.int64)
-        if size is not None:
-            padding = _fill_rows(fill_value, rows.shape[1], max(size - len(rows), 0), where)
-            rows = np.concatenate([rows[:size], padding])
-        return current_trace().constant(rows)
-    if size is None:
-        raise data_dependent_error(where, a)
-    size = int(size)
-    x = shape_ops.as_tracer(a, where)
-    # Row k of the result is the k-th nonzero element: its running count says where it
-    # goes. Elements past `size` (and zeros) go to an extra row, cut off afterwards.
-    flags = shape_ops.ravel(ew.astype(x, np.bool_))
-    fill = current_trace().constant(_fill_rows(fill_value, x.ndim, size + 1, where))
-    if x.size == 0:
-        return shape_ops.getitem(fill, slice(0, size))
-    from .cumulative import cumsum
-    from .updates import scatter_op
-
-    count_dtype = np.int64 if x.size >= 2**31 else np.int32
-    position = ew.ufunc("subtract", cumsum(flags, dtype=count_dtype), 1)
-    keep = ew.ufunc("logical_and", flags, ew.ufunc("less", position, size))
-    target = shape_ops.reshape(ew.where(keep, position, size), (x.size, 1))
-    rows = scatter_op(fill, target, _coordinates(x.shape), 1, "set", False)
-    return shape_ops.getitem(rows, slice(0, size))
-
-
-def nonzero(a, *, size=None, fill_value=None) -> tuple:
-    """numpy.nonzero: one index array per dimension. A traced array needs JAX's ``size=``
-    (the first ``size`` nonzero elements, the rest ``fill_value``, default 0): how many
-    elements are nonzero is known only at run time. A numpy array gives constants."""
-    return _columns(_nonzero_rows(a, size, fill_value, "nonzero"))
-
-
-def _columns(rows: Tracer) -> tuple:
-    return tuple(shape_ops.getitem(rows, (slice(None), d)) for d in range(rows.shape[1]))
-
-
-def argwhere(a, *, size=None, fill_value=None) -> Tracer:
-    """numpy.argwhere: the coordinates of the nonzero elements, one row each (traced
-    arrays need ``size=``, as for nonzero)."""
-    return _nonzero_rows(a, size, fill_value, "argwhere")
-
-
-def flatnonzero(a, *, size=None, fill_value=None) -> Tracer:
-    """numpy.flatnonzero: the flat indices of the nonzero elements (traced arrays need
-    ``size=``, as for nonzero)."""
-    flat = shape_ops.ravel(a) if isinstance(a, Tracer) else np.ravel(a)
-    return _columns(_nonzero_rows(flat, size, fill_value, "flatnonzero"))[0]
-
-
-def compress(condition, a, axis=None) -> Tracer:
-    """numpy.compress with a static (numpy) condition: ``take`` of its True positions."""
-    cond = _static_array(condition, "compress").astype(bool)
-    if cond.ndim != 1:
-        raise TracingError(f"compress: condition must be a 1-d array, got shape {cond.shape}")
-    x = shape_ops.as_tracer(a, "compress")
-    n = x.size if axis is None else x.shape[normalize_axis(axis, x.ndim, "compress")]
-    picked = np.nonzero(cond)[0]
-    if picked.size and picked[-1] >= n:
-        raise TracingError(f"compress: condition has a True at index {int(picked[-1])}, past the "
-                           f"axis of size {n}")
-    return take(x, picked, axis=axis)
-
-
-def where(condition, x=None, y=None, *, size=None, fill_value=None) -> Tracer:
-    """numpy.where: ``where(condition, x, y)`` selects elementwise; ``where(condition)``
-    is ``nonzero(condition)`` (a traced condition needs ``size=``, as for nonzero)."""
-    if x is None and y is None:
-        return _columns(_nonzero_rows(condition, size, fill_value,
-                                      "where(condition) with one argument (nonzero)"))
-    if x is None or y is None:
-        raise TracingError("where: either both or neither of x and y should be given")
-    return ew.where(condition, x, y)

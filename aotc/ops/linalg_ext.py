@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .. import dtypes
 from .._mlir import ir
-from ..core import user_location
+from ..core import Tracer, user_location
+from ..lowering import materialized, wrap
+from .scalar import UFUNC_RULES
 
 
 def linalg_ext(
@@ -43,3 +46,24 @@ def linalg_ext(
         with ir.InsertionPoint(block):
             ir.Operation.create("iree_linalg_ext.yield", operands=list(body(*block.arguments)))
     return list(op.results)
+
+
+def scatter(target: Tracer, indices: Tracer, updates: Tracer, depth: int, combine: str | None,
+            unique: bool) -> Tracer:
+    """One ``iree_linalg_ext.scatter``: rows ``updates[i]`` combined into ``target`` at
+    ``indices[i]`` (the first ``depth`` coordinates) with the ufunc ``combine`` (None:
+    replaced); the region gets (update, original)."""
+    element = dtypes.mlir_type(target.dtype)
+    if isinstance(updates.value, ir.OpResult):
+        # IREE 3.13's CPU backend fuses the updates' producer into the scatter's dispatch and
+        # keeps every update row on the stack: rows of 4096 float32 exceed its 32 KiB limit
+        # ("exceeded stack allocation limit"). Behind a barrier they are computed first.
+        updates = materialized(updates)
+    (result,) = linalg_ext(
+        "scatter", [updates.value, indices.value], [target.value], None, [element, element],
+        lambda new, old: [new if combine is None
+                          else UFUNC_RULES[combine](target.dtype, old, new)],
+        dimension_map=ir.DenseI64ArrayAttr.get(list(range(depth))),
+        unique_indices=ir.BoolAttr.get(unique),
+    )
+    return wrap(result, target.shape, target.dtype)

@@ -24,17 +24,26 @@ from .._mlir import arith, index_constant, ir, tensor
 from ..core import Tracer
 from ..errors import TracingError
 from ..lowering import (
-    add_work, empty, gather_source, generic, identity_map, loop_index, parallel, scalar_constant, wrap,
+    add_work,
+    empty,
+    gather_source,
+    generic,
+    identity_map,
+    loop_index,
+    parallel,
+    scalar_constant,
+    wrap,
 )
 from . import elementwise as ew
+from .arguments import as_tracer, normalize_axis
 from .creation import asarray, ones
 from .rearrange import pad
-from .reductions import normalize_axis
 from .reductions import sum as reduce_sum
 from .scalar import cmpi, select
-from .shape import as_tracer, ravel, reshape, stack
+from .shape import ravel, reshape, stack
 
 EXPORTS: dict[str, list[str]] = {
+    "methods": ["diagonal"],
     "numpy": ["tril", "triu", "diag", "diagonal", "diagflat", "trace", "tri", "vander"],
     "lax": [],
     "nn": [],
@@ -58,7 +67,8 @@ def _triangle(name: str, predicate: str):
     def triangle(m, k=0) -> Tracer:
         x = as_tracer(m, name)
         if x.ndim == 0:
-            raise TracingError(f"{name}: expected an array of at least 1 dimension, got a 0-d array")
+            raise TracingError(f"{name}: expected an array of at least 1 dimension, "
+                               "got a 0-d array")
         # numpy masks the last two axes; a vector is the row of a square matrix.
         out_shape = x.shape if x.ndim >= 2 else (x.shape[0],) * 2
         return _keep_by_diagonal(x, out_shape, predicate, int(k), name)
@@ -77,8 +87,10 @@ def diagonal(a, offset=0, axis1=0, axis2=1) -> Tracer:
     """numpy.diagonal: the diagonal of the ``axis1``/``axis2`` planes as the last axis."""
     x = as_tracer(a, "diagonal")
     if x.ndim < 2:
-        raise TracingError(f"diagonal: expected an array of at least two dimensions, got shape {x.shape}")
-    ax1, ax2 = normalize_axis(axis1, x.ndim, "diagonal axis1"), normalize_axis(axis2, x.ndim, "diagonal axis2")
+        raise TracingError("diagonal: expected an array of at least two dimensions, "
+                           f"got shape {x.shape}")
+    ax1 = normalize_axis(axis1, x.ndim, "diagonal axis1")
+    ax2 = normalize_axis(axis2, x.ndim, "diagonal axis2")
     if ax1 == ax2:
         raise TracingError(f"diagonal: axis1 and axis2 cannot be the same (both are axis {ax1})")
     offset = int(offset)

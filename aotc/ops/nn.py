@@ -16,13 +16,13 @@ from .._mlir import arith, math
 from ..core import Tracer
 from ..errors import TracingError, UnsupportedDtypeError
 from . import elementwise as ew
+from .arguments import as_tracer, normalize_axes, normalize_axis
 from .contraction import matmul
 from .reductions import max as reduce_max
 from .reductions import mean as reduce_mean
-from .reductions import normalize_axes, normalize_axis
 from .reductions import sum as reduce_sum
 from .scalar import _widen_f16, by_kind, cmpf, const, select
-from .shape import as_tracer, expand_dims, reshape
+from .shape import expand_dims, reshape
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": [],
@@ -124,7 +124,8 @@ def gelu(x, approximate: bool = True):
         inner = _u("multiply", float(np.sqrt(2 / np.pi)),
                    _u("add", x, _u("multiply", 0.044715, _u("multiply", x, _u("square", x)))))
         return _u("multiply", x, _u("multiply", 0.5, _u("add", 1.0, _u("tanh", inner))))
-    return _u("multiply", _u("multiply", 0.5, x), _u("add", 1.0, erf(_u("multiply", x, float(np.sqrt(0.5))))))
+    return _u("multiply", _u("multiply", 0.5, x),
+              _u("add", 1.0, erf(_u("multiply", x, float(np.sqrt(0.5))))))
 
 
 def softplus(x):
@@ -134,14 +135,14 @@ def softplus(x):
 
 def leaky_relu(x, negative_slope=1e-2):
     """jax.nn.leaky_relu: x where x >= 0, else negative_slope * x."""
-    return ew.where(_u("greater_equal", x, 0), x, _u("multiply", negative_slope, x))
+    return ew.elementwise_where(_u("greater_equal", x, 0), x, _u("multiply", negative_slope, x))
 
 
 def elu(x, alpha=1.0):
     """jax.nn.elu: x where x > 0, else alpha * (exp(x) - 1)."""
     positive = _u("greater", x, 0)
-    safe = ew.where(positive, 0.0, x)
-    return ew.where(positive, x, _u("multiply", alpha, _u("expm1", safe)))
+    safe = ew.elementwise_where(positive, 0.0, x)
+    return ew.elementwise_where(positive, x, _u("multiply", alpha, _u("expm1", safe)))
 
 
 def _float(x, where: str) -> Tracer:
@@ -165,7 +166,8 @@ def log_softmax(x, axis=-1):
     """jax.nn.log_softmax: (x - max) - log(sum(exp(x - max)))."""
     x = _float(x, "log_softmax")
     shifted = _u("subtract", x, reduce_max(x, axis=axis, keepdims=True))
-    return _u("subtract", shifted, _u("log", reduce_sum(_u("exp", shifted), axis=axis, keepdims=True)))
+    return _u("subtract", shifted,
+              _u("log", reduce_sum(_u("exp", shifted), axis=axis, keepdims=True)))
 
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
@@ -178,10 +180,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     x = _float(a, "logsumexp")
     if b is not None:
         weights = as_tracer(b, "logsumexp b")
-        x = ew.where(_u("not_equal", weights, 0), x, -np.inf)
+        x = ew.elementwise_where(_u("not_equal", weights, 0), x, -np.inf)
     axes = normalize_axes(axis, x.ndim, "logsumexp")
     top = reduce_max(x, axis=axes, keepdims=True)
-    top = ew.where(_u("isfinite", top), top, 0.0)
+    top = ew.elementwise_where(_u("isfinite", top), top, 0.0)
     terms = _u("exp", _u("subtract", x, top))
     if b is not None:
         terms = _u("multiply", terms, weights)
@@ -191,7 +193,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if return_sign:
         return out, _u("sign", total)
     if b is not None:
-        out = ew.where(_u("less", total, 0), np.nan, out)
+        out = ew.elementwise_where(_u("less", total, 0), np.nan, out)
     return out
 
 
@@ -230,7 +232,8 @@ def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, *, algorithm
         elif algorithm == "stable":
             variance = reduce_mean(_u("square", _u("subtract", x, m)), axis, keepdims=True)
         else:
-            raise TracingError(f"standardize: algorithm must be 'fast' or 'stable', got {algorithm!r}")
+            raise TracingError("standardize: algorithm must be 'fast' or 'stable', "
+                               f"got {algorithm!r}")
     if type(variance) in (int, float):  # a Python number stays weak: x's dtype
         variance = np.asarray(variance, x.dtype)
     return _u("multiply", _u("subtract", x, m), _rsqrt(_u("add", variance, epsilon)))
@@ -249,7 +252,8 @@ def _along(param, x: Tracer, axes: tuple[int, ...], name: str, where: str):
     feature_shape = tuple(x.shape[a] for a in axes)
     if p.size == 1 and p.ndim <= 1:
         return reshape(p, ())
-    if p.shape != feature_shape and not (len(axes) == 1 and p.shape == (p.size,) and p.size == feature_shape[0]):
+    if p.shape != feature_shape and not (len(axes) == 1 and p.shape == (p.size,)
+                                         and p.size == feature_shape[0]):
         raise TracingError(
             f"{where}: {name} must have shape {feature_shape} (the sizes of axis "
             f"{axes if len(axes) > 1 else axes[0]} of x, shape {x.shape}), got shape {p.shape}")

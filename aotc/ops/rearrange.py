@@ -1,5 +1,5 @@
 """Rearranging arrays with numpy's semantics: pad, tile, repeat, roll, rot90, the stacking
-helpers, insert/delete/append, meshgrid.
+helpers, insert/delete/append, resize.
 
 Every shape, width, shift and index list is static, so each op reduces at trace time to
 a few data movements along one axis at a time:
@@ -13,13 +13,16 @@ a few data movements along one axis at a time:
   runs, and each run is a slice (``tensor.extract_slice``; a reversing run is the
   gather generic of basic indexing; a constant run a broadcast) joined by
   ``tensor.concat``. Lists with many runs become one gather generic instead.
+
+The static arguments (widths, counts, shifts, positions, pad modes and constants) are
+read and checked with numpy's rules by ``aotc.ops.static_args``.
 """
 
 from __future__ import annotations
 
 import builtins
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -28,19 +31,43 @@ from .._mlir import arith, dim_map, ir, tensor
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from ..lowering import (
-    add_work, empty, gather_source, generic, identity_map, loop_index, parallel, scalar_constant, wrap,
+    add_work,
+    empty,
+    gather_source,
+    generic,
+    identity_map,
+    loop_index,
+    parallel,
+    scalar_constant,
+    wrap,
 )
 from . import elementwise as ew
-from .reductions import normalize_axis
+from .arguments import as_tracer, broadcast_result_shape, normalize_axis
 from .shape import (
-    as_tracer, broadcast_to, concatenate, flip, getitem, moveaxis, ravel, reshape, transpose,
+    basic_getitem,
+    broadcast_to,
+    concatenate,
+    flip,
+    moveaxis,
+    ravel,
+    reshape,
+    transpose,
+)
+from .static_args import (
+    check_pad_mode,
+    insert_positions,
+    pad_pairs,
+    pad_widths,
+    static_ints,
+    stored_as,
 )
 
 EXPORTS: dict[str, list[str]] = {
+    "methods": ["repeat"],
     "numpy": [
         "pad", "tile", "repeat", "roll", "rot90", "fliplr", "flipud", "atleast_1d",
         "atleast_2d", "atleast_3d", "hstack", "vstack", "dstack", "column_stack", "append",
-        "insert", "delete", "meshgrid", "indices", "broadcast_shapes", "resize",
+        "insert", "delete", "broadcast_shapes", "resize",
     ],
     "lax": [],
     "nn": [],
@@ -49,16 +76,6 @@ EXPORTS: dict[str, list[str]] = {
 # A position list cut into more arithmetic runs than this becomes one gather generic:
 # beyond it, the slices and the concat cost more than one indexed read per element.
 MAX_SLICED_RUNS = 8
-
-
-def static_ints(value, where: str, what: str) -> np.ndarray:
-    """An integer argument known at trace time (a Python int, a sequence, a numpy array)."""
-    if isinstance(value, Tracer):
-        value._no_value(f"{where} {what}")
-    array = np.asarray(value)
-    if array.size and array.dtype.kind not in "iu":
-        raise TracingError(f"{where}: {what} must be integers, got {value!r}")
-    return array.astype(np.int64)
 
 
 # ---- taking positions along one axis ---------------------------------------------------
@@ -90,12 +107,13 @@ def _axis_index(ndim: int, axis: int, item) -> tuple:
 
 def _run(x: Tracer, axis: int, first: int, step: int, count: int) -> Tracer:
     if step == 0:
-        one = getitem(x, _axis_index(x.ndim, axis, slice(first, first + 1)))
+        one = basic_getitem(x, _axis_index(x.ndim, axis, slice(first, first + 1)))
         shape = list(one.shape)
         shape[axis] = count
         return broadcast_to(one, tuple(shape))
     stop = first + step * count
-    return getitem(x, _axis_index(x.ndim, axis, slice(first, stop if stop >= 0 else None, step)))
+    run = slice(first, stop if stop >= 0 else None, step)
+    return basic_getitem(x, _axis_index(x.ndim, axis, run))
 
 
 def take_static(x: Tracer, positions, axis: int) -> Tracer:
@@ -105,7 +123,7 @@ def take_static(x: Tracer, positions, axis: int) -> Tracer:
     if len(positions) == n and np.array_equal(positions, np.arange(n)):
         return x
     if len(positions) == 0:
-        return getitem(x, _axis_index(x.ndim, axis, slice(0, 0)))
+        return basic_getitem(x, _axis_index(x.ndim, axis, slice(0, 0)))
     runs = arithmetic_runs(positions)
     if len(runs) > MAX_SLICED_RUNS:
         return _gather(x, positions, axis)
@@ -137,65 +155,6 @@ def _gather(x: Tracer, positions: np.ndarray, axis: int) -> Tracer:
 
 # ---- pad ------------------------------------------------------------------------------
 
-# numpy's modes: those aotc traces (with the keywords each accepts) and the others.
-PAD_MODES = {
-    "constant": ("constant_values",),
-    "empty": (),
-    "edge": (),
-    "wrap": (),
-    "reflect": ("reflect_type",),
-    "symmetric": ("reflect_type",),
-}
-NUMPY_ONLY_PAD_MODES = ("linear_ramp", "maximum", "mean", "median", "minimum")
-
-
-def _pairs(value, ndim: int, where: str, what: str) -> list:
-    """numpy's broadcasting of a pad argument to one (before, after) pair per axis.
-
-    As in numpy, one value or one pair gives numpy scalars and longer forms give Python
-    scalars (``tolist``), which numpy stores into the array with different overflow
-    checks (-1 into uint8: 255 from a numpy scalar, OverflowError from a Python int).
-    """
-    array = np.asarray(value)
-    if array.size == 1:
-        return [(array.reshape(1)[0],) * 2] * ndim
-    if array.size == 2 and array.shape != (2, 1):
-        return [tuple(array.reshape(2))] * ndim
-    try:
-        return np.broadcast_to(array, (ndim, 2)).tolist()
-    except ValueError:
-        raise TracingError(
-            f"{where}: {what} {value!r} has shape {np.shape(value)}, which does not give one "
-            f"(before, after) pair per axis of a {ndim}-d array: pass an int, a pair "
-            f"(before, after), or {ndim} pairs"
-        ) from None
-
-
-def _pad_widths(pad_width, ndim: int) -> list[tuple[int, int]]:
-    if isinstance(pad_width, dict):
-        seq = [(0, 0)] * ndim
-        for axis, width in pad_width.items():
-            both = (width, width) if isinstance(width, (int, np.integer)) else tuple(width)
-            seq[normalize_axis(axis, ndim, "pad pad_width")] = both
-        pad_width = seq
-    widths = static_ints(pad_width, "pad", "pad_width")
-    pairs = _pairs(widths, ndim, "pad", "pad_width")
-    if builtins.any(w < 0 for pair in pairs for w in pair):
-        raise TracingError(f"pad: pad_width {pad_width!r} has negative widths; widths must be >= 0")
-    return [(int(b), int(a)) for b, a in pairs]
-
-
-def _as_dtype(value, dtype: np.dtype, where: str):
-    """``value`` converted as numpy assigns it into an array of ``dtype``."""
-    cell = np.zeros((), dtype)
-    try:
-        cell[()] = value
-    except (TypeError, ValueError, OverflowError) as e:
-        shown = value.item() if isinstance(value, np.generic) else value
-        raise TracingError(f"{where}: {shown!r} cannot be stored in a {dtype.name} array: {e}") from None
-    return cell[()]
-
-
 def constant_pad(x: Tracer, low: Sequence[int], high: Sequence[int], value) -> Tracer:
     """``tensor.pad`` of ``x`` by ``low``/``high`` per axis, yielding ``value`` (a scalar
     stored as in an array of x's dtype, or a 0-d traced array)."""
@@ -203,7 +162,8 @@ def constant_pad(x: Tracer, low: Sequence[int], high: Sequence[int], value) -> T
     if isinstance(value, Tracer):
         fill = tensor.ExtractOp(ew.astype(value, x.dtype).value, []).result
     with user_location():
-        op = tensor.PadOp(dtypes.tensor_type(out_shape, x.dtype), x.value, [], [], list(low), list(high))
+        op = tensor.PadOp(dtypes.tensor_type(out_shape, x.dtype), x.value, [], [], list(low),
+                          list(high))
         block = op.regions[0].blocks.append(*[ir.IndexType.get()] * x.ndim)
         with ir.InsertionPoint(block):
             tensor.YieldOp(fill if isinstance(value, Tracer) else scalar_constant(value, x.dtype))
@@ -220,8 +180,8 @@ def _pad_constant(x: Tracer, widths, constant_values) -> Tracer:
                 f"pass per-axis values as Python numbers"
             )
         return constant_pad(x, low, high, constant_values)
-    values = _pairs(constant_values, x.ndim, "pad", "constant_values")
-    cells = [[_as_dtype(v, x.dtype, "pad constant_values") for v in pair] for pair in values]
+    values = pad_pairs(constant_values, x.ndim, "pad", "constant_values")
+    cells = [[stored_as(v, x.dtype, "pad constant_values") for v in pair] for pair in values]
     flat = np.array([c for pair in cells for c in pair], x.dtype).reshape(-1, 2)
     if len({v.tobytes() for v in flat.reshape(-1)}) <= 1:  # one value (bitwise: -0.0, NaN)
         value = flat.flat[0] if flat.size else x.dtype.type(0)
@@ -241,28 +201,13 @@ def pad(array, pad_width, mode="constant", **kwargs) -> Tracer:
     """numpy.pad with static widths: modes constant (per-axis, per-side constant_values),
     edge, reflect, symmetric, wrap and empty (padded with zeros).
 
-    >>> anp.pad(x, ((1, 2), (0, 3)), mode="reflect")
+    >>> pad = aotc.jit(lambda x: anp.pad(x, (2, 3), mode="reflect"))
+    >>> pad(np.array([1, 2, 3, 4], np.int32))
+    Array([3, 2, 1, 2, 3, 4, 3, 2, 1], dtype=int32)
     """
     x = as_tracer(array, "pad")
-    if callable(mode):
-        raise UnsupportedOpError("pad: a function as mode is not supported; use one of "
-                                 f"{', '.join(PAD_MODES)}")
-    if mode in NUMPY_ONLY_PAD_MODES:
-        raise UnsupportedOpError(
-            f"pad: mode {mode!r} is not supported by aotc; supported modes are "
-            f"{', '.join(PAD_MODES)}"
-        )
-    if mode not in PAD_MODES:
-        raise TracingError(f"pad: mode {mode!r} is not one of numpy's modes: "
-                           f"{', '.join(list(PAD_MODES) + list(NUMPY_ONLY_PAD_MODES))}")
-    unknown = set(kwargs) - set(PAD_MODES[mode])
-    if unknown:
-        raise TracingError(f"pad: unsupported keyword arguments for mode {mode!r}: "
-                           f"{sorted(unknown)} (mode {mode!r} takes {list(PAD_MODES[mode]) or 'none'})")
-    if kwargs.get("reflect_type", "even") != "even":
-        raise UnsupportedOpError(f"pad: reflect_type={kwargs['reflect_type']!r} is not supported; "
-                                 f"only the default 'even' is")
-    widths = _pad_widths(pad_width, x.ndim)
+    check_pad_mode(mode, kwargs)
+    widths = pad_widths(pad_width, x.ndim)
     if not builtins.any(b or a for b, a in widths):
         return x
     if mode in ("constant", "empty"):
@@ -295,7 +240,8 @@ def _replicate(x: Tracer, counts: Sequence[int], inner: bool) -> Tracer:
         out_shape.append(n * r)
     if tuple(out_shape) == x.shape:
         return x
-    return reshape(broadcast_to(reshape(x, tuple(unit_shape)), tuple(split_shape)), tuple(out_shape))
+    spread = broadcast_to(reshape(x, tuple(unit_shape)), tuple(split_shape))
+    return reshape(spread, tuple(out_shape))
 
 
 def tile(A, reps) -> Tracer:
@@ -342,7 +288,8 @@ def roll(a, shift, axis=None) -> Tracer:
         raise TracingError(f"roll: shift {shift!r} and axis {axis!r} should be scalars or 1-d "
                            f"sequences of the same length") from None
     if pairs.nd > 1:
-        raise TracingError(f"roll: shift {shift!r} and axis {axis!r} should be scalars or 1-d sequences")
+        raise TracingError(f"roll: shift {shift!r} and axis {axis!r} should be scalars or 1-d "
+                           f"sequences")
     total = [0] * x.ndim
     for s, ax in pairs:
         total[normalize_axis(int(ax), x.ndim, "roll")] += int(s)
@@ -481,27 +428,6 @@ def _flat_axis(x: Tracer, axis, where: str) -> tuple[Tracer, int]:
     return x, normalize_axis(axis, x.ndim, where)
 
 
-def _positions(obj, n: int, where: str) -> np.ndarray:
-    """numpy's index argument of insert: a slice, an int, ints or booleans (static)."""
-    if isinstance(obj, slice):
-        return np.arange(*obj.indices(n))
-    if isinstance(obj, Tracer):
-        obj._no_value(f"{where} obj")
-    positions = np.asarray(obj)
-    if positions.dtype == np.bool_:
-        if positions.ndim != 1:
-            raise TracingError(f"{where}: a boolean obj must be one dimensional, got shape {positions.shape}")
-        return np.flatnonzero(positions)
-    if positions.size == 0:
-        return positions.astype(np.int64)
-    if positions.dtype.kind not in "iu":
-        raise TracingError(f"{where}: obj must be integers, a slice or booleans, got {obj!r}")
-    if positions.ndim > 1:
-        raise TracingError(f"{where}: index array obj must be one dimensional or scalar, "
-                           f"got shape {positions.shape}")
-    return positions.astype(np.int64)
-
-
 def _cast_values(values, dtype: np.dtype, where: str) -> Tracer:
     """Values to insert, converted to the array's dtype as numpy's ``array(values, dtype=)``."""
     if isinstance(values, Tracer):
@@ -509,28 +435,31 @@ def _cast_values(values, dtype: np.dtype, where: str) -> Tracer:
     try:
         return current_trace().constant(np.array(values, dtype=dtype))
     except (TypeError, ValueError, OverflowError) as e:
-        raise TracingError(f"{where}: values {values!r} cannot be stored in a {dtype.name} array: {e}") from None
+        raise TracingError(f"{where}: values {values!r} cannot be stored in a {dtype.name} "
+                           f"array: {e}") from None
 
 
 def insert(arr, obj, values, axis=None) -> Tracer:
     """numpy.insert with a static ``obj``: ``values`` inserted before the given indices."""
     x, ax = _flat_axis(as_tracer(arr, "insert"), axis, "insert")
     n = x.shape[ax]
-    positions = _positions(obj, n, "insert")
+    positions = insert_positions(obj, n, "insert")
     v = _cast_values(values, x.dtype, "insert values")
     slot = list(x.shape)
     if positions.size == 1:
         index = int(positions.reshape(()) if positions.ndim == 0 else positions[0])
         if not -n <= index <= n:
-            raise TracingError(f"insert: index {index} is out of bounds for axis {ax} with size {n}")
+            raise TracingError(
+                f"insert: index {index} is out of bounds for axis {ax} with size {n}"
+            )
         index += n if index < 0 else 0
         v = reshape(v, (1,) * (x.ndim - v.ndim) + v.shape) if v.ndim < x.ndim else v
         if positions.ndim == 0:
             v = moveaxis(v, 0, ax)  # numpy: a scalar index inserts values' first axis
         slot[ax] = v.shape[ax]
         v = _broadcast_into(v, tuple(slot), "insert")
-        head = getitem(x, _axis_index(x.ndim, ax, slice(0, index)))
-        tail = getitem(x, _axis_index(x.ndim, ax, slice(index, n)))
+        head = basic_getitem(x, _axis_index(x.ndim, ax, slice(0, index)))
+        tail = basic_getitem(x, _axis_index(x.ndim, ax, slice(index, n)))
         return concatenate([head, v, tail], axis=ax)
     positions = np.where(positions < 0, positions + n, positions)
     if ((positions < 0) | (positions > n)).any():
@@ -572,40 +501,13 @@ def delete(arr, obj, axis=None) -> Tracer:
     return take_static(x, keep, ax)
 
 
-# ---- grids and shapes -----------------------------------------------------------------
-
-def meshgrid(*xi, copy=True, sparse=False, indexing="xy") -> tuple:
-    """numpy.meshgrid: coordinate arrays (reshapes; broadcasts unless ``sparse``)."""
-    if indexing not in ("xy", "ij"):
-        raise TracingError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    vectors = [ravel(as_tracer(x, f"meshgrid array {i}")) for i, x in enumerate(xi)]
-    ndim = len(vectors)
-    shapes = [[1] * ndim for _ in vectors]
-    for i, v in enumerate(vectors):
-        shapes[i][i] = v.size
-    if indexing == "xy" and ndim > 1:
-        shapes[0][:2], shapes[1][:2] = [1, vectors[0].size], [vectors[1].size, 1]
-    grids = [reshape(v, tuple(s)) for v, s in zip(vectors, shapes)]
-    if not sparse:
-        full = ew.broadcast_shapes([g.shape for g in grids], "meshgrid")
-        grids = [broadcast_to(g, full) for g in grids]
-    return tuple(grids)
-
-
-def indices(dimensions, dtype=int, sparse=False):
-    """numpy.indices: a constant grid of indices (static dimensions)."""
-    dims = tuple(int(d) for d in static_ints(dimensions, "indices", "dimensions").reshape(-1))
-    dtypes.canonicalize(dtype, "indices dtype")
-    grid = np.indices(dims, dtype=dtype, sparse=sparse)
-    if sparse:
-        return tuple(current_trace().constant(np.ascontiguousarray(g)) for g in grid)
-    return current_trace().constant(grid)
-
+# ---- shapes -------------------------------------------------------------------------
 
 def broadcast_shapes(*shapes) -> tuple:
     """numpy.broadcast_shapes, on static shapes (ints or tuples)."""
-    tuples = [(int(s),) if isinstance(s, (int, np.integer)) else tuple(int(d) for d in s) for s in shapes]
-    return ew.broadcast_shapes(tuples, "broadcast_shapes")
+    tuples = [(int(s),) if isinstance(s, (int, np.integer)) else tuple(int(d) for d in s)
+              for s in shapes]
+    return broadcast_result_shape(tuples, "broadcast_shapes")
 
 
 def resize(a, new_shape) -> Tracer:
@@ -618,4 +520,4 @@ def resize(a, new_shape) -> Tracer:
     if x.size == 0 or size == 0:
         return current_trace().constant(np.zeros(shape, x.dtype))
     tiled = tile(x, -(-size // x.size))
-    return reshape(getitem(tiled, slice(0, size)), shape)
+    return reshape(basic_getitem(tiled, slice(0, size)), shape)

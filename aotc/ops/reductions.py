@@ -17,36 +17,15 @@ from ..core import Tracer
 from ..errors import TracingError
 from ..lowering import add_work, fill, generic, loop_index, reshape_value, wrap
 from . import elementwise as ew
+from .arguments import as_tracer, normalize_axes, normalize_axis, ufunc_axes
 from .scalar import UFUNC_RULES, cmpf, cmpi, convert, select
 
-
-def normalize_axis(axis: int, ndim: int, where: str) -> int:
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise TracingError(f"{where}: axis must be an int, got {axis!r}")
-    if not -ndim <= axis < ndim:
-        raise TracingError(
-            f"{where}: axis {axis} is out of bounds for an array of dimension {ndim} "
-            f"(valid: {-ndim} to {ndim - 1})" if ndim else f"{where}: axis {axis} given for a 0-d array"
-        )
-    return int(axis) % ndim
-
-
-def normalize_axes(axis, ndim: int, where: str) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    out = tuple(normalize_axis(a, ndim, where) for a in axes)
-    if len(set(out)) != len(out):
-        raise TracingError(f"{where}: repeated axis in {axis!r}")
-    return out
-
-
-def ufunc_axes(axis, ndim: int, where: str) -> tuple[int, ...]:
-    """``normalize_axes`` for numpy's ufunc reductions (sum, max, argmax, ...), which also
-    take axis 0 or -1 (not a tuple) of a 0-d array: it reduces nothing."""
-    if ndim == 0 and type(axis) in (int, np.int32, np.int64) and axis in (0, -1):
-        return ()
-    return normalize_axes(axis, ndim, where)
+EXPORTS: dict[str, list[str]] = {
+    "numpy": ["all", "amax", "amin", "any", "argmax", "argmin", "max", "mean", "min", "prod",
+              "std", "sum", "var"],
+    "methods": ["sum", "mean", "prod", "max", "min", "argmax", "argmin", "any", "all", "var",
+                "std"],
+}
 
 
 def numpy_initial(name: str, x_dtype: np.dtype, initial, **kwargs):
@@ -61,15 +40,6 @@ def numpy_initial(name: str, x_dtype: np.dtype, initial, **kwargs):
     except (TypeError, ValueError, OverflowError) as e:
         raise TracingError(f"{name}: initial={initial!r} does not convert to {x_dtype.name} as "
                            f"numpy requires ({e})") from None
-
-
-def _as_tracer(x, where: str) -> Tracer:
-    o = ew.as_operand(x, where)
-    if isinstance(o, Tracer):
-        return o
-    from ..core import current_trace
-
-    return current_trace().constant(np.asarray(o.value, o.dtype))
 
 
 def _numpy_result_dtype(name: str, dtype: np.dtype, **kwargs) -> np.dtype:
@@ -99,7 +69,8 @@ def reduce_generic(
     rank = x.ndim
     kept = [d for d in range(rank) if d not in axes]
     out_shape = [x.shape[d] for d in kept]
-    outputs = [(fill(out_shape, dt, init), dim_map(rank, kept)) for dt, init in zip(acc_dtypes, inits)]
+    outputs = [(fill(out_shape, dt, init), dim_map(rank, kept))
+               for dt, init in zip(acc_dtypes, inits)]
     iterators = [REDUCTION if d in axes else PARALLEL for d in range(rank)]
     results = generic([(x.value, dim_map(rank, list(range(rank))))], outputs, iterators,
                       lambda v, *accs: combine(v, *accs))
@@ -119,13 +90,14 @@ def _check_nonempty(x: Tracer, axes, name: str):
 
 def _sum_like(name: str, ufunc: str, identity):
     def reduction(a, axis=None, dtype=None, keepdims=False, initial=None):
-        x = _as_tracer(a, name)
+        x = as_tracer(a, name)
         axes = ufunc_axes(axis, x.ndim, name)
         out_dtype = dtypes.canonicalize(dtype, f"{name} dtype") if dtype is not None else \
             dtypes.canonicalize(_numpy_result_dtype(name, x.dtype), name)
         acc = _accumulation_dtype(out_dtype)
         rule = UFUNC_RULES[ufunc]
-        init = identity if initial is None else numpy_initial(name, x.dtype, initial, dtype=out_dtype)
+        init = (identity if initial is None
+                else numpy_initial(name, x.dtype, initial, dtype=out_dtype))
         (r,) = reduce_generic(x, axes, keepdims, [acc], [init],
                               lambda v, s: [rule(acc, convert(v, x.dtype, acc), s)], name)
         return ew.astype(r, out_dtype)
@@ -139,7 +111,7 @@ prod = _sum_like("prod", "multiply", 1)
 
 def _extremum(name: str, ufunc: str, float_init: float):
     def reduction(a, axis=None, keepdims=False, initial=None):
-        x = _as_tracer(a, name)
+        x = as_tracer(a, name)
         axes = ufunc_axes(axis, x.ndim, name)
         if initial is None:
             _check_nonempty(x, axes, name)
@@ -168,11 +140,12 @@ amax, amin = max, min
 
 def _boolean(name: str, ufunc: str, init: bool):
     def reduction(a, axis=None, keepdims=False):
-        x = _as_tracer(a, name)
+        x = as_tracer(a, name)
         axes = ufunc_axes(axis, x.ndim, name)
         rule = UFUNC_RULES[ufunc]
         (r,) = reduce_generic(x, axes, keepdims, [np.dtype(np.bool_)], [init],
-                              lambda v, acc: [rule(np.dtype(np.bool_), convert(v, x.dtype, np.bool_), acc)], name)
+                              lambda v, acc: [rule(np.dtype(np.bool_),
+                                                   convert(v, x.dtype, np.bool_), acc)], name)
         return r
     reduction.__name__ = name
     return reduction
@@ -187,18 +160,20 @@ def _count(x: Tracer, axes) -> int:
 
 
 def mean(a, axis=None, dtype=None, keepdims=False):
-    x = _as_tracer(a, "mean")
+    x = as_tracer(a, "mean")
     axes = normalize_axes(axis, x.ndim, "mean")
-    out_dtype = dtypes.canonicalize(dtype if dtype is not None else _numpy_result_dtype("mean", x.dtype), "mean")
+    out_dtype = dtypes.canonicalize(
+        dtype if dtype is not None else _numpy_result_dtype("mean", x.dtype), "mean")
     acc = _accumulation_dtype(out_dtype)
     total = sum(x, axis=axes, dtype=acc, keepdims=keepdims)
     return ew.astype(ew.ufunc("divide", total, acc.type(_count(x, axes))), out_dtype)
 
 
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    x = _as_tracer(a, "var")
+    x = as_tracer(a, "var")
     axes = normalize_axes(axis, x.ndim, "var")
-    out_dtype = dtypes.canonicalize(dtype if dtype is not None else _numpy_result_dtype("var", x.dtype), "var")
+    out_dtype = dtypes.canonicalize(
+        dtype if dtype is not None else _numpy_result_dtype("var", x.dtype), "var")
     acc = _accumulation_dtype(out_dtype)
     xa = ew.astype(x, acc)
     centered = ew.ufunc("subtract", xa, mean(xa, axis=axes, keepdims=True))
@@ -220,7 +195,7 @@ def _arg_extremum(name: str, better_float: str, better_int: str, better_uint: st
     stays right when IREE splits or reorders the reduction.
     """
     def reduction(a, axis=None, keepdims=False):
-        x = _as_tracer(a, name)
+        x = as_tracer(a, name)
         flat = axis is None or not ufunc_axes(axis, x.ndim, name)  # all, or a 0-d array
         if flat:
             x = reshape_flat(x)
@@ -249,7 +224,8 @@ def _arg_extremum(name: str, better_float: str, better_int: str, better_uint: st
                 v_nan, best_nan = cmpf("uno", v, v), cmpf("uno", best, best)
                 # NaN beats everything; between NaNs the earlier index wins.
                 take = select(best_nan, arith.AndIOp(v_nan, earlier).result,
-                              arith.OrIOp(v_nan, arith.OrIOp(better, arith.AndIOp(equal, earlier).result).result).result)
+                              arith.OrIOp(v_nan, arith.OrIOp(
+                                  better, arith.AndIOp(equal, earlier).result).result).result)
             else:
                 pred = better_int if kind == "int" else better_uint
                 better = cmpi(pred, v, best)

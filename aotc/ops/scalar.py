@@ -117,7 +117,8 @@ def _int_remainder(dtype, a, b):
     safe_b, b_is_zero, b_is_minus_one = _guarded_signed_divisor(dtype, b)
     r = arith.RemSIOp(a, safe_b).result
     # numpy's remainder takes the sign of the divisor.
-    fix = arith.AndIOp(cmpi("ne", r, zero), arith.XOrIOp(cmpi("slt", r, zero), cmpi("slt", safe_b, zero)).result).result
+    fix = arith.AndIOp(cmpi("ne", r, zero),
+                       arith.XOrIOp(cmpi("slt", r, zero), cmpi("slt", safe_b, zero)).result).result
     r = select(fix, arith.AddIOp(r, safe_b).result, r)
     return select(arith.OrIOp(b_is_zero, b_is_minus_one).result, zero, r)
 
@@ -144,8 +145,10 @@ def _fmod(dtype, a, b):
     q = math.TruncOp(arith.DivFOp(a, b).result).result
     r = math.FmaOp(arith.NegFOp(q).result, b, a).result
     zero = const(0.0, dtype)
-    overshot = arith.AndIOp(cmpf("une", r, zero), arith.XOrIOp(cmpf("olt", r, zero), cmpf("olt", a, zero)).result).result
-    r = select(overshot, arith.AddFOp(r, math.CopySignOp(math.AbsFOp(b).result, a).result).result, r)
+    overshot = arith.AndIOp(cmpf("une", r, zero),
+                            arith.XOrIOp(cmpf("olt", r, zero), cmpf("olt", a, zero)).result).result
+    r = select(overshot,
+               arith.AddFOp(r, math.CopySignOp(math.AbsFOp(b).result, a).result).result, r)
     b_inf = cmpf("oeq", math.AbsFOp(b).result, const(np.inf, dtype))
     a_finite = cmpf("one", math.AbsFOp(a).result, const(np.inf, dtype))
     return select(arith.AndIOp(b_inf, a_finite).result, a, r)
@@ -217,10 +220,12 @@ def _float_power(dt, x, y):
     r = math.PowFOp(math.AbsFOp(x).result, y).result
     y_integral = _is_integral(dt, y)
     half_y = arith.MulFOp(y, const(0.5, dt)).result
-    y_odd = arith.AndIOp(y_integral, arith.XOrIOp(_is_integral(dt, half_y), const(True, np.bool_)).result).result
+    y_odd = arith.AndIOp(
+        y_integral, arith.XOrIOp(_is_integral(dt, half_y), const(True, np.bool_)).result).result
     r = select(arith.AndIOp(_signbit(dt, x), y_odd).result, arith.NegFOp(r).result, r)
     negative_base = arith.AndIOp(cmpf("olt", x, zero), cmpf("ogt", x, const(-np.inf, dt))).result
-    r = select(arith.AndIOp(negative_base, arith.XOrIOp(y_integral, const(True, np.bool_)).result).result,
+    r = select(arith.AndIOp(negative_base,
+                            arith.XOrIOp(y_integral, const(True, np.bool_)).result).result,
                const(np.nan, dt), r)
     y_inf = cmpf("oeq", math.AbsFOp(y).result, const(np.inf, dt))
     minus_one_inf = arith.AndIOp(cmpf("oeq", x, const(-1.0, dt)), y_inf).result
@@ -360,7 +365,8 @@ def _shift_right(dtype, a, b):
     too_far = cmpi("uge", b, const(bits, dtype))
     if dtypes.kind(dtype) == "uint":
         return select(too_far, const(0, dtype), arith.ShRUIOp(a, b).result)
-    return select(too_far, select(cmpi("slt", a, const(0, dtype)), const(-1, dtype), const(0, dtype)),
+    return select(too_far,
+                  select(cmpi("slt", a, const(0, dtype)), const(-1, dtype), const(0, dtype)),
                   arith.ShRSIOp(a, b).result)
 
 
@@ -405,7 +411,8 @@ def _cbrt_f64(dt, x):
     ax = math.AbsFOp(x).result
     y = math.ExpOp(arith.DivFOp(math.LogOp(ax).result, const(3.0, dt)).result).result
     y2 = arith.MulFOp(y, y).result
-    step = arith.DivFOp(arith.SubFOp(arith.MulFOp(y2, y).result, ax).result, arith.MulFOp(const(3.0, dt), y2).result).result
+    step = arith.DivFOp(arith.SubFOp(arith.MulFOp(y2, y).result, ax).result,
+                        arith.MulFOp(const(3.0, dt), y2).result).result
     refined = select(cmpf("ogt", y, const(0.0, dt)), arith.SubFOp(y, step).result, y)
     refined = select(cmpf("oeq", ax, const(np.inf, dt)), ax, refined)
     return math.CopySignOp(refined, x).result
@@ -439,7 +446,8 @@ def _asinh(dt, x):
     ax = math.AbsFOp(x).result
     x2 = arith.MulFOp(ax, ax).result
     root = math.SqrtOp(arith.AddFOp(x2, one).result).result
-    small = math.Log1pOp(arith.AddFOp(ax, arith.DivFOp(x2, arith.AddFOp(one, root).result).result).result).result
+    small = math.Log1pOp(
+        arith.AddFOp(ax, arith.DivFOp(x2, arith.AddFOp(one, root).result).result).result).result
     large = arith.AddFOp(math.LogOp(ax).result, const(np.log(2.0), dt)).result
     return math.CopySignOp(select(cmpf("ogt", ax, const(_HUGE, dt)), large, small), x).result
 
@@ -457,7 +465,8 @@ def _acosh(dt, x):
 
 def _signbit(dt, x):
     bits = dtypes.info(dt).bits
-    return cmpi("slt", arith.BitcastOp(ir.IntegerType.get_signless(bits), x).result, const(0, f"int{bits}"))
+    return cmpi("slt", arith.BitcastOp(ir.IntegerType.get_signless(bits), x).result,
+                const(0, f"int{bits}"))
 
 
 def _atan2(dt, y, x):
@@ -482,10 +491,12 @@ UFUNC_RULES: dict[str, Rule] = {
     "subtract": by_kind(float=op(arith.SubFOp), int=op(arith.SubIOp)),
     "multiply": by_kind(float=op(arith.MulFOp), int=op(arith.MulIOp), bool=op(arith.AndIOp)),
     "divide": by_kind(float=op(arith.DivFOp)),
-    "floor_divide": by_kind(float=_float_floor_divide, int=_int_floor_divide, uint=_uint_floor_divide),
+    "floor_divide": by_kind(float=_float_floor_divide, int=_int_floor_divide,
+                            uint=_uint_floor_divide),
     "remainder": by_kind(float=_float_remainder, int=_int_remainder, uint=_uint_remainder),
     "power": by_kind(float=_widen_f16(_float_power), int=_int_power),
-    "negative": by_kind(float=op(arith.NegFOp), int=lambda dt, x: arith.SubIOp(const(0, dt), x).result),
+    "negative": by_kind(float=op(arith.NegFOp),
+                        int=lambda dt, x: arith.SubIOp(const(0, dt), x).result),
     "positive": by_kind(float=_identity, int=_identity),
     "absolute": by_kind(float=op(math.AbsFOp), int=op(math.AbsIOp), uint=_identity, bool=_identity),
     "sign": by_kind(float=_float_sign, int=_int_sign, uint=_uint_sign),
@@ -521,15 +532,21 @@ UFUNC_RULES: dict[str, Rule] = {
     "trunc": by_kind(float=op(math.TruncOp), int=_identity, bool=_identity),
     "rint": by_kind(float=_float_round, int=_identity, bool=_identity),
     # numpy's maximum/minimum propagate NaN: arith.maximumf does, maxnumf would not.
-    "maximum": by_kind(float=op(arith.MaximumFOp), int=op(arith.MaxSIOp), uint=op(arith.MaxUIOp), bool=op(arith.OrIOp)),
-    "minimum": by_kind(float=op(arith.MinimumFOp), int=op(arith.MinSIOp), uint=op(arith.MinUIOp), bool=op(arith.AndIOp)),
-    "fmax": by_kind(float=_fmax_fmin(arith.MaximumFOp), int=op(arith.MaxSIOp), uint=op(arith.MaxUIOp), bool=op(arith.OrIOp)),
-    "fmin": by_kind(float=_fmax_fmin(arith.MinimumFOp), int=op(arith.MinSIOp), uint=op(arith.MinUIOp), bool=op(arith.AndIOp)),
+    "maximum": by_kind(float=op(arith.MaximumFOp), int=op(arith.MaxSIOp), uint=op(arith.MaxUIOp),
+                       bool=op(arith.OrIOp)),
+    "minimum": by_kind(float=op(arith.MinimumFOp), int=op(arith.MinSIOp), uint=op(arith.MinUIOp),
+                       bool=op(arith.AndIOp)),
+    "fmax": by_kind(float=_fmax_fmin(arith.MaximumFOp), int=op(arith.MaxSIOp),
+                    uint=op(arith.MaxUIOp), bool=op(arith.OrIOp)),
+    "fmin": by_kind(float=_fmax_fmin(arith.MinimumFOp), int=op(arith.MinSIOp),
+                    uint=op(arith.MinUIOp), bool=op(arith.AndIOp)),
     # predicates
     "isnan": by_kind(float=lambda dt, x: cmpf("uno", x, x), int=_false, bool=_false),
     "isinf": by_kind(float=_is_inf, int=_false, bool=_false),
-    "isfinite": by_kind(float=lambda dt, x: cmpf("one", math.AbsFOp(x).result, const(np.inf, dt)), int=_true, bool=_true),
-    "signbit": by_kind(float=_signbit, int=lambda dt, x: cmpi("slt", x, const(0, dt)), uint=_false, bool=_false),
+    "isfinite": by_kind(float=lambda dt, x: cmpf("one", math.AbsFOp(x).result, const(np.inf, dt)),
+                        int=_true, bool=_true),
+    "signbit": by_kind(float=_signbit, int=lambda dt, x: cmpi("slt", x, const(0, dt)),
+                       uint=_false, bool=_false),
     # comparisons: NaN compares unequal to everything, as in numpy
     "equal": _compare("oeq", "eq", "eq"),
     "not_equal": _compare("une", "ne", "ne"),

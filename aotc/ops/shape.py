@@ -13,21 +13,28 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import dim_map, linalg, tensor
-from ..core import Tracer, current_trace
+from ..core import Tracer
 from ..errors import TracingError, UnsupportedOpError
 from ..lowering import (
-    add_work, empty, extract_slice, gather_source, generic, parallel, reshape_value, strided_index,
+    add_work,
+    empty,
+    extract_slice,
+    gather_source,
+    generic,
+    parallel,
+    reshape_value,
+    strided_index,
     wrap,
 )
 from . import elementwise as ew
-from .reductions import normalize_axes, normalize_axis
+from .arguments import as_tracer, broadcast_result_shape, normalize_axes, normalize_axis
 
-
-def as_tracer(x, where: str) -> Tracer:
-    o = ew.as_operand(x, where)
-    if isinstance(o, Tracer):
-        return o
-    return current_trace().constant(np.asarray(o.value, o.dtype))
+EXPORTS: dict[str, list[str]] = {
+    "numpy": ["array_split", "broadcast_arrays", "broadcast_to", "concatenate", "expand_dims",
+              "flatten", "flip", "moveaxis", "ravel", "reshape", "split", "squeeze", "stack",
+              "swapaxes", "transpose", "shape", "ndim", "size", "result_type"],
+    "methods": ["ravel", "squeeze", "swapaxes", "flatten"],
+}
 
 
 def _resolve_shape(shape, size: int, where: str) -> tuple[int, ...]:
@@ -36,7 +43,8 @@ def _resolve_shape(shape, size: int, where: str) -> tuple[int, ...]:
     shape = tuple(int(d) for d in shape)
     unknown = [i for i, d in enumerate(shape) if d == -1]
     if len(unknown) > 1 or builtins.any(d < -1 for d in shape):
-        raise TracingError(f"{where}: invalid new shape {shape}: at most one -1 and no other negative sizes")
+        raise TracingError(f"{where}: invalid new shape {shape}: at most one -1 and no other "
+                           "negative sizes")
     if unknown:
         known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
         if known == 0 or size % known:
@@ -69,7 +77,8 @@ def transpose(a, axes=None) -> Tracer:
     else:
         perm = tuple(normalize_axis(ax, x.ndim, "transpose") for ax in axes)
         if sorted(perm) != list(range(x.ndim)):
-            raise TracingError(f"transpose: axes {tuple(axes)} are not a permutation of {tuple(range(x.ndim))}")
+            raise TracingError(f"transpose: axes {tuple(axes)} are not a permutation of "
+                               f"{tuple(range(x.ndim))}")
     if perm == tuple(range(x.ndim)):
         return x
     out_shape = tuple(x.shape[p] for p in perm)
@@ -84,7 +93,8 @@ def moveaxis(a, source, destination) -> Tracer:
     src = normalize_axes(source, x.ndim, "moveaxis source")
     dst = normalize_axes(destination, x.ndim, "moveaxis destination")
     if len(src) != len(dst):
-        raise TracingError("moveaxis: `source` and `destination` must have the same number of elements")
+        raise TracingError("moveaxis: `source` and `destination` must have the same number "
+                           "of elements")
     order = [n for n in range(x.ndim) if n not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -127,8 +137,9 @@ def squeeze(a, axis=None) -> Tracer:
 def broadcast_to(a, shape) -> Tracer:
     x = as_tracer(a, "broadcast_to")
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
-    if len(shape) < x.ndim or ew.broadcast_shapes([x.shape, shape], "broadcast_to") != shape:
-        raise TracingError(f"broadcast_to: cannot broadcast an array of shape {x.shape} to shape {shape}")
+    if len(shape) < x.ndim or broadcast_result_shape([x.shape, shape], "broadcast_to") != shape:
+        raise TracingError(f"broadcast_to: cannot broadcast an array of shape {x.shape} "
+                           f"to shape {shape}")
     if shape == x.shape:
         return x
     return ew.elementwise([x], [x.dtype], x.dtype, lambda v: v, "broadcast_to", out_shape=shape)
@@ -136,7 +147,7 @@ def broadcast_to(a, shape) -> Tracer:
 
 def broadcast_arrays(*args) -> list[Tracer]:
     tracers = [as_tracer(a, "broadcast_arrays") for a in args]
-    shape = ew.broadcast_shapes([t.shape for t in tracers], "broadcast_arrays")
+    shape = broadcast_result_shape([t.shape for t in tracers], "broadcast_arrays")
     return [broadcast_to(t, shape) for t in tracers]
 
 
@@ -152,19 +163,24 @@ def concatenate(arrays, axis=0, dtype=None) -> Tracer:
         raise TracingError("concatenate: zero-dimensional arrays cannot be concatenated")
     ax = normalize_axis(axis, ndim, "concatenate")
     for i, t in enumerate(tracers):
-        if t.ndim != ndim or builtins.any(t.shape[d] != tracers[0].shape[d] for d in range(ndim) if d != ax):
+        if t.ndim != ndim or builtins.any(t.shape[d] != tracers[0].shape[d]
+                                          for d in range(ndim) if d != ax):
             raise TracingError(
                 f"concatenate: all input array dimensions except for the concatenation axis "
-                f"must match exactly; array 0 has shape {tracers[0].shape}, array {i} has shape {t.shape}"
+                f"must match exactly; array 0 has shape {tracers[0].shape}, "
+                f"array {i} has shape {t.shape}"
             )
-    out_dtype = dtypes.canonicalize(dtype if dtype is not None else np.result_type(*[t.dtype for t in tracers]), "concatenate")
+    out_dtype = dtypes.canonicalize(
+        dtype if dtype is not None else np.result_type(*[t.dtype for t in tracers]),
+        "concatenate")
     tracers = [ew.astype(t, out_dtype) for t in tracers]
     out_shape = list(tracers[0].shape)
     out_shape[ax] = builtins.sum(t.shape[ax] for t in tracers)
     parts = [t for t in tracers if t.shape[ax] != 0] or tracers[:1]
     if len(parts) == 1:
         return parts[0]  # the others are empty along the axis
-    result = tensor.ConcatOp(dtypes.tensor_type(out_shape, out_dtype), ax, [t.value for t in parts]).result
+    result = tensor.ConcatOp(dtypes.tensor_type(out_shape, out_dtype), ax,
+                             [t.value for t in parts]).result
     add_work(np.prod(out_shape, dtype=np.float64))
     return wrap(result, tuple(out_shape), out_dtype)
 
@@ -175,7 +191,8 @@ def stack(arrays, axis=0) -> Tracer:
         raise TracingError("stack: need at least one array to stack")
     shapes = {t.shape for t in tracers}
     if len(shapes) != 1:
-        raise TracingError(f"stack: all input arrays must have the same shape, got {sorted(shapes)}")
+        raise TracingError("stack: all input arrays must have the same shape, "
+                           f"got {sorted(shapes)}")
     ax = normalize_axis(axis, tracers[0].ndim + 1, "stack")
     return concatenate([expand_dims(t, ax) for t in tracers], axis=ax)
 
@@ -187,15 +204,17 @@ def split(a, indices_or_sections, axis=0) -> list[Tracer]:
     if isinstance(indices_or_sections, (int, np.integer)):
         sections = int(indices_or_sections)
         if sections <= 0 or n % sections:
-            raise TracingError(f"split: array split does not result in an equal division ({n} into {sections})")
+            raise TracingError("split: array split does not result in an equal division "
+                               f"({n} into {sections})")
         bounds = [i * (n // sections) for i in range(sections + 1)]
     else:
-        bounds = [0] + [builtins.min(builtins.max(int(i) + (n if int(i) < 0 else 0), 0), n) for i in indices_or_sections] + [n]
+        bounds = [0] + [builtins.min(builtins.max(int(i) + (n if int(i) < 0 else 0), 0), n)
+                        for i in indices_or_sections] + [n]
     pieces = []
     for start, stop in zip(bounds[:-1], bounds[1:]):
         index = [slice(None)] * x.ndim
         index[ax] = slice(start, builtins.max(start, stop))
-        pieces.append(getitem(x, tuple(index)))
+        pieces.append(basic_getitem(x, tuple(index)))
     return pieces
 
 
@@ -224,7 +243,8 @@ def _reverse(x: Tracer, axes: Sequence[int]) -> Tracer:
     return _strided_read(x, firsts, steps, x.shape)
 
 
-def _strided_read(x: Tracer, firsts: Sequence[int], steps: Sequence[int], counts: Sequence[int]) -> Tracer:
+def _strided_read(x: Tracer, firsts: Sequence[int], steps: Sequence[int],
+                  counts: Sequence[int]) -> Tracer:
     """``out[i, j, ...] = x[firsts[0] + i * steps[0], ...]`` for any (negative) steps.
 
     The read is a ``tensor.extract`` at computed indices in the body. Neither an input
@@ -248,22 +268,21 @@ def _strided_read(x: Tracer, firsts: Sequence[int], steps: Sequence[int], counts
 
 # ---- basic indexing ----------------------------------------------------------------------
 
-def getitem(x: Tracer, index) -> Tracer:
-    """numpy basic indexing: ints, slices (any step), None, Ellipsis."""
+def basic_getitem(x: Tracer, index) -> Tracer:
+    """numpy basic indexing: ints, slices (any step), None, Ellipsis (``x[index]`` with
+    arrays or traced scalars in the index is ``indexing.getitem``)."""
     index = index if isinstance(index, tuple) else (index,)
     for item in index:
-        if isinstance(item, (Tracer, np.ndarray, list, bool, np.bool_)):
-            from . import indexing  # arrays and traced scalars as indices
-
-            return indexing.getitem(x, index)
         if not (item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer))):
-            raise TracingError(f"index {item!r}: only integers, slices (`:`), ellipsis (`...`) and None are valid indices")
+            raise TracingError(f"index {item!r}: only integers, slices (`:`), ellipsis (`...`) "
+                               "and None are valid indices")
     n_ellipsis = builtins.sum(1 for i in index if i is Ellipsis)
     if n_ellipsis > 1:
         raise TracingError("an index can only have a single ellipsis ('...')")
     n_real = builtins.sum(1 for i in index if i is not None and i is not Ellipsis)
     if n_real > x.ndim:
-        raise TracingError(f"too many indices for array: array is {x.ndim}-dimensional, but {n_real} were indexed")
+        raise TracingError(f"too many indices for array: array is {x.ndim}-dimensional, "
+                           f"but {n_real} were indexed")
     if n_ellipsis:
         pos = index.index(Ellipsis)
         index = index[:pos] + (slice(None),) * (x.ndim - n_real) + index[pos + 1:]
@@ -302,3 +321,21 @@ def getitem(x: Tracer, index) -> Tracer:
             value = extract_slice(value, x.shape, firsts, sizes, strides, x.dtype)
         sliced = wrap(value, sizes, x.dtype)
     return reshape(sliced, tuple(out_shape))
+
+
+# ---- static shape queries (numpy's functions of the same names) ---------------------------
+
+def shape(a):
+    return a.shape if isinstance(a, Tracer) else np.shape(a)
+
+
+def ndim(a):
+    return len(shape(a))
+
+
+def size(a):
+    return int(np.prod(shape(a), dtype=np.int64))
+
+
+def result_type(*args):
+    return np.result_type(*[(x.dtype if isinstance(x, Tracer) else x) for x in args])

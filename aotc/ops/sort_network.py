@@ -66,7 +66,8 @@ def sort_rows(source: ir.Value, before: Before, index_dtype) -> tuple[ir.Value, 
     indices = merges.results[0]
     add_work(rows * width * levels * (levels + 1) / 2)
     element = ir.RankedTensorType(source.type).element_type
-    (values,) = generic([(indices, identity_map(2))], [(tensor.EmptyOp([rows, width], element).result, identity_map(2))],
+    (values,) = generic([(indices, identity_map(2))],
+                        [(tensor.EmptyOp([rows, width], element).result, identity_map(2))],
                         parallel(2), lambda index, _out: [read(loop_index(0), index)])
     return values, indices
 
@@ -105,7 +106,8 @@ def _first_step(read, rows: int, width: int, index_dtype, before: Before) -> ir.
         index_a, index_b = (arith.IndexCastOp(index_type, v).result for v in (i, partner))
         return [_kept(read, row, i, index_a, partner, index_b, index_constant(2), before)]
 
-    (indices,) = generic([], [(empty([rows, width], index_dtype), identity_map(2))], parallel(2), body)
+    (indices,) = generic([], [(empty([rows, width], index_dtype), identity_map(2))],
+                         parallel(2), body)
     return indices
 
 

@@ -31,18 +31,21 @@ from ..lowering import (
 )
 from . import elementwise as ew
 from . import shape as shape_ops
-from .reductions import _as_tracer, normalize_axis, reduce_generic, reshape_flat
+from .arguments import as_tracer, normalize_axis
+from .reductions import reduce_generic, reshape_flat
 from .scalar import cmpf, cmpi, const, select
 from .sort_network import Before, padded_width, sort_rows
 
-EXPORTS: dict[str, list[str]] = {"numpy": ["sort", "argsort"], "lax": ["top_k"], "nn": []}
+EXPORTS: dict[str, list[str]] = {
+    "methods": ["argsort"],"numpy": ["sort", "argsort"], "lax": ["top_k"], "nn": []}
 
 Less = Callable[[ir.Value, ir.Value], ir.Value]
 
 
 def _float_less(a, b):
     # a < b, with NaN after every number: numpy's sort order (NaNs last).
-    return arith.OrIOp(cmpf("olt", a, b), arith.AndIOp(cmpf("ord", a, a), cmpf("uno", b, b)).result).result
+    return arith.OrIOp(cmpf("olt", a, b),
+                       arith.AndIOp(cmpf("ord", a, a), cmpf("uno", b, b)).result).result
 
 
 # The strict order of one dtype kind (``less(a, b)``), as numpy sorts it.
@@ -58,7 +61,8 @@ def _stable(less: Less) -> Before:
     """The order in which a comes first if it is smaller, or equal with a lower index: a
     strict total order on (value, index) pairs, which makes the sort stable."""
     def before(a, index_a, b, index_b):
-        tie = arith.AndIOp(arith.XOrIOp(less(b, a), _true()).result, cmpi("slt", index_a, index_b)).result
+        tie = arith.AndIOp(arith.XOrIOp(less(b, a), _true()).result,
+                           cmpi("slt", index_a, index_b)).result
         return arith.OrIOp(less(a, b), tie).result
     return before
 
@@ -115,7 +119,7 @@ def _sort(x: Tracer, axis: int, less: Less, index_dtype=np.int32) -> tuple[Trace
 
 
 def _sort_axis(a, axis, name: str) -> tuple[Tracer, int]:
-    x = _as_tracer(a, name)
+    x = as_tracer(a, name)
     if axis is None:
         return reshape_flat(x), 0
     return x, normalize_axis(axis, x.ndim, name)
@@ -134,7 +138,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tracer:
     """numpy.argsort: int64 indices that sort ``a`` along ``axis``, stable (equal elements
     keep their order, as numpy's kind="stable"); NaNs last. A 0-d array gives ``[0]``."""
     _no_order(order, "argsort")
-    x = _as_tracer(a, "argsort")
+    x = as_tracer(a, "argsort")
     x, axis = _sort_axis(x, None if x.ndim == 0 else axis, "argsort")
     # int64 (numpy's intp) throughout: a separate int32 -> int64 conversion fails to
     # compile for Vulkan (IREE 3.13: "failed to legalize operation 'vector.extract'").
@@ -143,7 +147,8 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tracer:
 
 def _no_order(order, name: str):
     if order is not None:
-        raise TracingError(f"{name}: order= sorts structured arrays, which aotc does not have; got order={order!r}")
+        raise TracingError(f"{name}: order= sorts structured arrays, which aotc does not have; "
+                           f"got order={order!r}")
 
 
 def _signbit(x):
@@ -154,7 +159,9 @@ def _signbit(x):
 
 def _float_less_signed_zero(a, b):
     # numpy's order, except -0.0 < 0.0: the total order jax.lax.top_k ranks floats by.
-    zeros = arith.AndIOp(cmpf("oeq", a, b), arith.AndIOp(_signbit(a), arith.XOrIOp(_signbit(b), _true()).result).result).result
+    zeros = arith.AndIOp(
+        cmpf("oeq", a, b),
+        arith.AndIOp(_signbit(a), arith.XOrIOp(_signbit(b), _true()).result).result).result
     return arith.OrIOp(_float_less(a, b), zeros).result
 
 
@@ -166,9 +173,11 @@ def top_k(operand, k: int) -> tuple[Tracer, Tracer]:
     """jax.lax.top_k: the ``k`` largest elements along the last axis, largest first, and
     their int32 indices; equal elements in index order, NaNs largest, -0.0 below 0.0.
 
-    >>> values, indices = aotc.lax.top_k(scores, 5)     # scores: float32[batch, n]
+    >>> top2 = aotc.jit(lambda scores: aotc.lax.top_k(scores, 2))
+    >>> top2(np.array([1.0, 5.0, 3.0, 5.0], np.float32))     # equal values in index order
+    (Array([5., 5.], dtype=float32), Array([1, 3], dtype=int32))
     """
-    x = _as_tracer(operand, "top_k")
+    x = as_tracer(operand, "top_k")
     if x.ndim == 0:
         raise TracingError("top_k: operand must have at least one dimension, got a 0-d array")
     if not isinstance(k, (int, np.integer)) or isinstance(k, bool):

@@ -29,11 +29,13 @@ from ..core import Tracer
 from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from . import elementwise as ew
 from . import reductions as red
-from .indexing import take
-from .shape import as_tracer, broadcast_to, moveaxis, reshape, transpose
+from .arguments import as_tracer, normalize_axes, ufunc_axes
+from .selection import take
+from .shape import broadcast_to, moveaxis, reshape, transpose
 from .sorting import sort
 
 EXPORTS: dict[str, list[str]] = {
+    "methods": ["searchsorted", "copy", "conj", "conjugate"],
     "numpy": ["copy", "conj", "conjugate", "nansum", "nanprod", "nanmax", "nanmin", "nanmean",
               "nanargmax", "nanargmin", "count_nonzero", "ptp", "average", "median", "quantile",
               "percentile", "searchsorted"],
@@ -59,7 +61,8 @@ def conjugate(x) -> Tracer:
     try:
         dtype = np.conjugate(np.zeros((), t.dtype)).dtype
     except TypeError as e:
-        raise UnsupportedDtypeError(f"conjugate: numpy has no loop for {t.dtype.name} ({e})") from None
+        raise UnsupportedDtypeError(f"conjugate: numpy has no loop for {t.dtype.name} "
+                                    f"({e})") from None
     return ew.astype(t, dtype)
 
 
@@ -75,7 +78,7 @@ def _isnan(x: Tracer) -> Tracer | None:
 
 def _nan_to(x: Tracer, value) -> Tracer:
     nan = _isnan(x)
-    return x if nan is None else ew.where(nan, value, x)
+    return x if nan is None else ew.elementwise_where(nan, value, x)
 
 
 def nansum(a, axis=None, dtype=None, keepdims=False, initial=None) -> Tracer:
@@ -102,14 +105,15 @@ def _nan_extremum(name: str, reduce, fill: float):
         nan = _isnan(x)
         if nan is None:
             return reduce(x, axis=axis, keepdims=keepdims, initial=initial)
-        axes = red.ufunc_axes(axis, x.ndim, name)
+        axes = ufunc_axes(axis, x.ndim, name)
         # numpy's fmax/fmin.reduce: a NaN initial is skipped like a NaN element.
         if initial is not None and not isinstance(initial, Tracer) and np.isnan(initial):
             initial = fill
-        result = reduce(ew.where(nan, fill, x), axis=axes, keepdims=keepdims, initial=initial)
+        result = reduce(ew.elementwise_where(nan, fill, x), axis=axes, keepdims=keepdims,
+                        initial=initial)
         if initial is not None:  # an all-NaN slice gives the initial value
             return result
-        return ew.where(red.all(nan, axis=axes, keepdims=keepdims), np.nan, result)
+        return ew.elementwise_where(red.all(nan, axis=axes, keepdims=keepdims), np.nan, result)
     return _named(reduction, name, f"numpy.{name}: {name[3:]} ignoring NaNs; an all-NaN slice "
                                    f"gives NaN (with initial=: the initial value).")
 
@@ -125,7 +129,7 @@ def nanmean(a, axis=None, dtype=None, keepdims=False) -> Tracer:
     nan = _isnan(x)
     if nan is None:
         return red.mean(x, axis=axis, dtype=dtype, keepdims=keepdims)
-    axes = red.ufunc_axes(axis, x.ndim, "nanmean")
+    axes = ufunc_axes(axis, x.ndim, "nanmean")
     total = nansum(x, axis=axes, dtype=dtype, keepdims=keepdims)
     acc = red._accumulation_dtype(total.dtype)
     count = red.sum(ew.ufunc("logical_not", nan), axis=axes, dtype=np.int64, keepdims=keepdims)
@@ -141,14 +145,14 @@ def _nan_arg_extremum(name: str, arg_reduce, worst: float):
             return arg_reduce(x, axis=axis, keepdims=keepdims)
         kw = {"axis": axis, "keepdims": keepdims}
         valid = ew.ufunc("logical_not", nan)
-        best = arg_reduce(ew.where(nan, worst, x), **kw)
+        best = arg_reduce(ew.elementwise_where(nan, worst, x), **kw)
         # NaNs became `worst`: they can win only when no valid element beats it. Then the
         # answer is the first valid `worst` (an infinity), or -1 when all are NaN.
         is_worst = ew.ufunc("equal", x, worst)
         beaten = red.any(ew.ufunc("logical_and", valid, ew.ufunc("logical_not", is_worst)), **kw)
         first_worst = red.argmax(is_worst, **kw)
-        found = ew.where(beaten, best, first_worst)
-        return ew.where(red.any(valid, **kw), found, np.int64(-1))
+        found = ew.elementwise_where(beaten, best, first_worst)
+        return ew.elementwise_where(red.any(valid, **kw), found, np.int64(-1))
     return _named(reduction, name, f"numpy.{name}: the index of the {name[6:]} ignoring NaNs "
                                    f"(first on ties); -1 for an all-NaN slice (numpy raises; "
                                    f"JAX's rule).")
@@ -180,17 +184,20 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     Weights summing to zero give inf/NaN (numpy raises ZeroDivisionError, which a compiled
     program cannot do for run-time weights).
 
-    >>> anp.average(x, axis=1, weights=[0.25, 0.75])
+    >>> f = aotc.jit(lambda x: anp.average(x, axis=1, weights=[0.25, 0.75]))
+    >>> print(f.lower(np.zeros((3, 2), np.float32)).metadata.signature)
+    _lambda_(x: float32[3,2]) -> (out: float64[3])
     """
     x = as_tracer(a, "average")
-    axes = None if axis is None else red.normalize_axes(axis, x.ndim, "average")
+    axes = None if axis is None else normalize_axes(axis, x.ndim, "average")
     if weights is None:
         avg = red.mean(x, axis=axes, keepdims=keepdims)
         scale = ew.astype(np.asarray(x.size // builtins.max(avg.size, 1)), avg.dtype)
     else:
         w = _weights(as_tracer(weights, "average weights"), x, axes)
         exact = dtypes.kind(x.dtype) in ("int", "uint", "bool")
-        result = np.result_type(x.dtype, w.dtype, "f8") if exact else np.result_type(x.dtype, w.dtype)
+        result = (np.result_type(x.dtype, w.dtype, "f8") if exact
+                  else np.result_type(x.dtype, w.dtype))
         scale = red.sum(w, axis=axes, dtype=result, keepdims=keepdims)
         products = ew.ufunc("multiply", ew.astype(x, result), ew.astype(w, result))
         avg = ew.ufunc("divide", red.sum(products, axis=axes, keepdims=keepdims), scale)
@@ -220,7 +227,7 @@ def _weights(w: Tracer, x: Tracer, axes) -> Tracer:
 def _to_last_axis(x: Tracer, axis, where: str) -> tuple[Tracer, tuple[int, ...]]:
     """``x`` with the reduced ``axis`` (None: all) moved last and merged into one; returns
     it and the reduced axes."""
-    axes = red.normalize_axes(axis, x.ndim, where)
+    axes = normalize_axes(axis, x.ndim, where)
     kept = [d for d in range(x.ndim) if d not in axes]
     moved = transpose(x, tuple(kept + list(axes)))
     n = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
@@ -238,7 +245,7 @@ def _nan_slices_to_nan(result: Tracer, ordered: Tracer) -> Tracer:
     """NaN where a sorted slice ends with NaN (sort puts NaNs last), as numpy does."""
     if not dtypes.is_float(ordered.dtype):
         return result
-    return ew.where(ew.ufunc("isnan", ordered[..., -1]), np.nan, result)
+    return ew.elementwise_where(ew.ufunc("isnan", ordered[..., -1]), np.nan, result)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Tracer:
@@ -246,7 +253,9 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False) -> Tra
     two; NaN for a slice holding NaN or no elements. ``overwrite_input`` changes nothing
     (arrays are values).
 
-    >>> anp.median(x, axis=0)
+    >>> f = aotc.jit(lambda x: anp.median(x, axis=0))
+    >>> print(f.lower(np.zeros((5, 3), np.float32)).metadata.signature)
+    _lambda_(x: float32[5,3]) -> (out: float32[3])
     """
     _no_out(out, "median")
     x = as_tracer(a, "median")
@@ -270,7 +279,9 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
     static (a Python float or a numpy array of them, 0 <= q <= 1); its dims lead the
     result.
 
-    >>> anp.quantile(x, [0.25, 0.5, 0.75], axis=1)
+    >>> f = aotc.jit(lambda x: anp.quantile(x, [0.25, 0.5, 0.75], axis=1))
+    >>> print(f.lower(np.zeros((4, 10), np.float32)).metadata.signature)
+    _lambda_(x: float32[4,10]) -> (out: float64[3,4])
     """
     return _quantile("quantile", a, q, axis, out, method, keepdims, weights, interpolation, 1)
 
@@ -279,7 +290,9 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
                keepdims=False, *, weights=None, interpolation=None) -> Tracer:
     """numpy.percentile: quantile at q / 100 (0 <= q <= 100).
 
-    >>> anp.percentile(x, 90)
+    >>> f = aotc.jit(lambda x: anp.percentile(x, 90))
+    >>> print(f.lower(np.zeros((4, 10), np.float32)).metadata.signature)
+    _lambda_(x: float32[4,10]) -> (out: float32[])
     """
     return _quantile("percentile", a, q, axis, out, method, keepdims, weights, interpolation, 100)
 
@@ -341,7 +354,7 @@ def _lerp(at, virtual: np.ndarray, n: int, weak: bool, rest_ndim: int) -> Tracer
     from_hi = ew.ufunc("subtract", hi, ew.ufunc("multiply", diff, 1 - t))
     if weak:
         return from_hi if t >= 0.5 else from_lo
-    return ew.where(t >= 0.5, from_hi, from_lo)
+    return ew.elementwise_where(t >= 0.5, from_hi, from_lo)
 
 
 # ---- searching ---------------------------------------------------------------------------
@@ -355,7 +368,10 @@ def searchsorted(a, v, side="left", sorter=None) -> Tracer:
     NaNs sort last, as in numpy. Computed as a count of the elements of ``a`` before each
     query: n comparisons per query, fused into one reduction (no sort, no search loop).
 
-    >>> anp.searchsorted(edges, x, side="right")
+    >>> edges = np.array([0.0, 1.0, 2.0], np.float32)
+    >>> bucket = aotc.jit(lambda x: anp.searchsorted(edges, x, side="right"))
+    >>> bucket(np.array([-1.0, 1.0, 1.5, 5.0], np.float32))
+    Array([0, 2, 2, 3], dtype=int64)
     """
     if side not in SIDES:
         raise TracingError(f"searchsorted: side must be one of {SIDES}, got {side!r}")

@@ -26,19 +26,35 @@ import builtins
 import numpy as np
 
 from .. import dtypes
-from .._mlir import ir
 from ..core import Tracer
 from ..errors import TracingError
-from ..lowering import add_work, extract_slice, insert_slice, materialized, wrap
+from ..lowering import add_work, extract_slice, insert_slice, wrap
 from . import elementwise as ew
+from . import reductions as red
 from . import shape as shape_ops
+from .arguments import as_tracer
 from .indexing import (
-    Int, NewAxis, Scalar, Slice, as_index_array, basic_index, default_fill, dynamic_starts,
-    gather, getitem, in_dim, in_range, is_advanced, layout, normalized, parse_index, place_axes,
-    scalar_slice, slice_at,
+    Int,
+    NewAxis,
+    ScalarIndex,
+    Slice,
+    as_index_array,
+    basic_index,
+    dynamic_starts,
+    gather,
+    getitem,
+    in_dim,
+    in_range,
+    is_advanced,
+    layout,
+    normalized,
+    parse_index,
+    place_axes,
+    scalar_slice,
+    slice_at,
 )
-from .linalg_ext import linalg_ext
-from .scalar import UFUNC_RULES
+from .linalg_ext import scatter
+from .selection import default_fill
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": [],
@@ -82,8 +98,10 @@ class IndexUpdateRef:
     itself is unchanged, as in JAX). Values broadcast to ``x[index]``'s shape and are cast
     to x's dtype. ``mode``: None/"drop" drops out-of-range traced indices, "clip" clamps.
 
-    >>> y = x.at[0].set(1.0)           # x with row 0 set to 1
-    >>> y = x.at[idx].add(v)           # repeated indices in idx add up, as np.add.at
+    >>> x = np.zeros(4, np.float32)
+    >>> f = aotc.jit(lambda x: (x.at[0].set(1.0), x.at[np.array([1, 3, 3])].add(2.0)))
+    >>> f(x)                # repeated indices add up, as np.add.at
+    (Array([1., 0., 0., 0.], dtype=float32), Array([0., 2., 0., 4.], dtype=float32))
     """
 
     __slots__ = ("array", "index")
@@ -148,12 +166,12 @@ def update(x: Tracer, index, values, method: str, drop: bool = True,
            unique: bool = False) -> Tracer:
     """``x`` with ``x[index]`` combined with ``values`` by ``method`` (a ``METHODS`` key)."""
     where = f"at[...].{method}"
-    x = shape_ops.as_tracer(x, where)
+    x = as_tracer(x, where)
     items = parse_index(x.shape, index, where)
     v = _values_for(x, values, layout(items, where).out_shape, where)
     if is_advanced(items):
         return _scatter(x, items, v, method, drop, unique, where)
-    if builtins.any(isinstance(it, Scalar) for it in items):
+    if builtins.any(isinstance(it, ScalarIndex) for it in items):
         return _dynamic_update(x, items, v, method, drop)
     return _static_update(x, items, v, method)
 
@@ -207,10 +225,10 @@ def _dynamic_update(x: Tracer, items, v: Tracer, method: str, drop: bool) -> Tra
     if drop:
         valid = None
         for it in items:
-            if isinstance(it, Scalar):
+            if isinstance(it, ScalarIndex):
                 ok = in_range(it.value, x.shape[it.axis])
                 valid = ok if valid is None else ew.ufunc("logical_and", valid, ok)
-        new = ew.where(valid, new, old)
+        new = ew.elementwise_where(valid, new, old)
     return insert_at(x, new, starts)
 
 
@@ -220,7 +238,7 @@ def _dynamic_update(x: Tracer, items, v: Tracer, method: str, drop: bool) -> Tra
 def _placed(t, dims, lead_shape) -> Tracer:
     """``t`` (a tracer or numpy array) with its axes at result dims ``dims``, broadcast to
     ``lead_shape``."""
-    t = shape_ops.as_tracer(as_index_array(t) if isinstance(t, np.ndarray) else t, "index")
+    t = as_tracer(as_index_array(t) if isinstance(t, np.ndarray) else t, "index")
     return shape_ops.broadcast_to(place_axes(t, dims, len(lead_shape)), tuple(lead_shape))
 
 
@@ -267,7 +285,7 @@ def _scatter(x: Tracer, items, v: Tracer, method: str, drop: bool, unique: bool,
         # scatter writes into x itself (in place when x is donated), with no copy of x.
         keep = shape_ops.reshape(valid, (count,))
         updates, indices = _dropped_change_nothing(x, updates, indices, keep, method)
-    result = scatter_op(x, indices, updates, depth, method, unique)
+    result = scatter(x, indices, updates, depth, METHODS[method][0], unique)
     add_work(updates.size)
     return result
 
@@ -278,8 +296,10 @@ NEUTRAL = {
     "add": lambda dt: -0.0 if dtypes.kind(dt) == "float" else 0,
     "subtract": lambda dt: 0,
     "multiply": lambda dt: 1,
-    "min": lambda dt: np.inf if dtypes.kind(dt) == "float" else (True if dt == np.bool_ else np.iinfo(dt).max),
-    "max": lambda dt: -np.inf if dtypes.kind(dt) == "float" else (False if dt == np.bool_ else np.iinfo(dt).min),
+    "min": lambda dt: (np.inf if dtypes.kind(dt) == "float"
+                       else (True if dt == np.bool_ else np.iinfo(dt).max)),
+    "max": lambda dt: (-np.inf if dtypes.kind(dt) == "float"
+                       else (False if dt == np.bool_ else np.iinfo(dt).min)),
 }
 
 
@@ -289,37 +309,16 @@ def _dropped_change_nothing(x: Tracer, updates: Tracer, indices: Tracer, keep: T
     the method's neutral value; for ``set`` they repeat the first kept entry (the same row
     written twice with the same values), or, when none is kept, write back the row of x
     at their (clamped) index."""
-    from .. import numpy as anp
-
     rows_keep = shape_ops.reshape(keep, keep.shape + (1,) * (updates.ndim - 1))
     if method != "set":
         neutral = np.asarray(NEUTRAL[method](x.dtype), dtype=x.dtype)
-        return ew.where(rows_keep, updates, neutral), indices
-    first = anp.argmax(keep)  # 0 when nothing is kept
+        return ew.elementwise_where(rows_keep, updates, neutral), indices
+    first = red.argmax(keep)  # 0 when nothing is kept
     index = indices[first]
-    row = ew.where(anp.any(keep), updates[first], x[tuple(index[d] for d in range(indices.shape[1]))])
-    return (ew.where(rows_keep, updates, row),
-            ew.where(shape_ops.reshape(keep, keep.shape + (1,)), indices, index))
-
-
-def scatter_op(target: Tracer, indices: Tracer, updates: Tracer, depth: int, method: str,
-                unique: bool) -> Tracer:
-    """One ``iree_linalg_ext.scatter``: rows ``updates[i]`` combined into ``target`` at
-    ``indices[i]`` (the first ``depth`` coordinates); the region gets (update, original)."""
-    element = dtypes.mlir_type(target.dtype)
-    ufunc = METHODS[method][0]
-    if isinstance(updates.value, ir.OpResult):
-        # IREE 3.13's CPU backend fuses the updates' producer into the scatter's dispatch and
-        # keeps every update row on the stack: rows of 4096 float32 exceed its 32 KiB limit
-        # ("exceeded stack allocation limit"). Behind a barrier they are computed first.
-        updates = materialized(updates)
-    (result,) = linalg_ext(
-        "scatter", [updates.value, indices.value], [target.value], None, [element, element],
-        lambda new, old: [new if ufunc is None else UFUNC_RULES[ufunc](target.dtype, old, new)],
-        dimension_map=ir.DenseI64ArrayAttr.get(list(range(depth))),
-        unique_indices=ir.BoolAttr.get(unique),
-    )
-    return wrap(result, target.shape, target.dtype)
+    row = ew.elementwise_where(red.any(keep), updates[first],
+                               x[tuple(index[d] for d in range(indices.shape[1]))])
+    return (ew.elementwise_where(rows_keep, updates, row),
+            ew.elementwise_where(shape_ops.reshape(keep, keep.shape + (1,)), indices, index))
 
 
 # ---- jax.lax ------------------------------------------------------------------------------------
@@ -329,10 +328,14 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
     """jax.lax.dynamic_update_slice: ``operand`` with ``update`` written at
     ``start_indices`` (traced or static scalars), clamped so that it fits, as in JAX.
 
-    >>> state = aotc.lax.dynamic_update_slice(state, row[None], (i, 0))
+    >>> def put_row(state, row, i):
+    ...     return aotc.lax.dynamic_update_slice(state, row[None], (i, 0))
+    >>> state, row = np.zeros((4, 3), np.float32), np.ones(3, np.float32)
+    >>> print(aotc.jit(put_row).lower(state, row, np.int32(1)).metadata.signature)
+    put_row(state: float32[4,3], row: float32[3], i: int32[]) -> (out: float32[4,3])
     """
-    x = shape_ops.as_tracer(operand, "dynamic_update_slice operand")
-    u = shape_ops.as_tracer(update, "dynamic_update_slice update")
+    x = as_tracer(operand, "dynamic_update_slice operand")
+    u = as_tracer(update, "dynamic_update_slice update")
     if u.ndim != x.ndim:
         raise TracingError(
             f"dynamic_update_slice: update must have the operand's rank {x.ndim}, got shape "
@@ -360,7 +363,7 @@ def dynamic_update_index_in_dim(operand, update, index, axis: int, *,
     """jax.lax.dynamic_update_index_in_dim: ``update`` (with or without the size-1 ``axis``)
     written at ``index`` of ``axis``."""
     x, ax, starts = in_dim(operand, index, axis, "dynamic_update_index_in_dim")
-    u = shape_ops.as_tracer(update, "dynamic_update_index_in_dim update")
+    u = as_tracer(update, "dynamic_update_index_in_dim update")
     if u.ndim == x.ndim - 1:
         u = shape_ops.expand_dims(u, ax)
     return dynamic_update_slice(x, u, starts, allow_negative_indices=allow_negative_indices)

@@ -55,7 +55,8 @@ CASES = [
 def _batched_vmfb(fn, shapes, in_axes, size):
     lowered = aotc.jit(fn(anp)).lower(*[_spec(s) for s in shapes])
     module = lowered._module
-    run_pipeline(module, [Batch(func=fn(np).__name__, in_axes=in_axes, size=size), "canonicalize", "cse"])
+    run_pipeline(module, [Batch(func=fn(np).__name__, in_axes=in_axes, size=size),
+                          "canonicalize", "cse"])
     return compile_bytecode(module.operation.get_asm(binary=True), lowered.flags)
 
 
@@ -89,7 +90,8 @@ def _check(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("fn,shapes,in_axes", CASES, ids=lambda c: c(np).__name__ if callable(c) else str(c))
+@pytest.mark.parametrize("fn,shapes,in_axes", CASES,
+                         ids=lambda c: c(np).__name__ if callable(c) else str(c))
 @pytest.mark.parametrize("n", [1, 7])
 def test_static_batch_matches_loop(fn, shapes, in_axes, n):
     rng = np.random.default_rng(0)
@@ -107,7 +109,8 @@ def test_dynamic_batch_one_compile(monkeypatch):
                         lambda *a, **k: calls.append(1) or real(*a, **k))
     lowered = aotc.jit(mlp(anp)).lower(_spec((4, 8)), _spec((8, 3)), _spec((3,)))
     module = lowered._module
-    run_pipeline(module, [Batch(func="mlp", in_axes=(0, None, None), size=None), "canonicalize", "cse"])
+    run_pipeline(module, [Batch(func="mlp", in_axes=(0, None, None), size=None),
+                          "canonicalize", "cse"])
     assert "tensor<?x4x8xf32>" in str(module)
     vmfb = compiler.compile_bytecode(module.operation.get_asm(binary=True), lowered.flags)
     rng = np.random.default_rng(1)

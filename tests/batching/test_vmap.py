@@ -66,7 +66,8 @@ def test_jit_vmap_matches_loop():
     # In its own process: the runtime's default device keeps allocator statistics that
     # tests of the memory suite read from a fresh process state.
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    out = subprocess.run([sys.executable, "-c", _JIT_CHECK], cwd=root, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", _JIT_CHECK], cwd=root, capture_output=True,
+                         text=True)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
 
 
@@ -89,7 +90,8 @@ def test_dynamic_batch_artifact_one_compile(monkeypatch, tmp_path):
     meta = art.functions["mlp"]
     assert meta.args[0].shape == (None, 4, 8) and meta.args[1].shape == (8, 5)
     assert [r.shape for r in meta.results] == [(None, 3), (None, 20)]
-    assert "tensor<?x4x8xf32>" in art.mlir and "__vmap" not in art.mlir and "func.call" not in art.mlir
+    assert "tensor<?x4x8xf32>" in art.mlir
+    assert "__vmap" not in art.mlir and "func.call" not in art.mlir
     from aotc import runtime
 
     fn = runtime.load(art.save(tmp_path / "mlp.vmfb"), device="local-task")["mlp"]
@@ -134,7 +136,8 @@ def test_compositions_inside_jit():
 
     @aotc.jit
     def f(a, b, w, xs):
-        pair = lambda u, v: u * v + 1.0
+        def pair(u, v):
+            return u * v + 1.0
         return {
             "nested": aotc.vmap(aotc.vmap(pair, in_axes=(0, None)), in_axes=(None, 0))(a, b),
             "nested_out": aotc.vmap(aotc.vmap(pair, in_axes=(0, None), out_axes=1),
@@ -152,7 +155,8 @@ def test_compositions_inside_jit():
            for k, v in f(a, b, w, xs).items()}
     nested = np.stack([np.stack([a[i] * b[j] + 1.0 for i in range(3)]) for j in range(5)])
     np.testing.assert_allclose(got["nested"], nested, **TOL)
-    np.testing.assert_allclose(got["nested_out"], np.moveaxis(np.moveaxis(nested, 1, 2), 0, -1), **TOL)
+    np.testing.assert_allclose(got["nested_out"], np.moveaxis(np.moveaxis(nested, 1, 2), 0, -1),
+                               **TOL)
     np.testing.assert_allclose(got["around_jit"], np.tanh(xs.T @ w) * 2.0, **TOL)
     np.testing.assert_allclose(got["pytree"]["y"], (a @ w).T, **TOL)
     np.testing.assert_allclose(got["pytree"]["n"], w.sum(), **TOL)
@@ -203,7 +207,8 @@ def test_batched_ir_keeps_weights_unbatched():
 # ---- errors --------------------------------------------------------------------------
 
 def _x_w():
-    return np.zeros((2, 4, 8), np.float32), np.zeros((8, 5), np.float32), np.zeros((5, 3), np.float32)
+    return (np.zeros((2, 4, 8), np.float32), np.zeros((8, 5), np.float32),
+            np.zeros((5, 3), np.float32))
 
 
 def _raises(exc, *fragments):
@@ -214,7 +219,8 @@ def test_batch_size_mismatch_lists_each_argument():
     f = aotc.jit(aotc.vmap(_mlp(anp), in_axes=(0, 1, None)))
     with _raises(aotc.AotcError, "different sizes", "x: 4 (axis 0 of shape (4, 4, 8))",
                  "w1: 5 (axis 1 of shape (8, 5, 5))", "in_axes=None"):
-        f(np.zeros((4, 4, 8), np.float32), np.zeros((8, 5, 5), np.float32), np.zeros((5, 3), np.float32))
+        f(np.zeros((4, 4, 8), np.float32), np.zeros((8, 5, 5), np.float32),
+          np.zeros((5, 3), np.float32))
     g = aotc.jit(aotc.vmap(lambda p: p["a"] + p["b"]))
     with _raises(aotc.AotcError, "p['a']: 2", "p['b']: 3"):
         g({"a": np.zeros((2, 3)), "b": np.zeros((3, 3))})
@@ -226,7 +232,8 @@ def test_in_axes_structure_errors():
     x, w1, w2 = _x_w()
     with _raises(aotc.AotcError, "in_axes has 2 entries", "3 positional arguments (x, w1, w2)"):
         aotc.jit(aotc.vmap(_mlp(anp), in_axes=(0, None)))(x, w1, w2)
-    f = lambda p: p["a"] * p["b"]
+    def f(p):
+        return p["a"] * p["b"]
     with _raises(aotc.AotcError, "in_axes for p has keys ['a', 'c']", "keys ['a', 'b']"):
         aotc.jit(aotc.vmap(f, in_axes=({"a": 0, "c": None},)))({"a": x, "b": x})
     with _raises(aotc.AotcError, "in_axes gives a tuple (0, None) for x", "give one int/None"):

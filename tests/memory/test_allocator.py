@@ -80,7 +80,8 @@ def test_undonated_loop_allocates_the_state_every_step_from_reuse():
             deltas.append((after.bytes_allocated - before.bytes_allocated,
                            after.bytes_from_system - before.bytes_from_system,
                            after.bytes_donated - before.bytes_donated))
-        print(deltas == [({NBYTES}, 0, 0)] * 5, runtime.memory_stats(uri).bytes_reused - reused, deltas)
+        print(deltas == [({NBYTES}, 0, 0)] * 5,
+              runtime.memory_stats(uri).bytes_reused - reused, deltas)
     """)
     ok, reused, *_ = out.split(" ", 2)
     # A new result buffer is asked for every step; the freed previous state serves it.
@@ -133,7 +134,8 @@ def test_repeated_calls_reuse_buffers_on_cpu_drivers(uri):
     # results from its executor's own pool, invisible to these statistics: there they
     # count the argument copies.)
     assert seen[1:] == [seen[1]] * 5
-    assert runtime.memory_stats(uri).bytes_reused is None or runtime.memory_stats(uri).bytes_reused > 0
+    reused = runtime.memory_stats(uri).bytes_reused
+    assert reused is None or reused > 0
 
 
 def _vulkan():
@@ -232,8 +234,9 @@ def test_budget_refuses_and_reports():
         print(runtime.memory_stats("local-sync").bytes_limit)
     """, AOTC_PREALLOCATE="2mib")
     lines = out.strip().split("\n")
-    assert "device_put: device_put: out of memory on local-sync: requested 2.0 MiB (2097152 bytes) " \
-           "with 1.0 MiB (1048576 bytes) in use by live arrays, limit 2.0 MiB" in lines[0]
+    assert ("device_put: device_put: out of memory on local-sync: requested 2.0 MiB "
+            "(2097152 bytes) with 1.0 MiB (1048576 bytes) in use by live arrays, "
+            "limit 2.0 MiB") in lines[0]
     assert lines[1].startswith("call: _lambda_(): out of memory on local-sync: requested 4.0 MiB")
     assert lines[2] == str(2 << 20)
 
@@ -261,7 +264,8 @@ def test_configuration():
     with pytest.raises(ValueError, match="expected a size"):
         allocator.parse_size("lots")
     assert allocator.parse_budget("0.25") == allocator.system_memory() // 4
-    config = allocator.ReuseConfig.from_env({"AOTC_REUSE_CAPACITY": "1gib", "AOTC_REUSE_MAX_FREE": "8"})
+    config = allocator.ReuseConfig.from_env(
+        {"AOTC_REUSE_CAPACITY": "1gib", "AOTC_REUSE_MAX_FREE": "8"})
     assert allocator.caching_spec(config) == f"caching:device_local=*;{1 << 30};8"
     assert allocator.ReuseConfig.from_env({"AOTC_REUSE": "0"}).enabled is False
     assert runtime.allocator_specs("vulkan") is None
@@ -279,4 +283,5 @@ def test_memory_stats_reads_well():
     text = str(runtime.memory_stats("local-sync"))
     assert text.startswith("memory on local-sync (reuse: caching)")
     assert "peak_bytes_in_use" in text and "bytes_from_system" in text
-    assert set(stats.as_dict()) >= {"bytes_in_use", "peak_bytes_in_use", "num_allocs", "bytes_reused"}
+    assert set(stats.as_dict()) >= {"bytes_in_use", "peak_bytes_in_use", "num_allocs",
+                                    "bytes_reused"}

@@ -121,7 +121,8 @@ CASES = [
                                      _f32(4, 8)), (0, 1)),
     ("with_metric", with_metric, lambda: (_f32(128, 64),), (0,)),
     ("normalize", normalize, lambda: (_f32(32, 16),), (0,)),
-    ("int_counter", int_counter, lambda: (np.arange(6, dtype=np.int32), np.arange(6, dtype=np.int32)), (0, 1)),
+    ("int_counter", int_counter,
+     lambda: (np.arange(6, dtype=np.int32), np.arange(6, dtype=np.int32)), (0, 1)),
     ("traced_row_set", traced_row_set, lambda: (_f32(16, 8), np.int32(5), _f32(8)), (0,)),
     ("row_from_another", row_from_another, lambda: (_f32(16, 8), np.int32(5), np.int32(9)), (0,)),
     ("dynamic_update", dynamic_update, lambda: (_f32(16, 8), _f32(3, 8), np.int32(14)), (0,)),
@@ -170,8 +171,8 @@ def test_numerics_identical_with_and_without_donation(name, fn, make, donate, cp
     assert _equal(_host(args), host_args), f"{name}: a numpy argument was modified"
 
 
-STATE_UPDATES = [c for c in CASES if c[0] in ("step", "slice_update", "linreg", "mlp", "momentum", "with_metric",
-                                                "row_from_another", "scatter_add")]
+STATE_UPDATES = [c for c in CASES if c[0] in ("step", "slice_update", "linreg", "mlp", "momentum",
+                                                "with_metric", "row_from_another", "scatter_add")]
 
 
 @pytest.mark.parametrize("name,fn,make,donate", STATE_UPDATES, ids=[c[0] for c in STATE_UPDATES])

@@ -91,7 +91,10 @@ def _np_scatter(method):
     def apply(x, idx, v):
         x = x.copy()
         keep = (idx >= -len(x)) & (idx < len(x))
-        getattr(np, method).at(x, idx[keep], v[keep]) if method != "set" else x.__setitem__(idx[keep], v[keep])
+        if method == "set":
+            x[idx[keep]] = v[keep]
+        else:
+            getattr(np, method).at(x, idx[keep], v[keep])
         return x
     return apply
 
@@ -124,7 +127,8 @@ CASES = [
     ("add_row", lambda x, i, v: x.at[i].add(v), _np_add, _f32(8, 4),
      [(np.int32(5), _f32(4)), (np.int32(-8), _f32(4)), (np.int32(-9), _f32(4))], "in place"),
     ("add_1d_int", lambda x, i, v: x.at[i].add(v), _np_add, np.arange(6, dtype=np.int32),
-     [(np.int32(5), np.int32(3)), (np.int32(0), np.int32(-7)), (np.int32(6), np.int32(1))], "in place"),
+     [(np.int32(5), np.int32(3)), (np.int32(0), np.int32(-7)), (np.int32(6), np.int32(1))],
+     "in place"),
     ("multiply_3d", lambda x, i, j, v: x.at[i, :, j].multiply(v), _np_multiply_3d, _f32(3, 4, 5),
      [(np.int32(1), np.int32(4), _f32(4)), (np.int32(-1), np.int32(0), _f32(4)),
       (np.int32(3), np.int32(2), _f32(4))], "in place"),
@@ -140,16 +144,20 @@ CASES = [
     ("index_read_from_x", lambda x, v: x.at[(x[0, 0] > 0).astype(anp.int32) + 3].set(v),
      _np_index_from_x, _f32(8, 4), [(_f32(4),), (_f32(4),), (_f32(4),)], "barrier"),
     ("set_from_other_row", lambda x, i, j: x.at[i].set(x[j]), _np_set_other, _f32(8, 4),
-     [(np.int32(2), np.int32(3)), (np.int32(5), np.int32(5)), (np.int32(-1), np.int32(0))], "barrier"),
+     [(np.int32(2), np.int32(3)), (np.int32(5), np.int32(5)), (np.int32(-1), np.int32(0))],
+     "barrier"),
     ("add_from_other_row", lambda x, i, j: x.at[i].add(x[j] * 2), _np_add_other, _f32(8, 4),
-     [(np.int32(2), np.int32(3)), (np.int32(4), np.int32(4)), (np.int32(0), np.int32(7))], "barrier"),
+     [(np.int32(2), np.int32(3)), (np.int32(4), np.int32(4)), (np.int32(0), np.int32(7))],
+     "barrier"),
     ("set_from_other_row_clipped", lambda x, i, j: x.at[i].set(x[j], mode="clip"), None, _f32(8, 4),
      [(np.int32(2), np.int32(3)), (np.int32(5), np.int32(1))], "would move elements of 'x'"),
-    ("scatter_add_repeated", lambda x, v: x.at[ROWS].add(v), lambda x, v: _np_scatter("add")(x, ROWS, v),
+    ("scatter_add_repeated", lambda x, v: x.at[ROWS].add(v),
+     lambda x, v: _np_scatter("add")(x, ROWS, v),
      _f32(8, 4), [(_f32(3, 4),)] * 3, "in place"),
     ("scatter_set", lambda x, v: x.at[PAIR].set(v), lambda x, v: _np_scatter("set")(x, PAIR, v),
      _f32(8, 4), [(_f32(2, 4),), (_f32(2, 4),)], "in place"),
-    ("scatter_min_int", lambda x, v: x.at[ROWS].min(v), lambda x, v: _np_scatter("minimum")(x, ROWS, v),
+    ("scatter_min_int", lambda x, v: x.at[ROWS].min(v),
+     lambda x, v: _np_scatter("minimum")(x, ROWS, v),
      RNG.integers(-50, 50, (6, 3)).astype(np.int32),
      [(RNG.integers(-60, 60, (3, 3)).astype(np.int32),)] * 2, "in place"),
     ("scatter_from_x", lambda x: x.at[PAIR].add(x[:2] * 2), _np_scatter_from_x, _f32(8, 4),
@@ -160,7 +168,8 @@ CASES = [
     # Traced indices: a dropped entry is clamped onto a row (7 or 0 here) and changes
     # nothing there: -0.0 stays -0.0 under add, a kept entry for the same row still wins
     # under set, and when every entry is dropped x is unchanged.
-    ("scatter_traced_add", lambda x, idx, v: x.at[idx].add(v), _np_scatter("add"), _NEGATIVE_ZERO_ROWS,
+    ("scatter_traced_add", lambda x, idx, v: x.at[idx].add(v), _np_scatter("add"),
+     _NEGATIVE_ZERO_ROWS,
      [(np.array([1, 9, 1], np.int32), _f32(3, 4)), (np.array([-8, 7, -9], np.int32), _f32(3, 4)),
       (np.array([3, 3, 12], np.int32), _f32(3, 4))], "in place"),
     ("scatter_traced_max", lambda x, idx, v: x.at[idx].max(v), _np_scatter("maximum"), _f32(8, 4),
@@ -189,7 +198,8 @@ def _call(fn, state, extra, uri, kept: bool):
 
 
 @pytest.mark.parametrize("name,fn,reference,state,steps,expected", CASES, ids=[c[0] for c in CASES])
-def test_donated_updates_match_undonated_and_numpy(name, fn, reference, state, steps, expected, cpu_uri):
+def test_donated_updates_match_undonated_and_numpy(name, fn, reference, state, steps, expected,
+                                                   cpu_uri):
     plain = aotc.jit(fn)
     donating = aotc.jit(fn, donate_argnums=0)
     with warnings.catch_warnings(record=True) as caught:
@@ -218,7 +228,8 @@ def test_donated_updates_match_undonated_and_numpy(name, fn, reference, state, s
                 want = reference(b, *extra)
                 np.testing.assert_allclose(got_donated[0], want, rtol=2e-6, atol=1e-6,
                                            err_msg=f"{name}, step {k}")
-                assert np.array_equal(np.signbit(got_donated[0]), np.signbit(want)), f"{name}, step {k}"
+                assert np.array_equal(np.signbit(got_donated[0]), np.signbit(want)), \
+                    f"{name}, step {k}"
             a, b = got_plain[0], got_donated[0]
 
 

@@ -59,7 +59,8 @@ def test_numpy_argument_is_copied_once_and_never_modified(cpu_uri):
 def test_donating_one_array_twice_in_a_call_is_an_error(cpu_uri):
     f = aotc.jit(two_states, donate_argnums=(0, 1))
     a = runtime.device_put(np.ones(4, np.float32), cpu_uri)
-    with pytest.raises(ArgumentError, match=r"same Array is passed as argument 'a' and as argument 'b'"):
+    with pytest.raises(ArgumentError,
+                       match=r"same Array is passed as argument 'a' and as argument 'b'"):
         f(a, a)
     assert not a.is_deleted()  # nothing ran
     b = runtime.device_put(np.ones(4, np.float32), cpu_uri)
@@ -100,7 +101,8 @@ def test_strict_donation_raises():
     with pytest.raises(DonationError, match="donated argument 'x'.*no result has its type"):
         aotc.jit(f, donate_argnums=0, strict_donation=True)(np.ones(4, np.float32))
     with pytest.raises(DonationError):
-        aotc.export(f, aotc.ShapeDtypeStruct((4,), "float32"), donate_argnums=0, strict_donation=True)
+        aotc.export(f, aotc.ShapeDtypeStruct((4,), "float32"), donate_argnums=0,
+                    strict_donation=True)
 
 
 def test_passthrough_result_shares_no_donated_update(cpu_uri):
@@ -195,8 +197,9 @@ def test_export_records_and_runtime_applies_donation(tmp_path):
                           capture_output=True, text=True, check=True).stdout
     assert "donated: x -> result 0" in text
     assert "donation saves 4.0 KiB per call" in text
-    data = json.loads(subprocess.run([sys.executable, "-m", "aotc.cli", "inspect", "--json", "--measure", path],
-                                     capture_output=True, text=True, check=True).stdout)
+    data = json.loads(subprocess.run(
+        [sys.executable, "-m", "aotc.cli", "inspect", "--json", "--measure", path],
+        capture_output=True, text=True, check=True).stdout)
     memory = data["functions"]["step"]["memory"]
     assert memory == {"argument_bytes": 4096, "result_bytes": 4096, "donated_bytes": 4096,
                       "new_result_bytes": 0, "transient_bytes": 0}
@@ -218,5 +221,6 @@ def test_inplace_update_allocates_nothing_in_ir():
     assert "{iree.abi.output = 0 : index}" in text
     assert "aotc.donate" not in text and "optimization_barrier" not in text
     plain = aotc.jit(step).lower(aotc.ShapeDtypeStruct((8,), "float32")).as_text()
-    body = lambda t: t[t.index("{\n", t.index("func.func")):]
+    def body(t):
+        return t[t.index("{\n", t.index("func.func")):]
     assert body(text) == body(plain)

@@ -167,7 +167,8 @@ GENERAL = {
     "einsum(ij,jk,kl) implicit": lambda m, a, b, c, d, v, t: m.einsum("ij,jk,kl", a, b, c),
     "einsum(i,ij,j->)": lambda m, a, b, c, d, v, t: m.einsum("i,ij,j->", v, a, b[:, 0]),
     "einsum(ij,ij,ij->i)": lambda m, a, b, c, d, v, t: m.einsum("ij,ij,ij->i", a, a, a),
-    "einsum(bij,bjk,bkl->bli)": lambda m, a, b, c, d, v, t: m.einsum("bij,bjk,bkl->bli", t, t.transpose(0, 2, 1), t),
+    "einsum(bij,bjk,bkl->bli)": lambda m, a, b, c, d, v, t: m.einsum(
+        "bij,bjk,bkl->bli", t, t.transpose(0, 2, 1), t),
     "einsum(i,j,k->ijk)": lambda m, a, b, c, d, v, t: m.einsum("i,j,k->ijk", v, v, c[0]),
     # repeated subscripts in one operand: diagonals and traces
     "einsum(ii->i)": lambda m, a, b, c, d, v, t: m.einsum("ii->i", d),
@@ -177,15 +178,18 @@ GENERAL = {
     "einsum(ii,ij->j)": lambda m, a, b, c, d, v, t: m.einsum("ii,ij->j", d, d),
     "einsum(bii->bi)": lambda m, a, b, c, d, v, t: m.einsum("bii->bi", m.stack([d, d + 1])),
     # ellipsis with broadcasting
-    "einsum(...ij,...jk->...ik) broadcast": lambda m, a, b, c, d, v, t: m.einsum("...ij,...jk->...ik", t[:, None], m.stack([b, b, b])),
+    "einsum(...ij,...jk->...ik) broadcast": lambda m, a, b, c, d, v, t: m.einsum(
+        "...ij,...jk->...ik", t[:, None], m.stack([b, b, b])),
     "einsum(...i,...i) implicit": lambda m, a, b, c, d, v, t: m.einsum("...i,...i", t, a),
     "einsum(i...->...)": lambda m, a, b, c, d, v, t: m.einsum("i...->...", t),
     "einsum(ij->...)": lambda m, a, b, c, d, v, t: m.einsum("ij->...", a),
     # tensordot: int and pair-of-sequence axes
     "tensordot(axes=1)": lambda m, a, b, c, d, v, t: m.tensordot(a, b, axes=1),
     "tensordot(axes=0)": lambda m, a, b, c, d, v, t: m.tensordot(v, c[0], axes=0),
-    "tensordot(axes=2)": lambda m, a, b, c, d, v, t: m.tensordot(t, m.transpose(t, (1, 2, 0)), axes=2),
-    "tensordot(([1, 2], [1, 2]))": lambda m, a, b, c, d, v, t: m.tensordot(t, t, axes=([1, 2], [1, 2])),
+    "tensordot(axes=2)": lambda m, a, b, c, d, v, t: m.tensordot(
+        t, m.transpose(t, (1, 2, 0)), axes=2),
+    "tensordot(([1, 2], [1, 2]))": lambda m, a, b, c, d, v, t: m.tensordot(
+        t, t, axes=([1, 2], [1, 2])),
     "tensordot(([0], [0]))": lambda m, a, b, c, d, v, t: m.tensordot(t, t, axes=([0], [0])),
     "tensordot((1, 0))": lambda m, a, b, c, d, v, t: m.tensordot(a, b, axes=(1, 0)),
     "tensordot(([-1], [-2]))": lambda m, a, b, c, d, v, t: m.tensordot(t, b, axes=([-1], [-2])),
@@ -203,13 +207,17 @@ def test_general_contractions(dtype):
         sample(dtype, shape, seed=80 + i, with_specials=False, low=-2, high=2)
         for i, shape in enumerate([(3, 4), (4, 5), (5, 2), (4, 4), (3,), (2, 3, 4)])
     )
-    compare_ops(GENERAL, a, b, c, d, v, t, kinds="accumulate", where=f"general contractions {dtype}")
+    compare_ops(GENERAL, a, b, c, d, v, t, kinds="accumulate",
+                where=f"general contractions {dtype}")
 
 
 def test_contraction_chain_uses_matmul():
     """A three-operand chain and a multi-axis tensordot become named matmuls."""
     spec = aotc.ShapeDtypeStruct
-    text = aotc.jit(lambda a, b, c: (anp.einsum("ij,jk,kl->il", a, b, c), anp.tensordot(b.reshape(2, 2, 6), c.reshape(2, 2, 6), axes=([0, 1], [0, 1])))).lower(
+    text = aotc.jit(lambda a, b, c: (
+        anp.einsum("ij,jk,kl->il", a, b, c),
+        anp.tensordot(b.reshape(2, 2, 6), c.reshape(2, 2, 6), axes=([0, 1], [0, 1])),
+    )).lower(
         spec((8, 4), "float32"), spec((4, 6), "float32"), spec((6, 4), "float32")).as_text()
     assert text.count("linalg.matmul ") == 3, text
     assert "reduction" not in text, text  # no contraction left as a generic
@@ -235,11 +243,23 @@ def test_contraction_chain_uses_matmul():
         (lambda a, b: anp.einsum("i1", a), ["invalid subscript '1'", "letters"]),
         (lambda a, b: anp.einsum("..i", a[0]), ["'.' that is not part of", "'...'"]),
         (lambda a, b: anp.einsum("ij->i->j", a), ["more than one '->'"]),
-        (lambda a, b: anp.einsum("ii", a), ["operand 0 has size 4 for subscript 'i'", "size 3 seen before"]),
+        (
+            lambda a, b: anp.einsum("ii", a),
+            ["operand 0 has size 4 for subscript 'i'", "size 3 seen before"],
+        ),
         (lambda a, b: anp.einsum("...j->j", b[None]), ["'...'", "no '...'"]),
-        (lambda a, b: anp.tensordot(a, b, axes=2), ["tensordot", "shape-mismatch", "size 3", "size 4"]),
-        (lambda a, b: anp.tensordot(a, b, axes=([0], [0, 1])), ["tensordot", "1 axes of a", "2 of b"]),
-        (lambda a, b: anp.tensordot(a, b, axes=([2], [0])), ["tensordot axes of a", "axis 2 is out of bounds"]),
+        (
+            lambda a, b: anp.tensordot(a, b, axes=2),
+            ["tensordot", "shape-mismatch", "size 3", "size 4"],
+        ),
+        (
+            lambda a, b: anp.tensordot(a, b, axes=([0], [0, 1])),
+            ["tensordot", "1 axes of a", "2 of b"],
+        ),
+        (
+            lambda a, b: anp.tensordot(a, b, axes=([2], [0])),
+            ["tensordot axes of a", "axis 2 is out of bounds"],
+        ),
         (lambda a, b: anp.tensordot(a, b, axes=3), ["tensordot", "axes=3", "between 0"]),
         (lambda a, b: anp.vdot(a, b), ["vdot", "12 and 20 elements"]),
         (lambda a, b: anp.inner(a, b), ["inner", "last dimensions", "4 != 5"]),
@@ -278,5 +298,7 @@ def test_contraction_errors(call, message):
 
 def test_einsum_dtype_casting_error():
     """numpy casts einsum operands to dtype= with casting='safe': float32 to int32 fails."""
-    with raises_match(aotc.UnsupportedDtypeError, "cannot cast operand 0", "float32", "int32", "casting="):
-        aotc.jit(lambda a: anp.einsum("ij->i", a, dtype=np.int32)).lower(np.ones((2, 2), np.float32))
+    with raises_match(aotc.UnsupportedDtypeError, "cannot cast operand 0", "float32", "int32",
+                      "casting="):
+        aotc.jit(lambda a: anp.einsum("ij->i", a, dtype=np.int32)).lower(
+            np.ones((2, 2), np.float32))

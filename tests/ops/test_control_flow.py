@@ -115,7 +115,8 @@ def _run(cases: dict, arg_sets: list[tuple], where: str) -> None:
 # ---- branches ---------------------------------------------------------------------------
 
 BRANCH_CASES = {
-    "cond_sum": lambda m, lax, x, xs, k: lax.cond(m.sum(x) > 0, lambda v: v * 2, lambda v: v - 1, x),
+    "cond_sum": lambda m, lax, x, xs, k: lax.cond(
+        m.sum(x) > 0, lambda v: v * 2, lambda v: v - 1, x),
     "cond_int_pred": lambda m, lax, x, xs, k: lax.cond(k, lambda v: v + 1, lambda v: v * 3, x),
     "cond_python_pred": lambda m, lax, x, xs, k: lax.cond(True, lambda v: v + 1, lambda v: v, x),
     "cond_pytree": lambda m, lax, x, xs, k: lax.cond(
@@ -123,17 +124,20 @@ BRANCH_CASES = {
         lambda a, b: {"s": a + b, "t": (a, b[0])},
         lambda a, b: {"s": a - b, "t": (b, a[1])},
         x, xs[0]),
-    "cond_python_scalar_branch": lambda m, lax, x, xs, k: lax.cond(k > 0, lambda v: v[0], lambda v: 7, x),
+    "cond_python_scalar_branch": lambda m, lax, x, xs, k: lax.cond(
+        k > 0, lambda v: v[0], lambda v: 7, x),
     "cond_closure": lambda m, lax, x, xs, k: (lambda outer: lax.cond(
         k > 1, lambda: outer + 1, lambda: outer - xs[1]))(x * 3),
     "cond_nested": lambda m, lax, x, xs, k: lax.cond(
         k > 0, lambda v: lax.cond(k > 2, lambda u: u * 2, lambda u: u + 5, v), lambda v: v, x),
-    "switch": lambda m, lax, x, xs, k: lax.switch(k, [lambda v: v, lambda v: v * 2, lambda v: v + 3], x),
+    "switch": lambda m, lax, x, xs, k: lax.switch(
+        k, [lambda v: v, lambda v: v * 2, lambda v: v + 3], x),
     "switch_one_branch": lambda m, lax, x, xs, k: lax.switch(k, [lambda v: v - 1], x),
     "switch_pytree": lambda m, lax, x, xs, k: lax.switch(
         k, [lambda a: (a, a[0]), lambda a: (a * 2, a[1]), lambda a: (a + a, 0)], x),
     "while_in_cond": lambda m, lax, x, xs, k: lax.cond(
-        k > 1, lambda v: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] + v), (0, v))[1],
+        k > 1,
+        lambda v: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] + v), (0, v))[1],
         lambda v: v, x),
 }
 
@@ -169,25 +173,31 @@ LOOP_CASES = {
         lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] + x[0]), (0, 0)),
     "while_array_cond": lambda m, lax, x, xs, lo, hi: lax.while_loop(
         lambda v: m.max(v) < 40, lambda v: v + m.abs(x) + 1, x),
-    "fori_static": lambda m, lax, x, xs, lo, hi: lax.fori_loop(0, 4, lambda i, a: a + i * x, m.zeros_like(x)),
+    "fori_static": lambda m, lax, x, xs, lo, hi: lax.fori_loop(
+        0, 4, lambda i, a: a + i * x, m.zeros_like(x)),
     "fori_static_no_trip": lambda m, lax, x, xs, lo, hi: lax.fori_loop(3, 1, lambda i, a: a + x, x),
     "fori_traced": lambda m, lax, x, xs, lo, hi: lax.fori_loop(
         lo, hi, lambda i, c: (c[0] + i, c[1] + x), (m.zeros((), lo.dtype), x)),
-    "fori_traced_upper": lambda m, lax, x, xs, lo, hi: lax.fori_loop(0, hi, lambda i, a: a + xs[1], x),
+    "fori_traced_upper": lambda m, lax, x, xs, lo, hi: lax.fori_loop(
+        0, hi, lambda i, a: a + xs[1], x),
     "scan": lambda m, lax, x, xs, lo, hi: lax.scan(_step(m, lax), {"s": x, "n": 0}, _scan_in(xs)),
     "scan_reverse": lambda m, lax, x, xs, lo, hi: lax.scan(
         _step(m, lax), {"s": x, "n": 0}, _scan_in(xs), reverse=True),
     "scan_unroll": lambda m, lax, x, xs, lo, hi: lax.scan(
         _step(m, lax), {"s": x, "n": 0}, _scan_in(xs), reverse=True, unroll=4),
-    "scan_length_no_xs": lambda m, lax, x, xs, lo, hi: lax.scan(lambda c, _: (c + x, c), x, None, length=4),
-    "scan_zero_length": lambda m, lax, x, xs, lo, hi: lax.scan(lambda c, xt: (c + xt, c * 2), x, xs[:0]),
+    "scan_length_no_xs": lambda m, lax, x, xs, lo, hi: lax.scan(
+        lambda c, _: (c + x, c), x, None, length=4),
+    "scan_zero_length": lambda m, lax, x, xs, lo, hi: lax.scan(
+        lambda c, xt: (c + xt, c * 2), x, xs[:0]),
     "scan_zero_length_no_xs": lambda m, lax, x, xs, lo, hi: lax.scan(
         lambda c, _: (c, (c[0], c)), x, None, length=0),
     "scan_cond_inside": lambda m, lax, x, xs, lo, hi: lax.scan(
-        lambda c, xt: (lambda c2: (c2, c2[0]))(lax.cond(m.sum(xt) > 0, lambda: c + xt, lambda: c - xt)),
+        lambda c, xt: (lambda c2: (c2, c2[0]))(
+            lax.cond(m.sum(xt) > 0, lambda: c + xt, lambda: c - xt)),
         x, xs),
     "scan_while_inside": lambda m, lax, x, xs, lo, hi: lax.scan(
-        lambda c, xt: (lax.while_loop(lambda v: v[0] < 2, lambda v: (v[0] + 1, v[1] + xt), (0, c))[1], c),
+        lambda c, xt: (
+            lax.while_loop(lambda v: v[0] < 2, lambda v: (v[0] + 1, v[1] + xt), (0, c))[1], c),
         x, xs),
     "scan_closure": lambda m, lax, x, xs, lo, hi: (lambda w: lax.scan(
         lambda c, xt: (c + w * xt, xt - w), x, xs))(x * 2),
@@ -210,8 +220,8 @@ def test_static_python_predicate_and_int64_index():
     """Python and numpy scalars as predicate, index and bounds give the same results."""
     def f(x):
         # numpy int32 bounds: i is a strongly typed int32, as the bounds are.
-        count, total = aotc.lax.fori_loop(np.int32(1), np.int32(4), lambda i, c: (c[0] + i, c[1] + 1),
-                                          (np.int32(0), x))
+        count, total = aotc.lax.fori_loop(np.int32(1), np.int32(4),
+                                          lambda i, c: (c[0] + i, c[1] + 1), (np.int32(0), x))
         return {
             "false": aotc.lax.cond(0, lambda v: v, lambda v: -v, x),
             "index": aotc.lax.switch(np.int64(5), [lambda v: v, lambda v: v * 2], x),
@@ -263,7 +273,8 @@ ERRORS = [
      lambda x: aotc.lax.cond(x[0] > 0, lambda: (x, {"h": x}), lambda: (x, {"h": x[:2]})),
      (V3,), ["lax.cond", "output[1]['h']", "true_fun returns float32[3]",
              "false_fun returns float32[2]", "Fix"]),
-    ("cond dtypes differ", lambda x: aotc.lax.cond(x[0] > 0, lambda: x, lambda: x.astype(anp.float64)),
+    ("cond dtypes differ",
+     lambda x: aotc.lax.cond(x[0] > 0, lambda: x, lambda: x.astype(anp.float64)),
      (V3,), ["output", "float32[3]", "float64[3]", ".astype"]),
     ("cond structures differ", lambda x: aotc.lax.cond(x[0] > 0, lambda: (x, x), lambda: x),
      (V3,), ["lax.cond", "structure", "(*, *)", "Fix"]),
@@ -292,7 +303,8 @@ ERRORS = [
      (V3,), ["lax.scan", "carry", "float32[]", "float64[]"]),
     ("fori float bound", lambda x: aotc.lax.fori_loop(0, x[0], lambda i, a: a, x),
      (V3,), ["lax.fori_loop", "upper", "float32[]"]),
-    ("not callable", lambda x: aotc.lax.cond(x[0] > 0, x, lambda: x), (V3,), ["true_fun must be callable"]),
+    ("not callable", lambda x: aotc.lax.cond(x[0] > 0, x, lambda: x),
+     (V3,), ["true_fun must be callable"]),
 ]
 
 

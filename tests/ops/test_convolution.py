@@ -37,12 +37,14 @@ def same_pads(sizes, windows, strides, lower=False):
 
 def pad_and_dilate(x, pads, dilation, value):
     """x: (N, spatial..., C). Dilates the spatial axes, pads (negative pads crop)."""
-    shape = [x.shape[0]] + [(n - 1) * d + 1 if n else 0 for n, d in zip(x.shape[1:-1], dilation)] + [x.shape[-1]]
+    spatial = [(n - 1) * d + 1 if n else 0 for n, d in zip(x.shape[1:-1], dilation)]
+    shape = [x.shape[0]] + spatial + [x.shape[-1]]
     dilated = np.full(shape, value, x.dtype)
     dilated[(slice(None),) + tuple(slice(None, None, d) for d in dilation)] = x
     grown = np.pad(dilated, [(0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in pads] + [(0, 0)],
                    constant_values=value)
-    crop = tuple(slice(max(-lo, 0), grown.shape[i + 1] - max(-hi, 0)) for i, (lo, hi) in enumerate(pads))
+    crop = tuple(slice(max(-lo, 0), grown.shape[i + 1] - max(-hi, 0))
+                 for i, (lo, hi) in enumerate(pads))
     return grown[(slice(None),) + crop]
 
 
@@ -89,7 +91,8 @@ def pool_reference(x, window, strides, padding, kind, count_include_pad=True):
     batch_shape = x.shape[: x.ndim - rank - 1]
     xc = x.reshape((-1,) + x.shape[len(batch_shape):]).astype(np.float64)
     if isinstance(padding, str):
-        padding = [(0, 0)] * rank if padding == "VALID" else same_pads(xc.shape[1:-1], window, strides)
+        padding = ([(0, 0)] * rank if padding == "VALID"
+                   else same_pads(xc.shape[1:-1], window, strides))
     fill = -np.inf if kind == "max" else 0.0
     xp = pad_and_dilate(xc, padding, (1,) * rank, fill)
     ones = pad_and_dilate(np.ones((1,) + xc.shape[1:-1] + (1,)), padding, (1,) * rank, 0.0)
@@ -160,7 +163,8 @@ EXTRA = [  # 2-D cases outside the grid
          group="depthwise1"),
 ]
 # One depthwise convolution without a channel multiplier per dimensionality.
-DEPTHWISE1 = {rank: dict(specs=LAYOUTS[rank][1], strides=(2,) * rank, padding="SAME", group="depthwise1")
+DEPTHWISE1 = {rank: dict(specs=LAYOUTS[rank][1], strides=(2,) * rank, padding="SAME",
+                         group="depthwise1")
               for rank in (1, 3)}
 
 
@@ -224,7 +228,8 @@ def test_conv_float32_matches_numpy(float32_results, rank):
             check(g, want, np.float32, case_id(case))
         except AssertionError as e:
             failures.append(str(e))
-    assert not failures, f"{len(failures)} of {len(got)} convolutions differ:\n" + "\n".join(failures)
+    assert not failures, (f"{len(failures)} of {len(got)} convolutions differ:\n"
+                          + "\n".join(failures))
 
 
 @pytest.mark.parametrize("rank", [1, 2, 3])
@@ -237,7 +242,8 @@ def test_conv_float32_matches_jax(float32_results, rank):
 
 
 def test_conv_float64_int32_and_preferred_type():
-    cases = [c for c in ALL[2] if c["group"] == "depthwise" and c["strides"] == (2, 2)][:3] + EXTRA[:2]
+    cases = ([c for c in ALL[2] if c["group"] == "depthwise" and c["strides"] == (2, 2)][:3]
+             + EXTRA[:2])
     f64 = make_operands(2, cases, np.float64, seed=7)
     ints = [(a * 8).astype(np.int32) for a in make_operands(2, cases[:2], np.float64, seed=8)]
     f32 = make_operands(2, cases[:1], np.float32, seed=9)
@@ -247,7 +253,8 @@ def test_conv_float64_int32_and_preferred_type():
                 run_cases(alax, cases[:1], f32, preferred_element_type=np.float64))
 
     got64, got_int, got_pref = jit_call(fn, f64, ints, f32)
-    for group, arrays, dtype in ((got64, f64, np.float64), (got_int, ints, np.int32), (got_pref, f32, np.float64)):
+    for group, arrays, dtype in ((got64, f64, np.float64), (got_int, ints, np.int32),
+                                 (got_pref, f32, np.float64)):
         for case, x, w, g in zip(cases, arrays[0::2], arrays[1::2], group):
             want = conv_reference(x, w, case["strides"], case["padding"], case.get("lhs_dilation"),
                                   case.get("rhs_dilation"), case["specs"], GROUPS[case["group"]][0],
@@ -272,7 +279,8 @@ def test_conv_conveniences_and_empty_sizes():
         return {
             "4 spatial dims": alax.conv(x4, w4, (1, 2, 1, 1), "SAME"),
             "conv": alax.conv(x, w, (1, 2), "SAME"),
-            "general padding": alax.conv_with_general_padding(x, w, (1, 1), [(1, 0), (0, 1)], (2, 1), (1, 2)),
+            "general padding": alax.conv_with_general_padding(x, w, (1, 1), [(1, 0), (0, 1)],
+                                                              (2, 1), (1, 2)),
             "empty batch": alax.conv(empty_batch, w, (1, 1), "VALID"),
             "window larger than input": alax.conv(small, w, (1, 1), "VALID"),
         }
@@ -283,7 +291,8 @@ def test_conv_conveniences_and_empty_sizes():
         "4 spatial dims": conv_reference(x4, w4, (1, 2, 1, 1), "SAME", None, None,
                                          ("NCabcd", "OIabcd", "NCabcd"), 1, np.float64),
         "conv": conv_reference(x, w, (1, 2), "SAME", None, None, nchw, 1, np.float64),
-        "general padding": conv_reference(x, w, (1, 1), [(1, 0), (0, 1)], (2, 1), (1, 2), nchw, 1, np.float64),
+        "general padding": conv_reference(x, w, (1, 1), [(1, 0), (0, 1)], (2, 1), (1, 2), nchw, 1,
+                                          np.float64),
         "empty batch": np.zeros((0, 4, 5, 4)),
         "window larger than input": np.zeros((1, 4, 0, 0)),
     }
@@ -319,7 +328,8 @@ def test_pooling_matches_numpy():
         for i, ((_, window, strides, padding), x) in enumerate(zip(POOLS, xs)):
             out[f"max {i}"] = ann.max_pool(x, window, strides, padding)
             out[f"avg {i}"] = ann.avg_pool(x, window, strides, padding)
-            out[f"avg {i} no pad"] = ann.avg_pool(x, window, strides, padding, count_include_pad=False)
+            out[f"avg {i} no pad"] = ann.avg_pool(x, window, strides, padding,
+                                                  count_include_pad=False)
         out["max int32"] = ann.max_pool(ints, (3, 3), (2, 1), "SAME")
         return out
 
@@ -365,19 +375,23 @@ def test_conv_errors_name_the_problem():
                                                       feature_group_count=3), x, w)
     with raises_match(TracingError, "feature_group_count=4", "output feature dimension", "size 6"):
         lower(lambda x, w: alax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=nhwc,
-                                                      feature_group_count=4), x, S((3, 3, 1, 6), "float32"))
+                                                      feature_group_count=4),
+              x, S((3, 3, 1, 6), "float32"))
     with raises_match(UnsupportedOpError, "batch_group_count=2"):
         lower(lambda x, w: alax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=nhwc,
                                                       batch_group_count=2), x, w)
     with raises_match(TracingError, "window_strides", "2 positive ints", "(1, 1, 1)"):
-        lower(lambda x, w: alax.conv_general_dilated(x, w, (1, 1, 1), "SAME", dimension_numbers=nhwc), x, w)
+        lower(lambda x, w: alax.conv_general_dilated(x, w, (1, 1, 1), "SAME",
+                                                      dimension_numbers=nhwc), x, w)
     with raises_match(TracingError, "padding", "'FULL'"):
-        lower(lambda x, w: alax.conv_general_dilated(x, w, (1, 1), "FULL", dimension_numbers=nhwc), x, w)
+        lower(lambda x, w: alax.conv_general_dilated(x, w, (1, 1), "FULL",
+                                                      dimension_numbers=nhwc), x, w)
     with raises_match(UnsupportedDtypeError, "same dtype", "float32", "float64"):
         lower(lambda x, w: alax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=nhwc),
               x, S((3, 3, 4, 6), "float64"))
     with raises_match(TracingError, "same number of dimensions", "(2, 8, 8, 4)", "(3, 4, 6)"):
-        lower(lambda x, w: alax.conv_general_dilated(x, w, (1,), "SAME"), x, S((3, 4, 6), "float32"))
+        lower(lambda x, w: alax.conv_general_dilated(x, w, (1,), "SAME"),
+              x, S((3, 4, 6), "float32"))
     with raises_match(TracingError, "string padding", "lhs_dilation"):
         lower(lambda x, w: alax.conv_general_dilated(x, w, (1, 1), "SAME", lhs_dilation=(2, 2),
                                                       dimension_numbers=nhwc), x, w)

@@ -5,7 +5,6 @@ linspace: "exact" float tolerance of conftest.py)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import aotc
 import aotc.numpy as anp

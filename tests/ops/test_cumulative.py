@@ -35,10 +35,12 @@ CUMULATIVE = {
     "cumprod(dtype=int16)": lambda m, s, e, o, v, a, z: m.cumprod(a, axis=0, dtype=np.int16),
     "cumulative_sum(1-D)": lambda m, s, e, o, v, a, z: m.cumulative_sum(v),
     "cumulative_sum(axis=0)": lambda m, s, e, o, v, a, z: m.cumulative_sum(a, axis=0),
-    "cumulative_sum(include_initial)": lambda m, s, e, o, v, a, z: m.cumulative_sum(a, axis=1, include_initial=True),
+    "cumulative_sum(include_initial)": lambda m, s, e, o, v, a, z: m.cumulative_sum(
+        a, axis=1, include_initial=True),
     "cumulative_sum(2-D, no axis)": lambda m, s, e, o, v, a, z: m.cumulative_sum(a),
     "cumulative_prod(axis=-1)": lambda m, s, e, o, v, a, z: m.cumulative_prod(a, axis=-1),
-    "cumulative_prod(size 0, include_initial)": lambda m, s, e, o, v, a, z: m.cumulative_prod(e, include_initial=True),
+    "cumulative_prod(size 0, include_initial)": lambda m, s, e, o, v, a, z: m.cumulative_prod(
+        e, include_initial=True),
 }
 
 

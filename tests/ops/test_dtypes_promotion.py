@@ -112,7 +112,8 @@ def test_static_argument_fixes_the_conversion():
 
 # ---- dtypes aotc does not support -----------------------------------------------------------
 
-SUPPORTED_LIST = "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, float64"
+SUPPORTED_LIST = ("bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, "
+                  "float32, float64")
 
 
 @pytest.mark.parametrize(

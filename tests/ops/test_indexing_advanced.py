@@ -49,8 +49,10 @@ GATHERS = {
     "take(x, i)": lambda m, x, i, j, s: m.take(x, i),
     "take(x, i, axis=1)": lambda m, x, i, j, s: m.take(x, i, axis=1),
     "take(x, j, axis=-1)": lambda m, x, i, j, s: m.take(x, j, axis=-1),
-    "take(x, i * 7, axis=2, mode=wrap)": lambda m, x, i, j, s: m.take(x, i * 7, axis=2, mode="wrap"),
-    "take(x, i * 7, axis=2, mode=clip)": lambda m, x, i, j, s: m.take(x, i * 7, axis=2, mode="clip"),
+    "take(x, i * 7, axis=2, mode=wrap)": lambda m, x, i, j, s: m.take(
+        x, i * 7, axis=2, mode="wrap"),
+    "take(x, i * 7, axis=2, mode=clip)": lambda m, x, i, j, s: m.take(
+        x, i * 7, axis=2, mode="clip"),
     "take(x, [1, -1], axis=0)": lambda m, x, i, j, s: m.take(x, [1, -1], axis=0),
     "take(x, s)": lambda m, x, i, j, s: m.take(x, s),
     "take_along_axis(x, argsort-like, -1)": lambda m, x, i, j, s: m.take_along_axis(
@@ -92,7 +94,8 @@ def test_gather_from_a_strided_slice():
     # after a barrier instead (lowering.gather_source).
     x = sample("float32", (8, 9), seed=33)
     idx = np.array([2, 0, 3], np.int32)
-    got = jit_call(lambda x, i: {"rows": x[::2, 1::3][i], "take": anp.take(x[:, ::2], i, axis=1)}, x, idx)
+    got = jit_call(lambda x, i: {"rows": x[::2, 1::3][i], "take": anp.take(x[:, ::2], i, axis=1)},
+                   x, idx)
     assert_all(got, {"rows": x[::2, 1::3][idx], "take": np.take(x[:, ::2], idx, axis=1)})
 
 
@@ -171,7 +174,8 @@ def test_static_nonzero_family():
 
 def _sized(rows: np.ndarray, size: int, fill) -> np.ndarray:
     """JAX's size= rule on numpy's argwhere rows: the first ``size``, then fill rows."""
-    pad = np.tile(np.broadcast_to(np.asarray(fill, np.int64), (rows.shape[1],)), (max(size - len(rows), 0), 1))
+    fill_row = np.broadcast_to(np.asarray(fill, np.int64), (rows.shape[1],))
+    pad = np.tile(fill_row, (max(size - len(rows), 0), 1))
     return np.concatenate([rows[:size], pad]).astype(np.int64)
 
 
@@ -180,19 +184,23 @@ def test_nonzero_with_size(dtype):
     x = sample(dtype, (4, 5), seed=40)  # float specials include NaN (nonzero) and -0.0 (zero)
 
     def f(x):
-        return {"nonzero 6": anp.nonzero(x, size=6), "nonzero 30": anp.nonzero(x, size=30, fill_value=-1),
-                "argwhere": anp.argwhere(x, size=4, fill_value=(7, 8)), "flat": anp.flatnonzero(x[1:], size=9),
+        return {"nonzero 6": anp.nonzero(x, size=6),
+                "nonzero 30": anp.nonzero(x, size=30, fill_value=-1),
+                "argwhere": anp.argwhere(x, size=4, fill_value=(7, 8)),
+                "flat": anp.flatnonzero(x[1:], size=9),
                 "where1": anp.where(x[0], size=2), "row": anp.nonzero(x[2], size=0),
                 "empty": anp.argwhere(x[:0], size=3, fill_value=5)}
 
     got = {}
     for name, value in jit_call(f, x).items():
-        got.update({f"{name}[{d}]": v for d, v in enumerate(value)} if isinstance(value, tuple) else {name: value})
+        got.update({f"{name}[{d}]": v for d, v in enumerate(value)} if isinstance(value, tuple)
+                   else {name: value})
     rows = np.argwhere(x)
-    want = {"argwhere": _sized(rows, 4, (7, 8)), "flat": _sized(np.argwhere(x[1:].ravel()), 9, 0)[:, 0],
+    want = {"argwhere": _sized(rows, 4, (7, 8)),
+            "flat": _sized(np.argwhere(x[1:].ravel()), 9, 0)[:, 0],
             "empty": _sized(np.argwhere(x[:0]), 3, 5)}
-    for name, size, fill, a in [("nonzero 6", 6, 0, x), ("nonzero 30", 30, -1, x), ("where1", 2, 0, x[0]),
-                                ("row", 0, 0, x[2])]:
+    for name, size, fill, a in [("nonzero 6", 6, 0, x), ("nonzero 30", 30, -1, x),
+                                ("where1", 2, 0, x[0]), ("row", 0, 0, x[2])]:
         for d, column in enumerate(_sized(np.argwhere(a), size, fill).T):
             want[f"{name}[{d}]"] = column
     assert_all(got, want, where=f"nonzero(size=) {dtype}")
@@ -249,7 +257,7 @@ def test_jax_agrees_on_dynamic_slice():
 
 S = aotc.ShapeDtypeStruct
 X = S((3, 4), "float32")
-I = S((2,), "int32")
+INDICES = S((2,), "int32")
 
 
 def lower(fn, *specs):
@@ -257,7 +265,8 @@ def lower(fn, *specs):
 
 
 @pytest.mark.parametrize("fn, fragments", [
-    (lambda x: x[x > 0], ["boolean mask", "depends on the data", "where(mask, x, y)", "static numpy"]),
+    (lambda x: x[x > 0],
+     ["boolean mask", "depends on the data", "where(mask, x, y)", "static numpy"]),
     (lambda x: anp.nonzero(x), ["nonzero", "depends on the data", "size="]),
     (lambda x: anp.where(x > 1), ["where(condition) with one argument", "depends on the data"]),
     (lambda x: anp.argwhere(x), ["argwhere", "depends on the data"]),
@@ -271,30 +280,44 @@ def test_data_dependent_shapes_are_refused(fn, fragments):
 
 
 @pytest.mark.parametrize("fn, exc, fragments", [
-    (lambda x, i: x[np.array([0, 3])], aotc.errors.TracingError, ["index 3 is out of bounds for axis 0 with size 3"]),
-    (lambda x, i: x[:, [-5]], aotc.errors.TracingError, ["index -5 is out of bounds for axis 1 with size 4"]),
-    (lambda x, i: x[i.astype(anp.float32)], aotc.errors.TracingError, ["integer (or boolean) type", "float32"]),
-    (lambda x, i: x[np.array([0.5])], aotc.errors.TracingError, ["integer (or boolean) type", "float64"]),
+    (lambda x, i: x[np.array([0, 3])], aotc.errors.TracingError,
+     ["index 3 is out of bounds for axis 0 with size 3"]),
+    (lambda x, i: x[:, [-5]], aotc.errors.TracingError,
+     ["index -5 is out of bounds for axis 1 with size 4"]),
+    (lambda x, i: x[i.astype(anp.float32)], aotc.errors.TracingError,
+     ["integer (or boolean) type", "float32"]),
+    (lambda x, i: x[np.array([0.5])], aotc.errors.TracingError,
+     ["integer (or boolean) type", "float64"]),
     (lambda x, i: x[i[0]:], aotc.errors.TracerConversionError, ["integer index", "int32[]"]),
-    (lambda x, i: x[i, i[0]:], aotc.errors.TracingError, ["slice bounds must be static", "dynamic_slice"]),
+    (lambda x, i: x[i, i[0]:], aotc.errors.TracingError,
+     ["slice bounds must be static", "dynamic_slice"]),
     (lambda x, i: x[True], aotc.errors.UnsupportedOpError, ["boolean scalar index"]),
-    (lambda x, i: x[np.array([True, False])], aotc.errors.TracingError, ["boolean index of shape (2,)", "(3,)"]),
-    (lambda x, i: x[i, np.zeros(3, int)], aotc.errors.TracingError, ["index arrays", "(2,), (3,)", "broadcast"]),
-    (lambda x, i: x[i, i, i], aotc.errors.TracingError, ["too many indices", "2-dimensional, but 3"]),
+    (lambda x, i: x[np.array([True, False])], aotc.errors.TracingError,
+     ["boolean index of shape (2,)", "(3,)"]),
+    (lambda x, i: x[i, np.zeros(3, int)], aotc.errors.TracingError,
+     ["index arrays", "(2,), (3,)", "broadcast"]),
+    (lambda x, i: x[i, i, i], aotc.errors.TracingError,
+     ["too many indices", "2-dimensional, but 3"]),
     (lambda x, i: x[..., i, ...], aotc.errors.TracingError, ["single ellipsis"]),
     (lambda x, i: x["a"], aotc.errors.TracingError, ["'a'", "valid indices"]),
     (lambda x, i: x[i, "a"], aotc.errors.TracingError, ["valid indices", "str 'a'"]),
-    (lambda x, i: anp.take(x, i, mode="nearest"), aotc.errors.TracingError, ["take: mode", "'nearest'"]),
-    (lambda x, i: anp.take(x, [99]), aotc.errors.TracingError, ["take", "index 99 is out of bounds"]),
-    (lambda x, i: anp.take_along_axis(x, i, axis=0), aotc.errors.TracingError, ["same number of dimensions"]),
+    (lambda x, i: anp.take(x, i, mode="nearest"), aotc.errors.TracingError,
+     ["take: mode", "'nearest'"]),
+    (lambda x, i: anp.take(x, [99]), aotc.errors.TracingError,
+     ["take", "index 99 is out of bounds"]),
+    (lambda x, i: anp.take_along_axis(x, i, axis=0), aotc.errors.TracingError,
+     ["same number of dimensions"]),
     (lambda x, i: anp.where(x > 0, x), aotc.errors.TracingError, ["both or neither of x and y"]),
-    (lambda x, i: lax.dynamic_slice(x, (i[0],), (1, 1)), aotc.errors.TracingError, ["one start index per operand dimension (2)", "got 1"]),
-    (lambda x, i: lax.dynamic_slice(x, (i[0], 0), (4, 1)), aotc.errors.TracingError, ["slice size 4 along dimension 0", "size 3"]),
-    (lambda x, i: lax.dynamic_slice(x, (i, 0), (1, 1)), aotc.errors.TracingError, ["integer scalars", "int32[2]"]),
+    (lambda x, i: lax.dynamic_slice(x, (i[0],), (1, 1)), aotc.errors.TracingError,
+     ["one start index per operand dimension (2)", "got 1"]),
+    (lambda x, i: lax.dynamic_slice(x, (i[0], 0), (4, 1)), aotc.errors.TracingError,
+     ["slice size 4 along dimension 0", "size 3"]),
+    (lambda x, i: lax.dynamic_slice(x, (i, 0), (1, 1)), aotc.errors.TracingError,
+     ["integer scalars", "int32[2]"]),
     (lambda x, i: x[:0][i], aotc.errors.TracingError, ["axis 0 of size 0"]),
     (lambda x, i: anp.nonzero(x, size=2, fill_value=(1, 2, 3)), aotc.errors.TracingError,
      ["fill_value must be a scalar or one value per dimension (2)", "(1, 2, 3)"]),
 ])
 def test_index_errors(fn, exc, fragments):
     with raises_match(exc, *fragments):
-        lower(fn, X, I)
+        lower(fn, X, INDICES)

@@ -40,7 +40,8 @@ def _erf(x):
 
 def _sigmoid(x):
     with np.errstate(over="ignore"):
-        return np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))), np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))))
+        return np.where(x >= 0, 1 / (1 + np.exp(-np.abs(x))),
+                        np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))))
 
 
 def _softplus(x):
@@ -54,13 +55,16 @@ ACTIVATIONS = {
     "sigmoid": (ann.sigmoid, _sigmoid),
     "silu": (ann.silu, lambda x: x * _sigmoid(x)),   # NaN at -inf (-inf * 0), as in JAX
     "swish": (ann.swish, lambda x: x * _sigmoid(x)),
-    "gelu tanh": (ann.gelu, lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))),
-    "gelu exact": (lambda x: ann.gelu(x, approximate=False), lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2)))),
+    "gelu tanh": (ann.gelu,
+                  lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))),
+    "gelu exact": (lambda x: ann.gelu(x, approximate=False),
+                   lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2)))),
     "softplus": (ann.softplus, _softplus),
     "leaky_relu": (ann.leaky_relu, lambda x: np.where(x >= 0, x, 0.01 * x)),
     "leaky_relu 0.2": (lambda x: ann.leaky_relu(x, 0.2), lambda x: np.where(x >= 0, x, 0.2 * x)),
     "elu": (ann.elu, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
-    "elu 0.5": (lambda x: ann.elu(x, 0.5), lambda x: np.where(x > 0, x, 0.5 * np.expm1(np.minimum(x, 0)))),
+    "elu 0.5": (lambda x: ann.elu(x, 0.5),
+                lambda x: np.where(x > 0, x, 0.5 * np.expm1(np.minimum(x, 0)))),
     "erf": (alax.erf, _erf),
 }
 
@@ -100,8 +104,9 @@ def test_activations_match_jax():
 
 
 def test_erf_every_float_dtype():
-    grid = np.concatenate([np.linspace(-7, 7, 2801), [0.0, -0.0, 1e-300, -1e-300, 1e-8, 0.999999, 1.0,
-                                                      1.000001, 8.0, 9.0, np.inf, -np.inf, np.nan]])
+    grid = np.concatenate([np.linspace(-7, 7, 2801),
+                           [0.0, -0.0, 1e-300, -1e-300, 1e-8, 0.999999, 1.0, 1.000001, 8.0, 9.0,
+                            np.inf, -np.inf, np.nan]])
     x64, x32, x16 = grid, grid.astype(np.float32), grid.astype(np.float16)
     got = jit_call(lambda a, b, c: (alax.erf(a), alax.erf(b), alax.erf(c)), x64, x32, x16)
     check(got[0], _erf(x64), "float64", "erf float64", tol={"float64": (0.0, 1e-15)})
@@ -159,12 +164,14 @@ REDUCING = {  # name -> (aotc(x, b), numpy(x, b))
     "softmax axis 0": (lambda x, b: ann.softmax(x, axis=0), lambda x, b: np_softmax(x, 0)),
     "softmax axis None": (lambda x, b: ann.softmax(x, axis=None), lambda x, b: np_softmax(x, None)),
     "log_softmax": (lambda x, b: ann.log_softmax(x), lambda x, b: np_log_softmax(x)),
-    "log_softmax axis (0, 1)": (lambda x, b: ann.log_softmax(x, axis=(0, 1)), lambda x, b: np_log_softmax(x, (0, 1))),
+    "log_softmax axis (0, 1)": (lambda x, b: ann.log_softmax(x, axis=(0, 1)),
+                                lambda x, b: np_log_softmax(x, (0, 1))),
     "logsumexp": (lambda x, b: ann.logsumexp(x), lambda x, b: np_logsumexp(x)),
     "logsumexp axis 1": (lambda x, b: ann.logsumexp(x, axis=1), lambda x, b: np_logsumexp(x, 1)),
     "logsumexp axis 0 keepdims": (lambda x, b: ann.logsumexp(x, axis=0, keepdims=True),
                                   lambda x, b: np_logsumexp(x, 0, keepdims=True)),
-    "logsumexp b": (lambda x, b: ann.logsumexp(x, axis=-1, b=b), lambda x, b: np_logsumexp(x, -1, b)),
+    "logsumexp b": (lambda x, b: ann.logsumexp(x, axis=-1, b=b),
+                    lambda x, b: np_logsumexp(x, -1, b)),
     "logsumexp b sign": (lambda x, b: ann.logsumexp(x, axis=-1, b=b, return_sign=True)[1],
                          lambda x, b: np_logsumexp(x, -1, b, sign=True)),
 }
@@ -190,7 +197,8 @@ def test_softmax_logsumexp_match_jax():
     x = rows("float32")
     got = jit_call(lambda x: (ann.softmax(x), ann.log_softmax(x), ann.logsumexp(x, axis=1),
                               ann.logsumexp(x)), x)
-    want = (jax.nn.softmax(x), jax.nn.log_softmax(x), jax.nn.logsumexp(x, axis=1), jax.nn.logsumexp(x))
+    want = (jax.nn.softmax(x), jax.nn.log_softmax(x), jax.nn.logsumexp(x, axis=1),
+            jax.nn.logsumexp(x))
     for name, g, w in zip(("softmax", "log_softmax", "logsumexp axis 1", "logsumexp"), got, want):
         check(g, np.asarray(w), "float32", f"{name} vs jax.nn", tol=REDUCING_TOL)
 
@@ -202,10 +210,12 @@ def test_one_hot_normalization_dense():
     labels = np.array([[0, 3, -1], [5, 2, 1]], np.int32)   # -1 and 5 are out of range
     x = rng.uniform(-3, 3, (4, 3, 5)).astype(np.float32)
     mean, var = rng.uniform(-1, 1, 5).astype(np.float32), rng.uniform(0.5, 2, 5).astype(np.float32)
-    scale, offset = rng.uniform(0.5, 2, 5).astype(np.float32), rng.uniform(-1, 1, 5).astype(np.float32)
+    scale, offset = (rng.uniform(0.5, 2, 5).astype(np.float32),
+                     rng.uniform(-1, 1, 5).astype(np.float32))
     scale_c = rng.uniform(0.5, 2, 3).astype(np.float32)
     scale_2d = rng.uniform(0.5, 2, (3, 5)).astype(np.float32)
-    w, bias = rng.uniform(-1, 1, (5, 7)).astype(np.float32), rng.uniform(-1, 1, 7).astype(np.float32)
+    w, bias = (rng.uniform(-1, 1, (5, 7)).astype(np.float32),
+               rng.uniform(-1, 1, 7).astype(np.float32))
 
     def fn(labels, x, mean, var, scale, offset, scale_c, scale_2d, w, bias):
         return {
@@ -236,7 +246,8 @@ def test_one_hot_normalization_dense():
         "standardize stable axis (0, 2)": normalize(x64, (0, 2)),
         "standardize given": (x64 - 0.5) / np.sqrt(2.0 + 1e-5),
         "batch_norm": (x64 - mean) / np.sqrt(var + 1e-5) * scale + offset,
-        "batch_norm axis 1": (x64 - mean[:3, None]) / np.sqrt(var[:3, None] + 1e-3) * scale_c[:, None],
+        "batch_norm axis 1": ((x64 - mean[:3, None]) / np.sqrt(var[:3, None] + 1e-3)
+                              * scale_c[:, None]),
         "layer_norm": normalize(x64, -1) * scale + offset,
         "layer_norm axis (1, 2)": normalize(x64, (1, 2)) * scale_2d,
         "dense": x64 @ w + bias,
@@ -256,7 +267,8 @@ def test_one_hot_and_standardize_match_jax():
     x = np.random.default_rng(5).uniform(-3, 3, (6, 8)).astype(np.float32)
     got = jit_call(lambda labels, x: (ann.one_hot(labels, 5), ann.standardize(x)), labels, x)
     check(got[0], np.asarray(jax.nn.one_hot(labels, 5)), "float32", "one_hot vs jax")
-    check(got[1], np.asarray(jax.nn.standardize(x)), "float32", "standardize vs jax", tol=REDUCING_TOL)
+    check(got[1], np.asarray(jax.nn.standardize(x)), "float32", "standardize vs jax",
+          tol=REDUCING_TOL)
 
 
 # ---- errors -----------------------------------------------------------------------------

@@ -22,24 +22,29 @@ PAD_OPS = {
     "pad(x, [[1], [2]])": lambda m, s, v, x, t, z, one, w: m.pad(x, [[1], [2]]),
     "pad(x, np.int8(1))": lambda m, s, v, x, t, z, one, w: m.pad(x, np.int8(1)),
     "pad(x, {1: (1, 2)})": lambda m, s, v, x, t, z, one, w: m.pad(x, {1: (1, 2)}),
-    "pad(t, values=3)": lambda m, s, v, x, t, z, one, w: m.pad(t, ((0, 0), (1, 0), (2, 1)), constant_values=3),
+    "pad(t, values=3)": lambda m, s, v, x, t, z, one, w: m.pad(
+        t, ((0, 0), (1, 0), (2, 1)), constant_values=3),
     "pad(x, values=per side)": lambda m, s, v, x, t, z, one, w: m.pad(
         x, ((1, 2), (2, 1)), constant_values=((1, 2), (3, 4))),
     "pad(x, values=(5, 0))": lambda m, s, v, x, t, z, one, w: m.pad(x, 1, constant_values=(5, 0)),
     "pad(x, values=2.5)": lambda m, s, v, x, t, z, one, w: m.pad(x, 1, constant_values=2.5),
     "pad(x, values=-1)": lambda m, s, v, x, t, z, one, w: m.pad(x, 1, constant_values=-1),
-    "pad(x, values=x[0, 0])": lambda m, s, v, x, t, z, one, w: m.pad(x, (0, 2), constant_values=x[0, 0]),
+    "pad(x, values=x[0, 0])": lambda m, s, v, x, t, z, one, w: m.pad(
+        x, (0, 2), constant_values=x[0, 0]),
     "pad(s, 3)": lambda m, s, v, x, t, z, one, w: m.pad(s, 3),
     "pad(z, 1)": lambda m, s, v, x, t, z, one, w: m.pad(z, 1),
     "pad(x, 0)": lambda m, s, v, x, t, z, one, w: m.pad(x, 0),
 }
 for _mode in ("edge", "reflect", "symmetric", "wrap"):
     PAD_OPS.update({
-        f"pad(v, (7, 9), {_mode})": lambda m, s, v, x, t, z, one, w, _mode=_mode: m.pad(v, (7, 9), mode=_mode),
+        f"pad(v, (7, 9), {_mode})": lambda m, s, v, x, t, z, one, w, _mode=_mode: m.pad(
+            v, (7, 9), mode=_mode),
         f"pad(x, ((2, 3), (4, 1)), {_mode})": lambda m, s, v, x, t, z, one, w, _mode=_mode: m.pad(
             x, ((2, 3), (4, 1)), mode=_mode),
-        f"pad(t, 1, {_mode})": lambda m, s, v, x, t, z, one, w, _mode=_mode: m.pad(t, 1, mode=_mode),
-        f"pad(one, 2, {_mode})": lambda m, s, v, x, t, z, one, w, _mode=_mode: m.pad(one, 2, mode=_mode),
+        f"pad(t, 1, {_mode})": lambda m, s, v, x, t, z, one, w, _mode=_mode: m.pad(
+            t, 1, mode=_mode),
+        f"pad(one, 2, {_mode})": lambda m, s, v, x, t, z, one, w, _mode=_mode: m.pad(
+            one, 2, mode=_mode),
         f"pad(z, ((0, 0), (1, 2)), {_mode})": lambda m, s, v, x, t, z, one, w, _mode=_mode: m.pad(
             z, ((0, 0), (1, 2)), mode=_mode),
         f"pad(x[:, ::2], 3, {_mode})": lambda m, s, v, x, t, z, one, w, _mode=_mode: m.pad(
@@ -57,13 +62,15 @@ REPLICATE_OPS = {
     "repeat(v, 3)": lambda m, s, v, x, t, z, one, w: m.repeat(v, 3),
     "repeat(x, 2)": lambda m, s, v, x, t, z, one, w: m.repeat(x, 2),
     "repeat(x, 2, axis=0)": lambda m, s, v, x, t, z, one, w: m.repeat(x, 2, axis=0),
-    "repeat(x, [1, 0, 2, 3], axis=1)": lambda m, s, v, x, t, z, one, w: m.repeat(x, [1, 0, 2, 3], axis=1),
+    "repeat(x, [1, 0, 2, 3], axis=1)": lambda m, s, v, x, t, z, one, w: m.repeat(
+        x, [1, 0, 2, 3], axis=1),
     "repeat(x, [3] * 4, axis=-1)": lambda m, s, v, x, t, z, one, w: m.repeat(x, [3] * 4, axis=-1),
     "repeat(t, [0, 2], axis=0)": lambda m, s, v, x, t, z, one, w: m.repeat(t, [0, 2], axis=0),
     "repeat(x, 0, axis=1)": lambda m, s, v, x, t, z, one, w: m.repeat(x, 0, axis=1),
     "repeat(s, 4)": lambda m, s, v, x, t, z, one, w: m.repeat(s, 4),
     "repeat(z, 2, axis=1)": lambda m, s, v, x, t, z, one, w: m.repeat(z, 2, axis=1),
-    "repeat(w, [1, 2] * 12, axis=1)": lambda m, s, v, x, t, z, one, w: m.repeat(w, [1, 2] * 12, axis=1),
+    "repeat(w, [1, 2] * 12, axis=1)": lambda m, s, v, x, t, z, one, w: m.repeat(
+        w, [1, 2] * 12, axis=1),
     "repeat(x[:, ::2], [1, 2] * 6, axis=None)": lambda m, s, v, x, t, z, one, w: m.repeat(
         x[:, ::2], [1, 2] * 3),
     "resize(v, (3, 4))": lambda m, s, v, x, t, z, one, w: m.resize(v, (3, 4)),
@@ -106,8 +113,10 @@ STACK_OPS = {
     "hstack([v, v])": lambda m, s, v, x, t, z, one, w: m.hstack([v, v]),
     "hstack((x, x[:, :1]))": lambda m, s, v, x, t, z, one, w: m.hstack((x, x[:, :1])),
     "hstack([s, v])": lambda m, s, v, x, t, z, one, w: m.hstack([s, v]),
-    "hstack([x, x], dtype=float32)": lambda m, s, v, x, t, z, one, w: m.hstack([x, x], dtype=np.float32),
-    "hstack([x, x], dtype=int16)": lambda m, s, v, x, t, z, one, w: m.hstack([x, x], dtype=np.int16),
+    "hstack([x, x], dtype=float32)": lambda m, s, v, x, t, z, one, w: m.hstack(
+        [x, x], dtype=np.float32),
+    "hstack([x, x], dtype=int16)": lambda m, s, v, x, t, z, one, w: m.hstack(
+        [x, x], dtype=np.int16),
     "vstack([v, v])": lambda m, s, v, x, t, z, one, w: m.vstack([v, v]),
     "vstack([x, v[:4]])": lambda m, s, v, x, t, z, one, w: m.vstack([x, v[:4]]),
     "vstack([t, t])": lambda m, s, v, x, t, z, one, w: m.vstack([t, t]),
@@ -119,18 +128,24 @@ STACK_OPS = {
     "column_stack([s])": lambda m, s, v, x, t, z, one, w: m.column_stack([s]),
     "append(v, 3)": lambda m, s, v, x, t, z, one, w: m.append(v, 3),
     "append(x, x, axis=0)": lambda m, s, v, x, t, z, one, w: m.append(x, x, axis=0),
-    "append(x, [[1, 2, 3, 4]], axis=0)": lambda m, s, v, x, t, z, one, w: m.append(x, [[1, 2, 3, 4]], axis=0),
+    "append(x, [[1, 2, 3, 4]], axis=0)": lambda m, s, v, x, t, z, one, w: m.append(
+        x, [[1, 2, 3, 4]], axis=0),
     "append(s, v)": lambda m, s, v, x, t, z, one, w: m.append(s, v),
     "append(z, x[:1, :3], axis=0)": lambda m, s, v, x, t, z, one, w: m.append(z, x[:1, :3], axis=0),
     "insert(v, 2, 9)": lambda m, s, v, x, t, z, one, w: m.insert(v, 2, 9),
     "insert(v, 5, 9)": lambda m, s, v, x, t, z, one, w: m.insert(v, 5, 9),
-    "insert(v, [1, 3, 1], [7, 8, 2])": lambda m, s, v, x, t, z, one, w: m.insert(v, [1, 3, 1], [7, 8, 2]),
+    "insert(v, [1, 3, 1], [7, 8, 2])": lambda m, s, v, x, t, z, one, w: m.insert(
+        v, [1, 3, 1], [7, 8, 2]),
     "insert(x, 1, 5, axis=1)": lambda m, s, v, x, t, z, one, w: m.insert(x, 1, 5, axis=1),
     "insert(x, -1, x[0], axis=0)": lambda m, s, v, x, t, z, one, w: m.insert(x, -1, x[0], axis=0),
-    "insert(x, 2, x[:, 0], axis=1)": lambda m, s, v, x, t, z, one, w: m.insert(x, 2, x[:, 0], axis=1),
-    "insert(x, [2], x[:, :1], axis=1)": lambda m, s, v, x, t, z, one, w: m.insert(x, [2], x[:, :1], axis=1),
-    "insert(x, [0, 4], x[:, :1], axis=1)": lambda m, s, v, x, t, z, one, w: m.insert(x, [0, 4], x[:, :1], axis=1),
-    "insert(t, slice(0, 2), 0, axis=2)": lambda m, s, v, x, t, z, one, w: m.insert(t, slice(0, 2), 0, axis=2),
+    "insert(x, 2, x[:, 0], axis=1)": lambda m, s, v, x, t, z, one, w: m.insert(
+        x, 2, x[:, 0], axis=1),
+    "insert(x, [2], x[:, :1], axis=1)": lambda m, s, v, x, t, z, one, w: m.insert(
+        x, [2], x[:, :1], axis=1),
+    "insert(x, [0, 4], x[:, :1], axis=1)": lambda m, s, v, x, t, z, one, w: m.insert(
+        x, [0, 4], x[:, :1], axis=1),
+    "insert(t, slice(0, 2), 0, axis=2)": lambda m, s, v, x, t, z, one, w: m.insert(
+        t, slice(0, 2), 0, axis=2),
     "insert(x, 3, 2.5)": lambda m, s, v, x, t, z, one, w: m.insert(x, 3, 2.5),
     "insert(s, 0, 1)": lambda m, s, v, x, t, z, one, w: m.insert(s, 0, 1),
     "insert(x, 1, v[:4].astype(float64), axis=0)": lambda m, s, v, x, t, z, one, w: m.insert(
@@ -139,19 +154,23 @@ STACK_OPS = {
     "delete(v, [0, -1])": lambda m, s, v, x, t, z, one, w: m.delete(v, [0, -1]),
     "delete(x, slice(None, None, 2), axis=1)": lambda m, s, v, x, t, z, one, w: m.delete(
         x, slice(None, None, 2), axis=1),
-    "delete(t, [True, False], axis=0)": lambda m, s, v, x, t, z, one, w: m.delete(t, np.array([True, False]), axis=0),
+    "delete(t, [True, False], axis=0)": lambda m, s, v, x, t, z, one, w: m.delete(
+        t, np.array([True, False]), axis=0),
     "delete(x, [], axis=0)": lambda m, s, v, x, t, z, one, w: m.delete(x, [], axis=0),
     "delete(s, 0)": lambda m, s, v, x, t, z, one, w: m.delete(s, 0),
     "delete(w, [1, 3, 5, 7, 9, 11, 13], axis=1)": lambda m, s, v, x, t, z, one, w: m.delete(
         w, [1, 3, 5, 7, 9, 11, 13], axis=1),
     "meshgrid(v, x[0])": lambda m, s, v, x, t, z, one, w: m.meshgrid(v, x[0]),
-    "meshgrid(v, x[0], indexing=ij)": lambda m, s, v, x, t, z, one, w: m.meshgrid(v, x[0], indexing="ij"),
+    "meshgrid(v, x[0], indexing=ij)": lambda m, s, v, x, t, z, one, w: m.meshgrid(
+        v, x[0], indexing="ij"),
     "meshgrid(v, x, s, sparse)": lambda m, s, v, x, t, z, one, w: m.meshgrid(v, x, s, sparse=True),
     "meshgrid(v)": lambda m, s, v, x, t, z, one, w: m.meshgrid(v),
     "meshgrid(v, z[0], x[0])": lambda m, s, v, x, t, z, one, w: m.meshgrid(v, z[:, 0], x[0]),
     "indices((2, 3))": lambda m, s, v, x, t, z, one, w: m.indices((2, 3)),
-    "indices((2, 3), dtype=x.dtype)": lambda m, s, v, x, t, z, one, w: m.indices((2, 3), dtype=x.dtype),
-    "indices((3, 1, 2), sparse)": lambda m, s, v, x, t, z, one, w: m.indices((3, 1, 2), sparse=True),
+    "indices((2, 3), dtype=x.dtype)": lambda m, s, v, x, t, z, one, w: m.indices(
+        (2, 3), dtype=x.dtype),
+    "indices((3, 1, 2), sparse)": lambda m, s, v, x, t, z, one, w: m.indices(
+        (3, 1, 2), sparse=True),
 }
 
 ALL_OPS = {**PAD_OPS, **REPLICATE_OPS, **MOVE_OPS, **STACK_OPS}
@@ -170,7 +189,8 @@ def test_rearrange_ops():
 # promotion (append, hstack's dtype=), and one of each lowering. All dtypes share one
 # compile: each op runs on every dtype's (3, 4) array.
 DTYPE_OPS = {
-    "pad(values=per side)": lambda m, x: m.pad(x, ((1, 0), (0, 2)), constant_values=((1, 2), (-1, 2.5))),
+    "pad(values=per side)": lambda m, x: m.pad(
+        x, ((1, 0), (0, 2)), constant_values=((1, 2), (-1, 2.5))),
     "pad(values=x[0, 0])": lambda m, x: m.pad(x, 1, constant_values=x[0, 0]),
     "pad(reflect)": lambda m, x: m.pad(x, ((2, 3), (5, 1)), mode="reflect"),
     "tile": lambda m, x: m.tile(x, (2, 1, 2)),
@@ -230,7 +250,8 @@ def test_arithmetic_runs():
     assert runs(np.array([], np.int64)) == []
     for positions in (np.array([4, 1, 1, 0, 3, 3, 3, 2]), np.repeat(np.arange(6), [1, 2] * 3),
                       np.array([0, 5, 9, 2, 2, 1, 0, 6])):
-        rebuilt = np.concatenate([first + step * np.arange(count) for first, step, count in runs(positions)])
+        rebuilt = np.concatenate([first + step * np.arange(count)
+                                  for first, step, count in runs(positions)])
         np.testing.assert_array_equal(rebuilt, positions)
 
 
@@ -246,19 +267,24 @@ X = np.zeros((3, 4), np.float32)
          ["pad: pad_width", "one (before, after) pair per axis of a 2-d array"]),
         (lambda x: anp.pad(x, -1), aotc.TracingError, ["pad_width -1", "negative", ">= 0"]),
         (lambda x: anp.pad(x, 1.5), aotc.TracingError, ["pad: pad_width must be integers", "1.5"]),
-        (lambda x: anp.pad(x, x[0, :2].astype(np.int32)), aotc.TracerConversionError, ["pad pad_width"]),
+        (lambda x: anp.pad(x, x[0, :2].astype(np.int32)), aotc.TracerConversionError,
+         ["pad pad_width"]),
         (lambda x: anp.pad(x, 1, mode="mean"), aotc.UnsupportedOpError,
          ["mode 'mean' is not supported", "constant, empty, edge, wrap, reflect, symmetric"]),
-        (lambda x: anp.pad(x, 1, mode="bogus"), aotc.TracingError, ["mode 'bogus' is not one of numpy's modes"]),
-        (lambda x: anp.pad(x, 1, mode=lambda *a: None), aotc.UnsupportedOpError, ["a function as mode"]),
+        (lambda x: anp.pad(x, 1, mode="bogus"), aotc.TracingError,
+         ["mode 'bogus' is not one of numpy's modes"]),
+        (lambda x: anp.pad(x, 1, mode=lambda *a: None), aotc.UnsupportedOpError,
+         ["a function as mode"]),
         (lambda x: anp.pad(x, 1, mode="edge", constant_values=1), aotc.TracingError,
          ["unsupported keyword arguments for mode 'edge'", "constant_values"]),
         (lambda x: anp.pad(x, 1, mode="reflect", reflect_type="odd"), aotc.UnsupportedOpError,
          ["reflect_type='odd'", "only the default 'even'"]),
-        (lambda x: anp.pad(x, 1, constant_values=((1, 2, 3),)), aotc.TracingError, ["constant_values"]),
+        (lambda x: anp.pad(x, 1, constant_values=((1, 2, 3),)), aotc.TracingError,
+         ["constant_values"]),
         (lambda x: anp.pad(x, 1, constant_values="a"), aotc.TracingError,
          ["'a' cannot be stored in a float32 array"]),
-        (lambda x: anp.pad(x, 1, constant_values=x[0]), aotc.UnsupportedOpError, ["must be 0-d", "(4,)"]),
+        (lambda x: anp.pad(x, 1, constant_values=x[0]), aotc.UnsupportedOpError,
+         ["must be 0-d", "(4,)"]),
         (lambda x: anp.pad(x[:0], ((1, 0), (0, 0)), mode="wrap"), aotc.TracingError,
          ["can't extend empty axis 0", "'wrap'"]),
         (lambda x: anp.tile(x, -1), aotc.TracingError, ["tile: reps (-1,) must be non-negative"]),
@@ -267,27 +293,35 @@ X = np.zeros((3, 4), np.float32)
         (lambda x: anp.repeat(x, -2), aotc.TracingError, ["may not contain negative values"]),
         (lambda x: anp.repeat(x, 2.5), aotc.TracingError, ["repeats must be integers"]),
         (lambda x: anp.repeat(x, 2, axis=2), aotc.TracingError, ["axis 2 is out of bounds"]),
-        (lambda x: anp.roll(x, (1, 2, 3), (0, 1)), aotc.TracingError, ["shift (1, 2, 3) and axis (0, 1)"]),
+        (lambda x: anp.roll(x, (1, 2, 3), (0, 1)), aotc.TracingError,
+         ["shift (1, 2, 3) and axis (0, 1)"]),
         (lambda x: anp.roll(x, 1, axis=3), aotc.TracingError, ["axis 3 is out of bounds"]),
         (lambda x: anp.rot90(x, 1, (0,)), aotc.TracingError, ["rot90: axes must name 2 axes"]),
         (lambda x: anp.rot90(x, 1, (1, 1)), aotc.TracingError, ["axes (1, 1) must be different"]),
-        (lambda x: anp.rot90(x, 1, (0, 3)), aotc.TracingError, ["axes=(0, 3) out of range", "ndim=2"]),
+        (lambda x: anp.rot90(x, 1, (0, 3)), aotc.TracingError,
+         ["axes=(0, 3) out of range", "ndim=2"]),
         (lambda x: anp.fliplr(x[0]), aotc.TracingError, ["fliplr: input must be >= 2-d", "(4,)"]),
         (lambda x: anp.flipud(x[0, 0]), aotc.TracingError, ["flipud: input must be >= 1-d"]),
-        (lambda x: anp.hstack(x), aotc.TracingError, ["hstack: expected a list or tuple of arrays"]),
+        (lambda x: anp.hstack(x), aotc.TracingError,
+         ["hstack: expected a list or tuple of arrays"]),
         (lambda x: anp.vstack([]), aotc.TracingError, ["need at least one array"]),
         (lambda x: anp.hstack([x, x], dtype=np.int8), aotc.UnsupportedDtypeError,
          ["cannot cast array 0 from float32 to int8", "'same_kind'", "casting='unsafe'"]),
         (lambda x: anp.vstack([x, x[0, :3]]), aotc.TracingError, ["must match exactly"]),
         (lambda x: anp.insert(x, 5, 1.0, axis=1), aotc.TracingError,
          ["index 5 is out of bounds for axis 1 with size 4"]),
-        (lambda x: anp.insert(x, [0, 9], 1.0, axis=1), aotc.TracingError, ["out of bounds for axis 1 with size 4"]),
+        (lambda x: anp.insert(x, [0, 9], 1.0, axis=1), aotc.TracingError,
+         ["out of bounds for axis 1 with size 4"]),
         (lambda x: anp.insert(x, [[0]], 1.0), aotc.TracingError, ["one dimensional or scalar"]),
-        (lambda x: anp.insert(x, 1, x[:2], axis=1), aotc.TracingError, ["could not broadcast values"]),
-        (lambda x: anp.insert(x.astype(np.uint8), 0, -1), aotc.TracingError, ["cannot be stored in a uint8 array"]),
-        (lambda x: anp.delete(x, 7, axis=1), aotc.TracingError, ["delete: obj 7 for axis 1", "out of bounds"]),
+        (lambda x: anp.insert(x, 1, x[:2], axis=1), aotc.TracingError,
+         ["could not broadcast values"]),
+        (lambda x: anp.insert(x.astype(np.uint8), 0, -1), aotc.TracingError,
+         ["cannot be stored in a uint8 array"]),
+        (lambda x: anp.delete(x, 7, axis=1), aotc.TracingError,
+         ["delete: obj 7 for axis 1", "out of bounds"]),
         (lambda x: anp.delete(x, x[0, 0]), aotc.TracerConversionError, ["delete obj"]),
-        (lambda x: anp.meshgrid(x, x, indexing="yx"), aotc.TracingError, ["indexing must be 'xy' or 'ij'"]),
+        (lambda x: anp.meshgrid(x, x, indexing="yx"), aotc.TracingError,
+         ["indexing must be 'xy' or 'ij'"]),
         (lambda x: anp.resize(x, (2, -1)), aotc.TracingError, ["must be non-negative"]),
         (lambda x: anp.broadcast_shapes((2, 3), (4,)), aotc.TracingError, ["do not broadcast"]),
     ],

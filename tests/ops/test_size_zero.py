@@ -42,22 +42,26 @@ CASES = {
          EMPTY),
     "full.at[i, 1:1].set(5)": (lambda e, f, i: f.at[i, 1:1].set(5.0), FULL),
     # scan over rows of no elements: x is (0,) at every step; ys stack to (3, 0).
-    "scan(empty)": (lambda e, f, i: lax.scan(lambda c, r: (c + r.sum() + 1, r * 2), np.float32(0), e),
-                    (np.float32(3), EMPTY)),
+    "scan(empty)":
+        (lambda e, f, i: lax.scan(lambda c, r: (c + r.sum() + 1, r * 2), np.float32(0), e),
+         (np.float32(3), EMPTY)),
     "scan(empty, reverse, unroll=2)":
         (lambda e, f, i: lax.scan(lambda c, r: (c + r.sum() + 1, r * 2), np.float32(0), e,
                                   reverse=True, unroll=2),
          (np.float32(3), EMPTY)),
     # non-empty xs, empty ys
-    "scan(full) -> empty ys": (lambda e, f, i: lax.scan(lambda c, r: (c + r.sum(), r[:0]), np.float32(0), f),
-                               (np.float32(FULL.sum()), FULL[:, :0])),
+    "scan(full) -> empty ys":
+        (lambda e, f, i: lax.scan(lambda c, r: (c + r.sum(), r[:0]), np.float32(0), f),
+         (np.float32(FULL.sum()), FULL[:, :0])),
     "conv(N=0, cropped)":
         (lambda e, f, i: lax.conv_general_dilated(anp.zeros((0, 1, 5), np.float32),
-                                                  anp.ones((1, 1, 2), np.float32), (1,), [(-1, -1)]),
+                                                  anp.ones((1, 1, 2), np.float32),
+                                                  (1,), [(-1, -1)]),
          np.zeros((0, 1, 2), np.float32)),
     "conv(W cropped to 0)":
         (lambda e, f, i: lax.conv_general_dilated(anp.ones((1, 1, 2), np.float32),
-                                                  anp.ones((1, 1, 1), np.float32), (1,), [(-1, -1)]),
+                                                  anp.ones((1, 1, 1), np.float32),
+                                                  (1,), [(-1, -1)]),
          np.zeros((1, 1, 0), np.float32)),
 }
 

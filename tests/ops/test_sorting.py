@@ -49,7 +49,8 @@ SORTS = {
     "argsort(2-D)": lambda m, s, e, o, v, a, z, b: m.argsort(a, kind="stable"),
     "argsort(2-D, axis=0)": lambda m, s, e, o, v, a, z, b: m.argsort(a, axis=0, kind="stable"),
     "argsort(3-D, axis=-2)": lambda m, s, e, o, v, a, z, b: m.argsort(b, axis=-2, kind="stable"),
-    "argsort(3-D, axis=None)": lambda m, s, e, o, v, a, z, b: m.argsort(b, axis=None, kind="stable"),
+    "argsort(3-D, axis=None)": lambda m, s, e, o, v, a, z, b: m.argsort(
+        b, axis=None, kind="stable"),
     "argsort(0-d)": lambda m, s, e, o, v, a, z, b: m.argsort(s, kind="stable"),
     "argsort(size 0)": lambda m, s, e, o, v, a, z, b: m.argsort(e, kind="stable"),
     "argsort(size 1)": lambda m, s, e, o, v, a, z, b: m.argsort(o, kind="stable"),
@@ -79,9 +80,11 @@ def test_sorting_on_vulkan():
 
     if not rt_targets.available_devices("vulkan"):
         pytest.skip("no Vulkan device: apt-get install mesa-vulkan-drivers libvulkan1")
-    x, i, b = tied("float32", (4, 50), 63), tied("int32", (4, 50), 64), tied("bool", (4, 9), 65)  # whole 4-byte words
+    # whole 4-byte words
+    x, i, b = tied("float32", (4, 50), 63), tied("int32", (4, 50), 64), tied("bool", (4, 9), 65)
     got = jit_call(lambda x, i, b: {
-        "sort": anp.sort(x), "argsort axis 0": anp.argsort(x, axis=0), "sort 1-D": anp.sort(x, axis=None),
+        "sort": anp.sort(x), "argsort axis 0": anp.argsort(x, axis=0),
+        "sort 1-D": anp.sort(x, axis=None),
         "argsort bool": anp.argsort(b), "top_k": alax.top_k(i, 5), "top_k 1": alax.top_k(i, 1),
     }, x, i, b, target="vulkan")
     np.testing.assert_array_equal(got["sort"], np.sort(x))
@@ -91,7 +94,8 @@ def test_sorting_on_vulkan():
     for k in (5, 1):
         order = np.argsort(-i.astype(np.int64), axis=-1, kind="stable")[:, :k]
         np.testing.assert_array_equal(got["top_k" if k == 5 else "top_k 1"][1], order)
-        np.testing.assert_array_equal(got["top_k" if k == 5 else "top_k 1"][0], np.take_along_axis(i, order, -1))
+        np.testing.assert_array_equal(got["top_k" if k == 5 else "top_k 1"][0],
+                                      np.take_along_axis(i, order, -1))
 
 
 TOP_K_SHAPES = {"row": (9,), "batch": (4, 7), "one": (1,), "empty": (3, 0)}
@@ -105,12 +109,14 @@ def test_sorting(dtype):
     """sort/argsort against numpy and top_k against jax.lax.top_k, in one compile."""
     jax = pytest.importorskip("jax")
     arrays = [tied(dtype, shape, seed=60 + i) for i, shape in enumerate(SHAPES)]
-    operands = {name: tied(dtype, shape, seed=62 + i) for i, (name, shape) in enumerate(TOP_K_SHAPES.items())}
+    operands = {name: tied(dtype, shape, seed=62 + i)
+                for i, (name, shape) in enumerate(TOP_K_SHAPES.items())}
     want, rejected = numpy_ops(SORTS, *arrays)
     accepted = {n: op for n, op in SORTS.items() if n not in rejected}
 
     def fn(arrays, operands):
-        return traced_ops(accepted)(*arrays), {f"{n} k={k}": alax.top_k(operands[n], k) for n, k in TOP_K_CASES}
+        return traced_ops(accepted)(*arrays), {f"{n} k={k}": alax.top_k(operands[n], k)
+                                               for n, k in TOP_K_CASES}
 
     got, got_top_k = jit_call(fn, arrays, operands)
     assert_all(got, want, where=f"sorting {dtype}")
@@ -132,11 +138,14 @@ def test_sorting(dtype):
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        (lambda x: anp.sort(x, axis=2), aotc.TracingError, ["sort", "axis 2 is out of bounds", "dimension 2"]),
-        (lambda x: anp.argsort(x, axis=-3), aotc.TracingError, ["argsort", "axis -3 is out of bounds"]),
+        (lambda x: anp.sort(x, axis=2), aotc.TracingError,
+         ["sort", "axis 2 is out of bounds", "dimension 2"]),
+        (lambda x: anp.argsort(x, axis=-3), aotc.TracingError,
+         ["argsort", "axis -3 is out of bounds"]),
         (lambda x: anp.sort(x[0, 0]), aotc.TracingError, ["sort", "0-d"]),
         (lambda x: anp.sort(x, order="f"), aotc.TracingError, ["order=", "structured"]),
-        (lambda x: alax.top_k(x, 6), aotc.TracingError, ["top_k", "k=6", "shape (4, 5)", "last axis size 5"]),
+        (lambda x: alax.top_k(x, 6), aotc.TracingError,
+         ["top_k", "k=6", "shape (4, 5)", "last axis size 5"]),
         (lambda x: alax.top_k(x, -1), aotc.TracingError, ["top_k", "k=-1", "between 0"]),
         (lambda x: alax.top_k(x[0, 0], 1), aotc.TracingError, ["top_k", "0-d"]),
         (lambda x: alax.top_k(x, 1.5), aotc.TracingError, ["top_k", "static int", "1.5"]),

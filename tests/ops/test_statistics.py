@@ -42,7 +42,8 @@ OPS = {
     # NaN-ignoring reductions
     "nansum(x2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nansum(x2),
     "nansum(x2, axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nansum(x2, axis=1),
-    "nansum(x3, axis=(0, 2), keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nansum(x3, axis=(0, 2), keepdims=True),
+    "nansum(x3, axis=(0, 2), keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nansum(
+        x3, axis=(0, 2), keepdims=True),
     "nansum(x0, axis=-1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nansum(x0, axis=-1),
     "nansum(xe, axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nansum(xe, axis=1),
     "nansum(x2, initial=5)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nansum(x2, axis=0, initial=5),
@@ -51,9 +52,12 @@ OPS = {
     "nanmax(x2, axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmax(x2, axis=1),
     "nanmax(x2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmax(x2),
     "nanmax(x0, axis=0)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmax(x0, axis=0),
-    "nanmax(x2, axis=1, initial=2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmax(x2, axis=1, initial=2),
-    "nanmax(xe, axis=1, initial=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmax(xe, axis=1, initial=1),
-    "nanmin(x2, axis=0, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmin(x2, axis=0, keepdims=True),
+    "nanmax(x2, axis=1, initial=2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmax(
+        x2, axis=1, initial=2),
+    "nanmax(xe, axis=1, initial=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmax(
+        xe, axis=1, initial=1),
+    "nanmin(x2, axis=0, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmin(
+        x2, axis=0, keepdims=True),
     "nanmin(x3, axis=2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmin(x3, axis=2),
     "nanmean(x2, axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmean(x2, axis=1),
     "nanmean(x2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanmean(x2),
@@ -65,39 +69,51 @@ OPS = {
     "nanargmin(x1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.nanargmin(x1),
     # counts, ranges, weighted means
     "count_nonzero(x2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.count_nonzero(x2),
-    "count_nonzero(x3, axis=(0, 1))": lambda m, x2, x1, x0, xe, x3, s1, xn: m.count_nonzero(x3, axis=(0, 1)),
-    "count_nonzero(x2, axis=1, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.count_nonzero(x2, axis=1, keepdims=True),
-    "count_nonzero(x0, axis=-1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.count_nonzero(x0, axis=-1),
+    "count_nonzero(x3, axis=(0, 1))": lambda m, x2, x1, x0, xe, x3, s1, xn: m.count_nonzero(
+        x3, axis=(0, 1)),
+    "count_nonzero(x2, axis=1, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.count_nonzero(
+        x2, axis=1, keepdims=True),
+    "count_nonzero(x0, axis=-1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.count_nonzero(
+        x0, axis=-1),
     "ptp(x2, axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.ptp(x2, axis=1),
     "ptp(x1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.ptp(x1),
     "ptp(x0, axis=0)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.ptp(x0, axis=0),
     "average(xn)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.average(xn),
-    "average(x2, axis=1, weights)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.average(x2, axis=1, weights=W5),
+    "average(x2, axis=1, weights)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.average(
+        x2, axis=1, weights=W5),
     "average(x3, axis=(0, 2), weights)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.average(
         x3, axis=(2, 0), weights=np.arange(1.0, 9.0).reshape(4, 2).astype(np.float32)),
-    "average(x2, axis=0, returned)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.average(x2, axis=0, returned=True),
-    "average(x2, same-shape weights, returned, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.average(
-        x2, axis=1, weights=np.arange(1, 21).reshape(4, 5), returned=True, keepdims=True),
+    "average(x2, axis=0, returned)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.average(
+        x2, axis=0, returned=True),
+    "average(x2, same-shape weights, returned, keepdims)":
+        lambda m, x2, x1, x0, xe, x3, s1, xn: m.average(
+            x2, axis=1, weights=np.arange(1, 21).reshape(4, 5), returned=True, keepdims=True),
     # order statistics
     "median(x2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.median(x2),
     "median(xn, axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.median(xn, axis=1),
-    "median(x2, axis=0, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.median(x2, axis=0, keepdims=True),
+    "median(x2, axis=0, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.median(
+        x2, axis=0, keepdims=True),
     "median(x1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.median(x1),
     "median(x0)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.median(x0),
     "median(xe, axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.median(xe, axis=1),
     "median(x3, axis=(0, 2))": lambda m, x2, x1, x0, xe, x3, s1, xn: m.median(x3, axis=(0, 2)),
     "quantile(x2, 0.3)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.quantile(x2, 0.3),
-    "quantile(xn, [0.1, 0.5, 1.0], axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.quantile(xn, [0.1, 0.5, 1.0], axis=1),
+    "quantile(xn, [0.1, 0.5, 1.0], axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.quantile(
+        xn, [0.1, 0.5, 1.0], axis=1),
     "quantile(x2, array, axis=0, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.quantile(
         x2, np.array([0.25, 0.75]), axis=0, keepdims=True),
     "quantile(x1, 1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.quantile(x1, 1),
-    "quantile(x1, float32 0.6)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.quantile(x1, np.float32(0.6)),
-    "quantile(x3, 0.5, axis=(1, 2))": lambda m, x2, x1, x0, xe, x3, s1, xn: m.quantile(x3, 0.5, axis=(1, 2)),
-    "percentile(xn, 50, axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.percentile(xn, 50, axis=1),
+    "quantile(x1, float32 0.6)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.quantile(
+        x1, np.float32(0.6)),
+    "quantile(x3, 0.5, axis=(1, 2))": lambda m, x2, x1, x0, xe, x3, s1, xn: m.quantile(
+        x3, 0.5, axis=(1, 2)),
+    "percentile(xn, 50, axis=1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.percentile(
+        xn, 50, axis=1),
     "percentile(x1, [10, 90])": lambda m, x2, x1, x0, xe, x3, s1, xn: m.percentile(x1, [10, 90]),
     # searching
     "searchsorted(s1, x2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.searchsorted(s1, x2),
-    "searchsorted(s1, x2, right)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.searchsorted(s1, x2, side="right"),
+    "searchsorted(s1, x2, right)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.searchsorted(
+        s1, x2, side="right"),
     "searchsorted(s1, x0)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.searchsorted(s1, x0),
     "searchsorted(s1, 2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.searchsorted(s1, 2),
     "searchsorted(x1, x2, sorter)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.searchsorted(
@@ -117,18 +133,22 @@ OPS = {
     "np.conj(x1)": lambda m, x2, x1, x0, xe, x3, s1, xn: np.conj(x1),
     # initial= and 0-d axes of the ufunc reductions
     "sum(x2, initial=3)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.sum(x2, axis=1, initial=3),
-    "sum(x1, initial=2.5, dtype=float32)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.sum(x1, initial=2.5, dtype=np.float32),
+    "sum(x1, initial=2.5, dtype=float32)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.sum(
+        x1, initial=2.5, dtype=np.float32),
     "prod(x1, initial=2)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.prod(x1, initial=2),
     "max(x2, initial=2.5)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.max(x2, axis=0, initial=2.5),
-    "max(xe, axis=1, initial=-1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.max(xe, axis=1, initial=-1),
+    "max(xe, axis=1, initial=-1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.max(
+        xe, axis=1, initial=-1),
     "min(xe, initial=7)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.min(xe, initial=7),
     "min(x2, initial=300)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.min(x2, initial=300),
     "sum(x0, axis=-1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.sum(x0, axis=-1),
-    "prod(x0, axis=0, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.prod(x0, axis=0, keepdims=True),
+    "prod(x0, axis=0, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.prod(
+        x0, axis=0, keepdims=True),
     "max(x0, axis=0)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.max(x0, axis=0),
     "any(x0, axis=-1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.any(x0, axis=-1),
     "argmax(x0, axis=-1)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.argmax(x0, axis=-1),
-    "argmin(x0, axis=0, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.argmin(x0, axis=0, keepdims=True),
+    "argmin(x0, axis=0, keepdims)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.argmin(
+        x0, axis=0, keepdims=True),
     # numpy rejects these for 0-d arrays: so must aotc (trace time)
     "sum(x0, axis=(0,))": lambda m, x2, x1, x0, xe, x3, s1, xn: m.sum(x0, axis=(0,)),
     "mean(x0, axis=0)": lambda m, x2, x1, x0, xe, x3, s1, xn: m.mean(x0, axis=0),
@@ -145,7 +165,8 @@ def test_statistics_against_numpy(dtype):
 
 def test_nanargmax_of_all_nan_slice_is_minus_one():
     """numpy raises for an all-NaN slice; a compiled program answers -1 (JAX's rule)."""
-    x = np.array([[np.nan, np.nan], [np.nan, 1.0], [-np.inf, np.nan], [np.nan, -np.inf]], np.float32)
+    x = np.array([[np.nan, np.nan], [np.nan, 1.0], [-np.inf, np.nan], [np.nan, -np.inf]],
+                 np.float32)
     got = jit_call(lambda v: {"max": anp.nanargmax(v, axis=1), "min": anp.nanargmin(v, axis=1)}, x)
     np.testing.assert_array_equal(got["max"], [-1, 1, 0, 1])
     np.testing.assert_array_equal(got["min"], [-1, 1, 0, 1])

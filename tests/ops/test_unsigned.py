@@ -56,8 +56,10 @@ def _elementwise_ops(dtype: str) -> dict:
     """Every op as ``lambda m, x, y, e``: unary ops on x, binary ones on (x, y), power
     on (x, e) with small exponents, scalar ops on x."""
     skip = LARGE_TRIG_ARGUMENT.get(dtype, ())
-    ops = {n: (lambda m, x, y, e, op=op: op(m, x)) for n, op in unary_ops(dtype).items() if n not in skip}
-    ops.update({n: (lambda m, x, y, e, op=op: op(m, x, y)) for n, op in {**BINARY, **OPERATORS}.items()})
+    ops = {n: (lambda m, x, y, e, op=op: op(m, x))
+           for n, op in unary_ops(dtype).items() if n not in skip}
+    ops.update({n: (lambda m, x, y, e, op=op: op(m, x, y))
+                for n, op in {**BINARY, **OPERATORS}.items()})
     ops.update({n: (lambda m, x, y, e, op=op: op(m, x, e)) for n, op in POWER.items()})
     ops.update({n: (lambda m, x, y, e, op=op: op(m, x)) for n, op in SCALARS.items()})
     return ops
@@ -104,7 +106,8 @@ def test_casts_to_and_from_unsigned():
             signed, unsigned, extras = arrays[3 * k: 3 * k + 3]
             destinations = targets if src in UNSIGNED else [d for d in UNSIGNED if d not in DTYPES]
             for dst in destinations:
-                x = unsigned if (np.dtype(dst).kind == "u" and np.dtype(src).kind == "f") else signed
+                x = (unsigned if (np.dtype(dst).kind == "u" and np.dtype(src).kind == "f")
+                     else signed)
                 out[f"{src}.astype({dst})"] = x.astype(dst) if m is np else m.astype(x, dst)
         return out
 

@@ -66,7 +66,8 @@ def _values(dtype, shape, seed):
 
 
 def _numpy_index(index):
-    return tuple(np.asarray(v) if hasattr(v, "dtype") else v for v in index) if isinstance(index, tuple) else index
+    return (tuple(np.asarray(v) if hasattr(v, "dtype") else v for v in index)
+            if isinstance(index, tuple) else index)
 
 
 # Every method for three dtypes; fewer for the others (each costs a compile of ~100 ops).
@@ -127,7 +128,8 @@ def test_jax_agrees_on_updates():
     v = _values("float32", (5, 3), seed=45)
 
     def both(m, x, i, s, v):
-        return {"add": x.at[i].add(v), "min": x.at[i, 1:].min(v[:, 1:]), "mul": x.at[:, i[:3]].multiply(2.0),
+        return {"add": x.at[i].add(v), "min": x.at[i, 1:].min(v[:, 1:]),
+                "mul": x.at[:, i[:3]].multiply(2.0),
                 "scalar": x.at[s].set(v[0]), "scalar neg": x.at[-s, 0].add(1.0)}
 
     got = jit_call(lambda x, i, s, v: both(anp, x, i, s, v), x, i, np.int32(2), v)
@@ -136,7 +138,8 @@ def test_jax_agrees_on_updates():
 
 
 def _dus_reference(x, u, starts):
-    starts = [min(max(s + n if s < 0 else s, 0), n - k) for s, n, k in zip(starts, x.shape, u.shape)]
+    starts = [min(max(s + n if s < 0 else s, 0), n - k)
+              for s, n, k in zip(starts, x.shape, u.shape)]
     y = x.copy()
     y[tuple(slice(s, s + k) for s, k in zip(starts, u.shape))] = u
     return y
@@ -172,7 +175,8 @@ def test_jax_agrees_on_dynamic_update_slice():
     f = aotc.jit(lambda x, u, a, b: lax.dynamic_update_slice(x, u, (a, b)))
     for a, b in [(4, 5), (-1, 0), (-9, 7)]:
         want = jax.lax.dynamic_update_slice(x, u, (np.int32(a), np.int32(b)))
-        np.testing.assert_array_equal(np.asarray(f(x, u, np.int32(a), np.int32(b))), np.asarray(want))
+        np.testing.assert_array_equal(np.asarray(f(x, u, np.int32(a), np.int32(b))),
+                                      np.asarray(want))
 
 
 @pytest.mark.parametrize("name, fn", [
@@ -194,22 +198,30 @@ def test_donated_static_updates_are_in_place(name, fn):
 
 S = aotc.ShapeDtypeStruct
 X = S((3, 4), "float32")
-I = S((2,), "int32")
+INDICES = S((2,), "int32")
 
 
 @pytest.mark.parametrize("fn, exc, fragments", [
-    (lambda x, i: x.at[0].set(anp.ones(3)), aotc.errors.TracingError, ["at[...].set", "shape (3,)", "indexed shape (4,)"]),
-    (lambda x, i: x.at[i].add(anp.ones((3, 4))), aotc.errors.TracingError, ["at[...].add", "(3, 4)", "(2, 4)"]),
-    (lambda x, i: x.at[i].set(1.0, mode="wrap"), aotc.errors.TracingError, ["mode must be one of", "'wrap'"]),
-    (lambda x, i: x.at[[5]].add(1.0), aotc.errors.TracingError, ["at[...].add", "index 5 is out of bounds"]),
-    (lambda x, i: x.at[7].set(1.0), aotc.errors.TracingError, ["index 7 is out of bounds for axis 0 with size 3"]),
-    (lambda x, i: lax.dynamic_update_slice(x, anp.ones(4, anp.float32), (i[0], 0)), aotc.errors.TracingError,
+    (lambda x, i: x.at[0].set(anp.ones(3)), aotc.errors.TracingError,
+     ["at[...].set", "shape (3,)", "indexed shape (4,)"]),
+    (lambda x, i: x.at[i].add(anp.ones((3, 4))), aotc.errors.TracingError,
+     ["at[...].add", "(3, 4)", "(2, 4)"]),
+    (lambda x, i: x.at[i].set(1.0, mode="wrap"), aotc.errors.TracingError,
+     ["mode must be one of", "'wrap'"]),
+    (lambda x, i: x.at[[5]].add(1.0), aotc.errors.TracingError,
+     ["at[...].add", "index 5 is out of bounds"]),
+    (lambda x, i: x.at[7].set(1.0), aotc.errors.TracingError,
+     ["index 7 is out of bounds for axis 0 with size 3"]),
+    (lambda x, i: lax.dynamic_update_slice(x, anp.ones(4, anp.float32), (i[0], 0)),
+     aotc.errors.TracingError,
      ["update must have the operand's rank 2", "(4,)"]),
-    (lambda x, i: lax.dynamic_update_slice(x, anp.ones((1, 4)), (i[0], 0)), aotc.errors.TracingError,
+    (lambda x, i: lax.dynamic_update_slice(x, anp.ones((1, 4)), (i[0], 0)),
+     aotc.errors.TracingError,
      ["update dtype float64 differs from operand dtype float32", ".astype('float32')"]),
-    (lambda x, i: lax.dynamic_update_slice(x, anp.ones((4, 4), anp.float32), (i[0], 0)), aotc.errors.TracingError,
+    (lambda x, i: lax.dynamic_update_slice(x, anp.ones((4, 4), anp.float32), (i[0], 0)),
+     aotc.errors.TracingError,
      ["slice size 4 along dimension 0 does not fit"]),
 ])
 def test_update_errors(fn, exc, fragments):
     with raises_match(exc, *fragments):
-        aotc.jit(fn).lower(X, I)
+        aotc.jit(fn).lower(X, INDICES)

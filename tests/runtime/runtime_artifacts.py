@@ -38,7 +38,8 @@ def flat(n: int) -> TreeDef:
 
 
 def meta(name: str, args: list[tuple], results: list[tuple], in_tree: TreeDef | None = None,
-         out_tree: TreeDef | None = None, work: float = 16.0, target: str = "cpu") -> FunctionMetadata:
+         out_tree: TreeDef | None = None, work: float = 16.0,
+         target: str = "cpu") -> FunctionMetadata:
     """FunctionMetadata from (name, shape, dtype) triples; flat trees by default."""
     return FunctionMetadata(
         name=name,
@@ -182,7 +183,8 @@ func.func @shift(%k: tensor<i32>, %x: {i3}) -> {i3} {reflection(meta(
         [("pair0", [2], "float32"), ("pair1", [2], "int32"), ("sum", [2], "float32")],
         in_tree, out_tree)
     parts.append(f"""
-func.func @tree(%a: {f2}, %b: {f2}, %u: {f2}, %v: {i2}) -> ({f2}, {i2}, {f2}) {reflection(tree_meta)} {{
+func.func @tree(%a: {f2}, %b: {f2}, %u: {f2}, %v: {i2}) -> ({f2}, {i2}, {f2})
+    {reflection(tree_meta)} {{
   %e = tensor.empty() : {f2}
   %r = linalg.generic {{indexing_maps = [#m1, #m1, #m1], iterator_types = ["parallel"]}}
       ins(%a, %b : {f2}, {f2}) outs(%e : {f2}) {{

@@ -158,7 +158,8 @@ def test_dtype_error(mod):
         "add(): argument 'y': expected dtype float32 (float32[4]), got an array of dtype float64")
     assert "y.astype(np.float32)" in message
     assert isinstance(info.value, TypeError)
-    with pytest.raises(ArgumentError, match="expected dtype float32 .* got the Array of dtype int32"):
+    with pytest.raises(ArgumentError,
+                       match="expected dtype float32 .* got the Array of dtype int32"):
         mod.add(mod.shift(1, np.arange(3, dtype=np.int32)), X)
 
 
@@ -177,11 +178,13 @@ def test_named_dim_must_agree(mod):
         mod.addn(np.ones((2, 3), np.float32), np.ones((5, 3), np.float32))
     message = str(info.value)
     assert message.startswith(
-        "addn(): argument 'y' dimension 0 ('n'): expected 2, the size of 'n' in argument 'x', got 5")
+        "addn(): argument 'y' dimension 0 ('n'): expected 2, the size of 'n' in argument 'x', "
+        "got 5")
 
 
 def test_pytree_arguments_and_results(mod):
-    a, b, u = np.array([1, 2], np.float32), np.array([3, 4], np.float32), np.array([5, 6], np.float32)
+    a, b = np.array([1, 2], np.float32), np.array([3, 4], np.float32)
+    u = np.array([5, 6], np.float32)
     v = np.array([7, 8], np.int32)
     out = mod.tree((a, b), {"v": v, "u": u})
     assert set(out) == {"pair", "sum"}

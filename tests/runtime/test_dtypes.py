@@ -22,8 +22,10 @@ CASES = {
     "uint64": (np.array([0, 2**63 - 1, 2**64 - 2, 2**64 - 1], np.uint64),
                np.array([1, 2**63, 2**64 - 1, 0], np.uint64)),
     # float16 arithmetic: 2048 + 1 rounds back to 2048.
-    "float16": (np.array([0.5, -2, 1000, 2048], np.float16), np.array([1.5, -1, 1001, 2048], np.float16)),
-    "float32": (np.array([0.25, -2, 1e30, 3], np.float32), np.array([1.25, -1, 1e30, 4], np.float32)),
+    "float16": (np.array([0.5, -2, 1000, 2048], np.float16),
+                np.array([1.5, -1, 1001, 2048], np.float16)),
+    "float32": (np.array([0.25, -2, 1e30, 3], np.float32),
+                np.array([1.25, -1, 1e30, 4], np.float32)),
     # float64 keeps its precision: 1 + 2**-40 is not representable in float32.
     "float64": (np.array([2.0**-40, -2, 1e300, 3], np.float64),
                 np.array([1 + 2.0**-40, -1, 1e300, 4], np.float64)),

@@ -97,7 +97,8 @@ def test_default_device_follows_work(main_vmfb, heavy_vmfb):
     # As much work in many small steps (a loop of small dispatches): local-sync.
     from dataclasses import replace
 
-    steps = replace(large, op_estimate=4 * runtime.LOCAL_SYNC_MAX_WORK / runtime.LOCAL_SYNC_MAX_WORK_PER_OP)
+    steps = replace(large, op_estimate=4 * runtime.LOCAL_SYNC_MAX_WORK
+                    / runtime.LOCAL_SYNC_MAX_WORK_PER_OP)
     assert runtime.default_device_uri([small, steps]) == "local-sync"
     assert runtime.default_device_uri([replace(large, op_estimate=1.0)]) == "local-task"
     # main_vmfb has a function without metadata: local-task.
@@ -122,7 +123,8 @@ def test_unsupported_dtype_in_metadata():
     m = meta("neg", [("x", [4], "bfloat16")], [("out0", [4], "float32")])
     src = "#m1 = affine_map<(d0) -> (d0)>\n" + unary(
         "neg", "tensor<4xf32>", "f32", "%r = arith.negf %v : f32", m)
-    with pytest.raises(LoadError, match="dtype 'bfloat16' is not supported; supported dtypes: bool"):
+    with pytest.raises(LoadError,
+                       match="dtype 'bfloat16' is not supported; supported dtypes: bool"):
         runtime.load(compile_mlir(src), device="local-sync")
 
 
@@ -176,7 +178,8 @@ def test_functions_and_signatures(modules):
     module = modules["local-sync"]
     functions = module.functions
     assert str(functions["add"]) == "add(x: float32[4], y: float32[4]) -> (out0: float32[4])"
-    assert str(functions["addn"]) == "addn(x: float32[n,3], y: float32[n,3]) -> (out0: float32[n,3])"
+    assert str(functions["addn"]) == (
+        "addn(x: float32[n,3], y: float32[n,3]) -> (out0: float32[n,3])")
     assert str(functions["rowsum"]) == "rowsum(x: float32[?,4]) -> (out0: float32[?])"
     assert isinstance(functions["add"], runtime.FunctionMetadata)
     assert str(functions["plain_neg"]).startswith("plain_neg(%input0: tensor<4xf32>)")

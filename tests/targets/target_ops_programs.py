@@ -128,7 +128,8 @@ def conv_nchw(x, w, strides=(1, 1), pads=((0, 0), (0, 0)), dilation=(1, 1), grou
         xs, ws = x[:, g * i:(g + 1) * i], w[g * per:(g + 1) * per].astype(np.float64)
         for a in range(kh):
             for b in range(kw):
-                patch = xs[:, :, a * dilation[0]::strides[0], b * dilation[1]::strides[1]][:, :, :oh, :ow]
+                patch = xs[:, :, a * dilation[0]::strides[0],
+                           b * dilation[1]::strides[1]][:, :, :oh, :ow]
                 out[:, g * per:(g + 1) * per] += np.einsum("nchw,oc->nohw", patch, ws[:, :, a, b])
     return out.astype(np.float32)
 
@@ -236,7 +237,8 @@ def compare(got: dict, want: dict, where: str, exact: bool = False) -> list[str]
     for name in want:
         g, r = np.asarray(got[name]), np.asarray(want[name])
         if g.dtype != r.dtype or g.shape != r.shape:
-            problems.append(f"{where}[{name}]: {g.dtype}{list(g.shape)} != {r.dtype}{list(r.shape)}")
+            problems.append(f"{where}[{name}]: {g.dtype}{list(g.shape)} != "
+                            f"{r.dtype}{list(r.shape)}")
         elif exact or r.dtype.kind != "f":
             if g.tobytes() != r.tobytes():
                 problems.append(f"{where}[{name}]: not bit-identical:\n{g}\n!=\n{r}")

@@ -15,7 +15,7 @@ import aotc.numpy as anp
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 sys.path.insert(0, str(SAMPLES))
-import mlp  # samples/mlp.py: the model users deploy
+import mlp  # noqa: E402  (samples/mlp.py: the model users deploy)
 
 sys.path.remove(str(SAMPLES))
 

@@ -33,7 +33,8 @@ def test_cpu_target_embeds_code_for_its_machine(artifacts, name):
         if target.arch == "riscv64":  # compressed instructions, hard-float double ABI
             assert e_flags & EF_RISCV_FLOAT_ABI_DOUBLE and e_flags & EF_RISCV_RVC
         if target.arch == "armv7":  # EABI 5, hard-float
-            assert e_flags & EF_ARM_EABI_VER5 == EF_ARM_EABI_VER5 and e_flags & EF_ARM_ABI_FLOAT_HARD
+            assert (e_flags & EF_ARM_EABI_VER5 == EF_ARM_EABI_VER5
+                    and e_flags & EF_ARM_ABI_FLOAT_HARD)
     assert art.target == name
     assert all(m.target == name for m in art.functions.values())
     assert "_const.bin" in archive(art.vmfb)  # the weights travel inside

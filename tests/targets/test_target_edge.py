@@ -131,7 +131,8 @@ DEVICE_SCRIPT = textwrap.dedent("""
     for name in ("mlp-aarch64", "mlp-cpu+aarch64+vulkan"):
         module = runtime.load(f"{d}/{name}.vmfb")          # device=None: this CPU
         probs, classes = module.predict(x)
-        np.testing.assert_allclose(np.asarray(probs), np.load(f"{d}/probs.npy"), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(np.asarray(probs), np.load(f"{d}/probs.npy"),
+                                   rtol=1e-4, atol=1e-4)
         np.testing.assert_array_equal(np.asarray(classes), np.load(f"{d}/classes.npy"))
         report[name] = module.device.uri
 
@@ -183,6 +184,7 @@ def test_aotc_runtime_in_an_aarch64_python(aarch64, files, tmp_path):
     assert report["mlp-cpu+aarch64+vulkan"] == "local-task"  # the multi-target's CPU code
     assert report["scale_shift"] == report["clip_argmax"] == report["wide"] == "ok"
     assert "compiled for target riscv64" in report["wrong_device"]
-    assert "it runs aarch64 CPU code (targets cpu, aarch64, android-arm64)" in report["wrong_device"]
+    assert ("it runs aarch64 CPU code (targets cpu, aarch64, android-arm64)"
+            in report["wrong_device"])
     assert report["targets"]["aarch64"] and report["targets"]["android-arm64"]
     assert not report["targets"]["x86_64"] and not report["compiler_imported"]

@@ -196,6 +196,7 @@ def test_vulkan_computes_narrow_integer_ops_on_32_bits():
     for_vulkan = aotc.jit(f, target="vulkan").lower(*args).as_text()
     for_cpu = aotc.jit(f, target="cpu").lower(*args).as_text()
     assert not NARROW_UNSIGNED_OPS.findall(for_vulkan), NARROW_UNSIGNED_OPS.findall(for_vulkan)
-    assert "arith.extui" in for_vulkan and re.search(r"arith\.floordivsi .*: i16$", for_vulkan, re.M)
+    assert ("arith.extui" in for_vulkan
+            and re.search(r"arith\.floordivsi .*: i16$", for_vulkan, re.M))
     found_on_cpu = {m[0].split()[0] for m in NARROW_UNSIGNED_OPS.findall(for_cpu)}
     assert found_on_cpu >= {"divui", "remui", "shrui", "cmpi", "maxui"}

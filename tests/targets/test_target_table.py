@@ -93,7 +93,8 @@ def test_bad_names_say_what_to_do(name, message):
 
 
 def test_two_targets_of_one_code_format_are_refused():
-    with pytest.raises(AotcError, match="aarch64 and android-arm64 both compile to embedded-elf-arm_64"):
+    with pytest.raises(AotcError,
+                       match="aarch64 and android-arm64 both compile to embedded-elf-arm_64"):
         device_targets_attribute(get_target("aarch64,android-arm64"))
 
 
@@ -184,7 +185,8 @@ def test_device_targets(monkeypatch):
     assert rt_targets.device_targets("local-task") == ["cpu", "aarch64", "android-arm64"]
     assert rt_targets.device_runs("local-sync", "android-arm64")
     assert not rt_targets.device_runs("local-sync", "vulkan")
-    assert rt_targets.device_runs("vulkan", "vulkan") and rt_targets.device_runs("cuda://0", "cuda:sm_90")
+    assert (rt_targets.device_runs("vulkan", "vulkan")
+            and rt_targets.device_runs("cuda://0", "cuda:sm_90"))
     assert rt_targets.device_targets("vulkan") == ["vulkan"]
     monkeypatch.setattr(rt_targets, "cuda_compute_capabilities", lambda: ((9, 0),))
     assert rt_targets.device_targets("cuda") == ["cuda:sm_90"]

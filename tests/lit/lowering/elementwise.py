@@ -7,7 +7,6 @@ the CHECK lines below each header describe the MLIR that IREE receives."""
 
 import numpy as np
 
-import aotc
 import aotc.numpy as anp
 
 from snapshot import S, run

@@ -9,7 +9,6 @@ that IREE updates a copy of it, not the caller's array.
 Each function is traced with aotc.jit(f).lower(...) and printed under "TEST: <name>"."""
 
 import aotc
-import aotc.numpy as anp
 
 from snapshot import S, run
 

@@ -4,7 +4,6 @@ accumulator made by linalg.fill; keepdims restores the reduced dims with expand_
 
 Each function is traced with aotc.jit(f).lower(...) and printed under "TEST: <name>"."""
 
-import aotc
 import aotc.numpy as anp
 
 from snapshot import S, run

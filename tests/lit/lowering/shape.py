@@ -5,7 +5,6 @@ for negative steps), concatenation is tensor.concat.
 
 Each function is traced with aotc.jit(f).lower(...) and printed under "TEST: <name>"."""
 
-import aotc
 import aotc.numpy as anp
 
 from snapshot import S, run

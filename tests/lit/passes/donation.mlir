@@ -1,16 +1,18 @@
 // aotc-donate pairs each argument marked `aotc.donate = "<name>"` with a result of the
 // same type that can be written into its buffer, sets `iree.abi.output = <result>` on it
 // and removes the marker. An argument no result can use keeps no attribute and gets a
-// DonationWarning (strict=true: the pass fails). An argument updated in place but not
-// donated is read again by a barrier before the return, so that IREE updates a copy.
-// Running the pass again changes nothing.
+// DonationWarning (strict=true: the pass fails). The compiler runs it followed by
+// aotc-keep-undonated-arguments, as here: an argument updated in place but not donated
+// is read again by a barrier before the return, so that IREE updates a copy (see
+// keep_arguments.mlir). Running the passes again changes nothing.
 
-// RUN: %aotc-opt %s --split-input-file --pass-pipeline='aotc-donate' 2>%t.err | filecheck %s
+// DEFINE: %{donation} = aotc-donate,aotc-keep-undonated-arguments
+// RUN: %aotc-opt %s --split-input-file --pass-pipeline='%{donation}' 2>%t.err | filecheck %s
 // RUN: filecheck %s --check-prefix=WARN --input-file=%t.err
-// RUN: %aotc-opt %s --split-input-file --pass-pipeline='aotc-donate,aotc-donate' 2>%t.rerun.err \
-// RUN:   | filecheck %s
-// RUN: not %aotc-opt %s --split-input-file --pass-pipeline='aotc-donate{strict=true}' 2>%t.strict.err \
-// RUN:   | filecheck %s --check-prefix=STRICT
+// RUN: %aotc-opt %s --split-input-file --pass-pipeline='%{donation},%{donation}' \
+// RUN:   2>%t.rerun.err | filecheck %s
+// RUN: not %aotc-opt %s --split-input-file --pass-pipeline='aotc-donate{strict=true}' \
+// RUN:   2>%t.strict.err | filecheck %s --check-prefix=STRICT
 // RUN: filecheck %s --check-prefix=STRICT-ERR --input-file=%t.strict.err
 
 // One donation: an elementwise update is written in place.

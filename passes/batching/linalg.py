@@ -1,17 +1,17 @@
-"""Batching rules for linalg's convolution and pooling ops, IREE's LinalgExt ops
-(sort, scan, topk, scatter) and ``util.optimization_barrier``.
+"""Batching rules for linalg's convolution and pooling ops and ``batch_matmul``, IREE's
+LinalgExt ops (sort, scan, topk, scatter), ``flow.tensor.clone`` and
+``util.optimization_barrier``.
 
-Registered in ``passes.batching.RULES`` on import. Ops that already have a batch-like
+Registered in ``RULES`` on import (see ``core``). Ops that already have a batch-like
 leading dimension (the images of a convolution, the rows of a scatter) take the vmap
 batch merged into it, so each stays one op IREE has a kernel for.
 """
 
 from __future__ import annotations
 
-from .base import PassError
-from .batching import Batched, Batcher, rule
-from .batching_tensor import concat
-from .donation import where
+from .. import opset
+from ..base import PassError, where
+from .core import Batched, Batcher, concat, rebuilt, rule
 
 
 def merge_batch(bt: Batcher, value):
@@ -21,7 +21,8 @@ def merge_batch(bt: Batcher, value):
     t = ir.RankedTensorType(value.type)
     rows = ir.ShapedType.get_dynamic_size() if bt.size is None else bt.size * t.shape[1]
     groups = [[0, 1]] + [[d] for d in range(2, t.rank)]
-    return bt.collapse(value, groups, ir.RankedTensorType.get([rows] + list(t.shape[2:]), t.element_type))
+    merged = ir.RankedTensorType.get([rows] + list(t.shape[2:]), t.element_type)
+    return bt.collapse(value, groups, merged)
 
 
 def split_batch(bt: Batcher, value, result_type):
@@ -29,32 +30,18 @@ def split_batch(bt: Batcher, value, result_type):
     from aotc._mlir import ir
 
     rank = ir.RankedTensorType(result_type).rank
-    return bt.expand(value, [[0, 1]] + [[d] for d in range(2, rank)], result_type, bt.dynamic_sizes())
-
-
-def _rebuilt(bt: Batcher, op, operands: list, result_types: list):
-    """A clone of ``op`` reading ``operands`` and producing ``result_types``."""
-    new = op.clone()
-    bt._remap(new, top=True)
-    for i, v in enumerate(operands):
-        new.operands[i] = v
-    for r, t in zip(new.results, result_types):
-        r.set_type(t)
-    return new
+    groups = [[0, 1]] + [[d] for d in range(2, rank)]
+    return bt.expand(value, groups, result_type, bt.dynamic_sizes())
 
 
 # ---- batch-major named ops: the vmap batch joins the images dimension -----------------
 
 def _image_op_names() -> list[str]:
-    convs = ["conv_1d_nwc_wcf", "conv_2d_nhwc_hwcf", "conv_3d_ndhwc_dhwcf", "conv_2d_nchw_fchw",
-             "conv_1d_ncw_fcw", "conv_3d_ncdhw_fcdhw", "conv_2d_nhwc_fhwc", "conv_2d_ngchw_fgchw",
-             "conv_2d_nhwgc_gfhwc"]
-    depthwise = [f"depthwise_conv_{s}" for s in (
-        "1d_nwc_wc", "2d_nhwc_hwc", "3d_ndhwc_dhwc", "1d_nwc_wcm", "2d_nhwc_hwcm", "3d_ndhwc_dhwcm",
-        "1d_ncw_cw", "2d_nchw_chw", "3d_ncdhw_cdhw")]
-    pooling = [f"pooling_{layout}_{kind}" for layout in ("nwc", "nhwc", "ndhwc", "ncw", "nchw", "ncdhw")
-               for kind in ("max", "min", "sum")]
-    return [f"linalg.{n}" for n in convs + depthwise + pooling]
+    """The vocabulary's convolutions, depthwise convolutions and poolings: the
+    contractions whose first operand is a batch of images."""
+    kinds = ("conv_", "depthwise_conv_", "pooling_")
+    return [o.name for o in opset.OPS.values()
+            if o.group == "contraction" and o.name.split(".", 1)[1].startswith(kinds)]
 
 
 # Channel-last convolutions (images N, spatial..., channels C; filter spatial..., C, F) by
@@ -75,7 +62,7 @@ def _images(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
             f"filter out of the vmapped arguments (in_axes=None for it)")
     init = bt.to_batched(out)
     merged_init = merge_batch(bt, init)
-    new = _rebuilt(bt, op, [merge_batch(bt, bt.to_batched(image)), window.value, merged_init],
+    new = rebuilt(bt, op, [merge_batch(bt, bt.to_batched(image)), window.value, merged_init],
                    [merged_init.type])
     return [Batched(split_batch(bt, new.results[0], init.type), True)]
 
@@ -110,7 +97,8 @@ def _conv_per_example_filter(bt: Batcher, op, operands: list[Batched]):
             ir.AffineMap.get(n_dims, 0, [d(b), *[d(k) for k in ks], d(c), d(f)]),
             ir.AffineMap.get(n_dims, 0, [d(b), d(n), *[d(o) for o in outs], d(f)])]
     iterators = [PARALLEL] * (3 + rank) + [REDUCTION] * (rank + 1)
-    g = linalg.GenericOp([init.type], [image, window], [init], affine_maps(maps), iterator_types(iterators))
+    g = linalg.GenericOp([init.type], [image, window], [init], affine_maps(maps),
+                         iterator_types(iterators))
     block = g.regions[0].blocks.append(element, element, element)
     with ir.InsertionPoint(block):
         x, w, acc = block.arguments
@@ -149,7 +137,7 @@ def _along_dimension(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
     values = [bt.to_batched(b) for b in operands]
     outs = values[len(values) - len(op.results):]
-    new = _rebuilt(bt, op, values, [v.type for v in outs])
+    new = rebuilt(bt, op, values, [v.type for v in outs])
     dim = ir.IntegerAttr(op.attributes["dimension"]).value
     new.attributes["dimension"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim + 1)
     return [Batched(r, True) for r in new.results]
@@ -175,7 +163,8 @@ def _scatter(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     joined_t = ir.RankedTensorType.get([bt.batch_dim(), count, depth + 1], elt)
     joined = concat([g.results[0], indices], 2, joined_t)
     dims = list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"]))
-    new = _rebuilt(bt, op, [merge_batch(bt, updates), merge_batch(bt, joined), target], [target.type])
+    new = rebuilt(bt, op, [merge_batch(bt, updates), merge_batch(bt, joined), target],
+                  [target.type])
     new.attributes["dimension_map"] = ir.DenseI64ArrayAttr.get([0] + [d + 1 for d in dims])
     return [Batched(new.results[0], True)]
 
@@ -196,5 +185,5 @@ def _clone(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 
 @rule("util.optimization_barrier")
 def _barrier(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
-    new = _rebuilt(bt, op, [b.value for b in operands], [b.value.type for b in operands])
+    new = rebuilt(bt, op, [b.value for b in operands], [b.value.type for b in operands])
     return [Batched(r, b.batched) for r, b in zip(new.results, operands)]

@@ -1,6 +1,6 @@
 """Batching rules for ``scf`` control flow.
 
-Registered in ``passes.batching.RULES`` on import. A control-flow op is rewritten only
+Registered in ``RULES`` on import (see ``core``). A control-flow op is rewritten only
 when something it reads (an operand or a value its regions capture) is batched; then
 every result and loop-carried value is batched (unbatched ones are broadcast where they
 meet), which keeps the rules simple and costs a broadcast at most.
@@ -16,8 +16,7 @@ meet), which keeps the rules simple and costs a broadcast at most.
 
 from __future__ import annotations
 
-from .batching import Batched, Batcher, _op, rule
-from .batching_tensor import lane_generic, lanewise, refuse
+from .core import Batched, Batcher, as_op, lane_generic, lanewise, refuse, rule
 
 
 def _region_block(op, k: int):
@@ -51,13 +50,23 @@ def select_lanes(bt: Batcher, lanes, on_true, on_false):
 
 def _any_lane(bt: Batcher, lanes):
     """``i1``: whether any lane of a batched ``i1`` scalar is true."""
-    from aotc._mlir import REDUCTION, affine_maps, arith, dim_map, ir, iterator_types, linalg, tensor
+    from aotc._mlir import (
+        REDUCTION,
+        affine_maps,
+        arith,
+        dim_map,
+        ir,
+        iterator_types,
+        linalg,
+        tensor,
+    )
 
     i1 = ir.IntegerType.get_signless(1)
     false = arith.ConstantOp(i1, 0).result
     init = linalg.fill(false, outs=[bt.new_empty([], i1, [])])
     g = linalg.GenericOp([init.type], [lanes], [init],
-                         affine_maps([dim_map(1, [0]), dim_map(1, [])]), iterator_types([REDUCTION]))
+                         affine_maps([dim_map(1, [0]), dim_map(1, [])]),
+                         iterator_types([REDUCTION]))
     block = g.regions[0].blocks.append(i1, i1)
     with ir.InsertionPoint(block):
         linalg.YieldOp([arith.ori(block.arguments[0], block.arguments[1])])
@@ -70,7 +79,8 @@ def _inline_regions(bt: Batcher, op) -> list[list[Batched]]:
             for k in range(len(op.regions))]
 
 
-def _select_chain(bt: Batcher, conditions: list, branches: list[list[Batched]], fallback: list[Batched]):
+def _select_chain(bt: Batcher, conditions: list, branches: list[list[Batched]],
+                  fallback: list[Batched]):
     """Per lane, the results of the first branch whose condition holds, else ``fallback``."""
     results = [bt.to_batched(b) for b in fallback]
     for cond, values in reversed(list(zip(conditions, branches))):
@@ -110,8 +120,11 @@ def _index_switch(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
         conditions = []
         for c in cases:
             def equals(i, _c=c):
-                return [arith.cmpi(arith.CmpIPredicate.eq, i, arith.ConstantOp(ir.IndexType.get(), _c).result)]
-            conditions.append(lanewise(bt, [index], [op.operands[0].type], [ir.IntegerType.get_signless(1)], equals)[0].value)
+                case = arith.ConstantOp(ir.IndexType.get(), _c).result
+                return [arith.cmpi(arith.CmpIPredicate.eq, i, case)]
+            lanes = lanewise(bt, [index], [op.operands[0].type],
+                             [ir.IntegerType.get_signless(1)], equals)
+            conditions.append(lanes[0].value)
         return _select_chain(bt, conditions, case_values, default)
     # A chain of scf.if on `index == case`: IREE 3.13 cannot resolve the result sizes of
     # an scf.index_switch whose results have a dynamic (batch) dimension.
@@ -153,8 +166,9 @@ def _for(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 def _forwarded_positions(before) -> list:
     """For each argument of a while loop's condition region, the position at which
     ``scf.condition`` forwards it unchanged (None if it does not)."""
-    forwarded = list(_op(list(before.operations)[-1]).operands)[1:]
-    return [next((j for j, v in enumerate(forwarded) if v == arg), None) for arg in before.arguments]
+    forwarded = list(as_op(list(before.operations)[-1]).operands)[1:]
+    return [next((j for j, v in enumerate(forwarded) if v == arg), None)
+            for arg in before.arguments]
 
 
 @rule("scf.while")
@@ -188,6 +202,7 @@ def _while(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
         stepped = [bt.to_batched(b) for b in results]
         if cond.batched:
             # A finished lane keeps its values; the others take the step.
-            stepped = [select_lanes(bt, lanes, s, state[j]) for s, j in zip(stepped, forwarded_from)]
+            stepped = [select_lanes(bt, lanes, s, state[j])
+                       for s, j in zip(stepped, forwarded_from)]
         scf.YieldOp(stepped)
     return [Batched(r, True) for r in list(new.results)[:-1]]

@@ -1,15 +1,27 @@
-"""Batching rules for ``tensor`` shape ops, ``linalg`` named ops beyond matmul, and scalars.
+"""Batching rules for ``tensor`` ops (reshapes, slices, joins, pads, element reads) and
+for arith/math ops on scalars (the ``"<scalar>"`` rule).
 
-Registered in ``passes.batching.RULES`` on import. Conventions are those of
-``passes/batching.py``: the batch is the leading dimension of every batched value, and a
-batched scalar is a 1-d tensor of its lanes (``index`` lanes stored as ``i64``).
+Registered in ``RULES`` on import (see ``core``): the batch is the leading dimension of
+every batched value, and a batched scalar is a 1-d tensor of its lanes (``index`` lanes
+stored as ``i64``). A slice at per-example offsets becomes a gather (an insert at
+per-example offsets, a select inside each lane's window); element reads at per-example
+indices read one element per lane.
 """
 
 from __future__ import annotations
 
-from .base import PassError
-from .batching import Batched, Batcher, from_lane, rule, to_lane
-from .donation import where
+from ..base import PassError, where
+from .core import (
+    SCALAR,
+    Batched,
+    Batcher,
+    concat,
+    from_lane,
+    lanewise,
+    reassociation_groups,
+    refuse,
+    rule,
+)
 
 
 def _i64_array(values):
@@ -47,54 +59,9 @@ def _batch_size_entry(bt: Batcher):
     return bt.size, []
 
 
-def refuse(bt: Batcher, op, what: str):
-    raise PassError(f"{bt.pass_name}: {op.name} at {where(op)} (in @{bt.func_name}): {what} "
-                    f"is not supported by the batching pass yet")
-
-
 # ---- scalars, lane by lane ----------------------------------------------------------
 
-def lane_generic(types: list, inputs: list, inits: list, body) -> list:
-    """One parallel ``linalg.generic`` producing ``types`` (of one rank, the batch first)
-    into ``inits``: each of ``inputs`` is ``(value, at_lane)``, a batched scalar read at
-    the lane when ``at_lane``, else a value of that shape read at the position; the body
-    yields ``body(*block_arguments)``."""
-    from aotc._mlir import PARALLEL, affine_maps, dim_map, ir, iterator_types, linalg
-
-    rank = ir.RankedTensorType(types[0]).rank
-    identity = dim_map(rank, list(range(rank)))
-    maps = [dim_map(rank, [0]) if at_lane else identity for _, at_lane in inputs] + [identity] * len(inits)
-    values = [v for v, _ in inputs]
-    g = linalg.GenericOp(types, values, inits, affine_maps(maps), iterator_types([PARALLEL] * rank))
-    block = g.regions[0].blocks.append(*[ir.RankedTensorType(v.type).element_type for v in values + inits])
-    with ir.InsertionPoint(block):
-        linalg.YieldOp(body(*block.arguments))
-    return list(g.results)
-
-
-def lanewise(bt: Batcher, operands: list[Batched], operand_types: list, result_types: list,
-             body) -> list[Batched]:
-    """One ``linalg.generic`` over the batch computing ``body(*scalars) -> results`` per
-    lane: batched operands are read at the lane (as scalars of ``operand_types``),
-    unbatched ones are used as they are."""
-    from aotc._mlir import ir
-
-    batched = [b.value for b in operands if b.batched]
-    lane_types = [bt.batched_type(t) for t in result_types]
-    outs = [bt.new_empty([bt.batch_dim()], ir.RankedTensorType(t).element_type, bt.dynamic_sizes())
-            for t in lane_types]
-
-    def lane_body(*block_args):
-        args = iter(block_args)
-        values = [from_lane(next(args), t) if b.batched else b.value
-                  for b, t in zip(operands, operand_types)]
-        return [to_lane(r) for r in body(*values)]
-
-    results = lane_generic(lane_types, [(v, True) for v in batched], outs, lane_body)
-    return [Batched(r, True) for r in results]
-
-
-@rule("<scalar>")
+@rule(SCALAR)
 def _scalar(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     """An arith/math op on scalars with a batched operand, lane by lane."""
     def body(*values):
@@ -117,11 +84,13 @@ def _extract(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     if not any(i.batched for i in indices):
         size, dyn = _batch_size_entry(bt)
         n = len(indices)
-        result = ir.RankedTensorType.get([bt.batch_dim()], ir.RankedTensorType(src.value.type).element_type)
+        element = ir.RankedTensorType(src.value.type).element_type
+        result = ir.RankedTensorType.get([bt.batch_dim()], element)
         dynamic = ir.ShapedType.get_dynamic_size()
         out = tensor.ExtractSliceOp(
             result, src.value, [i.value for i in indices], dyn, [],
-            _i64_array([0] + [dynamic] * n), _i64_array([size] + [1] * n), _i64_array([1] * (n + 1)))
+            _i64_array([0] + [dynamic] * n), _i64_array([size] + [1] * n),
+            _i64_array([1] * (n + 1)))
         return [Batched(out.result, True)]
     # Per-lane indices: a gather, one element per lane.
     source = bt.to_batched(src) if src.batched else src.value
@@ -151,15 +120,8 @@ def _from_elements(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     if t.rank == 1:
         return [Batched(flat, True)]
     out_t = bt.batched_type(t)
-    return [Batched(bt.expand(flat, [[0], list(range(1, t.rank + 1))], out_t, bt.dynamic_sizes()), True)]
-
-
-def concat(values, dim: int, result_type):
-    """``tensor.concat`` of ``values`` along ``dim``."""
-    from aotc._mlir import ir
-
-    return ir.Operation.create("tensor.concat", results=[result_type], operands=list(values),
-                               attributes={"dim": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim)}).result
+    out = bt.expand(flat, [[0], list(range(1, t.rank + 1))], out_t, bt.dynamic_sizes())
+    return [Batched(out, True)]
 
 
 # ---- tensor shape ops -------------------------------------------------------------------
@@ -240,7 +202,8 @@ def _offsets_with_lanes(bt: Batcher, op, offsets: list[Batched]) -> list:
     for off in _array(op.attributes["static_offsets"]):
         if ir.ShapedType.is_dynamic_size(off):
             b = next(dynamic)
-            values.append(from_lane(tensor.extract(b.value, [lane]), ir.IndexType.get()) if b.batched else b.value)
+            values.append(from_lane(tensor.extract(b.value, [lane]), ir.IndexType.get())
+                          if b.batched else b.value)
         else:
             values.append(index_constant(off))
     return values
@@ -249,7 +212,17 @@ def _offsets_with_lanes(bt: Batcher, op, offsets: list[Batched]) -> list:
 def _gather_slice(bt: Batcher, op, src: Batched, offsets: list[Batched]):
     """``extract_slice`` at per-example offsets: a linalg.generic over the batched result
     that reads ``src[lane?, offset + i * stride]``."""
-    from aotc._mlir import PARALLEL, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
+    from aotc._mlir import (
+        PARALLEL,
+        affine_maps,
+        arith,
+        dim_map,
+        index_constant,
+        ir,
+        iterator_types,
+        linalg,
+        tensor,
+    )
 
     sizes, strides = _static_window(bt, op, "an extract_slice")
     result_t = bt.batched_type(op.results[0].type)
@@ -294,7 +267,17 @@ def _insert_slice(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
 def _scatter_slice(bt: Batcher, op, src: Batched, dest: Batched, offsets: list[Batched]):
     """``insert_slice`` at per-example offsets: a linalg.generic over the batched
     destination that takes ``src`` inside each lane's window and ``dest`` elsewhere."""
-    from aotc._mlir import PARALLEL, affine_maps, arith, dim_map, index_constant, ir, iterator_types, linalg, tensor
+    from aotc._mlir import (
+        PARALLEL,
+        affine_maps,
+        arith,
+        dim_map,
+        index_constant,
+        ir,
+        iterator_types,
+        linalg,
+        tensor,
+    )
 
     sizes, strides = _static_window(bt, op, "an insert_slice")
     if any(s != 1 for s in strides):
@@ -335,7 +318,7 @@ def _pad(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     if any(b.batched for b in low + high):
         refuse(bt, op, "padding that differs per example")
     new = op.clone()
-    bt._remap(new, top=True)  # a batched padding value captured in the region is refused
+    bt.remap(new, top=True)  # a batched padding value captured in the region is refused
     new.operands[0] = bt.to_batched(src[0])
     new.attributes["static_low"] = _i64_array([0] + _array(op.attributes["static_low"]))
     new.attributes["static_high"] = _i64_array([0] + _array(op.attributes["static_high"]))
@@ -349,27 +332,36 @@ def _pad(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     return [Batched(new.results[0], True)]
 
 
-@rule("linalg.broadcast")
-def _broadcast(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
-    from aotc._mlir import linalg
+# ---- reshapes ---------------------------------------------------------------------------
 
-    x, init = operands
-    dims = [d + 1 for d in _array(op.attributes["dimensions"])]
-    out = linalg.broadcast(bt.to_batched(x), outs=[bt.to_batched(init)], dimensions=dims).results[0]
+def _batched_groups(groups: list[list[int]], expanded_type) -> list[list[int]]:
+    """A reshape's reassociation with the batch as its own leading group; a reshape to or
+    from 0-d (no groups: every dimension is a unit) puts its unit dimensions with the
+    batch."""
+    from aotc._mlir import ir
+
+    if not groups:
+        return [list(range(ir.RankedTensorType(expanded_type).rank + 1))]
+    return [[0]] + [[d + 1 for d in g] for g in groups]
+
+
+@rule("tensor.collapse_shape")
+def _collapse(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    (x,) = operands
+    groups = _batched_groups(reassociation_groups(op.attributes["reassociation"]),
+                             op.operands[0].type)
+    out = bt.collapse(x.value, groups, bt.batched_type(op.results[0].type))
     return [Batched(out, True)]
 
 
-@rule("linalg.fill")
-def _fill(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
-    scalar, out = operands
-    init = bt.to_batched(out)
-    if not scalar.batched:
-        new = op.clone()
-        new.operands[0] = scalar.value
-        new.operands[1] = init
-        new.results[0].set_type(init.type)
-        return [Batched(new.results[0], True)]
-    # Each lane filled with its own value: a broadcast of the lanes.
-    out = lane_generic([init.type], [(scalar.value, True)], [init],
-                       lambda lane, _: [from_lane(lane, op.operands[0].type)])
-    return [Batched(out[0], True)]
+@rule("tensor.expand_shape")
+def _expand(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    x = operands[0]
+    if len(operands) > 1:
+        raise PassError(f"{bt.pass_name}: tensor.expand_shape at {where(op)} with dynamic "
+                        f"output sizes is not supported")
+    groups = _batched_groups(reassociation_groups(op.attributes["reassociation"]),
+                             op.results[0].type)
+    dyn = [bt.size_value] if bt.size is None else []
+    out = bt.expand(x.value, groups, bt.batched_type(op.results[0].type), dyn)
+    return [Batched(out, True)]

@@ -1,0 +1,102 @@
+"""Operators, indexing and ndarray methods of ``Tracer``, installed by the numpy layer.
+
+The tracer core (``aotc/core.py``) defines what a traced array is and imports no op;
+``aotc.numpy`` calls ``install`` with itself once its functions exist, and every operator
+and method here forwards to the namespace function of numpy's name (``x + y`` is
+``aotc.numpy.add(x, y)``, ``x.sum(axis=0)`` is ``aotc.numpy.sum(x, axis=0)``). The ops
+modules list the names they provide as methods under ``"methods"`` in their ``EXPORTS``.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from . import numpy_dispatch
+from .core import Tracer, check_usable, traced_at_user_line
+from .ops.elementwise import power_operator
+from .ops.indexing import getitem
+from .ops.updates import IndexUpdateHelper
+
+# Python operator -> namespace function (binary ones also get the reflected __r*__ form).
+BINARY = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power",
+    "matmul": "matmul", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "left_shift", "rshift": "right_shift",
+}
+COMPARE = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+           "eq": "equal", "ne": "not_equal"}
+UNARY = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "invert"}
+
+
+def _shape_arguments(args: tuple):
+    """``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` alike (also for ``transpose``)."""
+    return args[0] if len(args) == 1 and not isinstance(args[0], int) else args
+
+
+def install(namespace: types.ModuleType, method_names) -> None:
+    """Installs the operators and the methods ``method_names`` on ``Tracer``, calling the
+    functions of ``namespace`` (aotc.numpy) by name when they run."""
+    numpy_dispatch.bind(namespace)
+
+    def call(name):
+        return getattr(namespace, name)
+
+    for dunder, name in BINARY.items():
+        # x ** y has numpy's ndarray.__pow__ fast paths, which numpy.power lacks.
+        fn = power_operator if dunder == "pow" else None
+
+        def forward(self, other, _n=name, _fn=fn):
+            return (_fn or call(_n))(self, other)
+
+        def reverse(self, other, _n=name, _fn=fn):
+            return (_fn or call(_n))(other, self)
+
+        setattr(Tracer, f"__{dunder}__", traced_at_user_line(forward))
+        setattr(Tracer, f"__r{dunder}__", traced_at_user_line(reverse))
+    for dunder, name in COMPARE.items():
+        setattr(Tracer, f"__{dunder}__",
+                traced_at_user_line(lambda self, other, _n=name: call(_n)(self, other)))
+    for dunder, name in UNARY.items():
+        setattr(Tracer, f"__{dunder}__", traced_at_user_line(lambda self, _n=name: call(_n)(self)))
+
+    def index(self, key):
+        check_usable(self, "indexing")
+        return getitem(self, key)
+
+    Tracer.__getitem__ = traced_at_user_line(index)
+    Tracer.T = property(traced_at_user_line(lambda self: call("transpose")(self)))
+    Tracer.at = property(lambda self: IndexUpdateHelper(self), doc=(
+        "JAX's functional updates: ``x.at[i].set(v)``, ``.add``, ``.min``, ... return a new "
+        "array (aotc/ops/updates.py)."))
+    Tracer.reshape = traced_at_user_line(
+        lambda self, *shape, **k: call("reshape")(self, _shape_arguments(shape), **k))
+    Tracer.transpose = traced_at_user_line(
+        lambda self, *axes: call("transpose")(self, _shape_arguments(axes) if axes else None))
+    Tracer.astype = traced_at_user_line(lambda self, dtype: call("astype")(self, dtype))
+    # (not "trace": a Tracer's `trace` is the function being traced; use anp.trace(x))
+    for name in method_names:
+        setattr(Tracer, name, traced_at_user_line(
+            lambda self, *a, _n=name, **k: numpy_dispatch.array_method(self, _n, a, k)))
+    for name in numpy_dispatch.IN_PLACE_METHODS:  # x.sort(), x[i] = v: refused, naming the fix
+        setattr(Tracer, name,
+                lambda self, *a, _n=name, **k: numpy_dispatch.in_place_method(self, _n))
+    # Other ndarray methods exist on a traced array too, and say they are not supported.
+    for name in dir(np.ndarray):
+        if (not name.startswith("_") and not hasattr(Tracer, name)
+                and isinstance(getattr(np.ndarray, name), types.MethodDescriptorType)):
+            setattr(Tracer, name, lambda self, *a, _n=name, **k: numpy_dispatch.array_method(
+                self, _n, a, k))
+    # numpy's functions and ufuncs called on tracers are traced by the namespace's.
+    Tracer.__array__ = lambda self, dtype=None, copy=None: _raise(
+        numpy_dispatch.conversion_error(self))
+    Tracer.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: (
+        numpy_dispatch.array_ufunc(ufunc, method, inputs, kwargs))
+    Tracer.__array_function__ = lambda self, func, types_seen, args, kwargs: (
+        numpy_dispatch.array_function(func, types_seen, args, kwargs))
+
+
+def _raise(error: Exception):
+    raise error

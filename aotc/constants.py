@@ -1,0 +1,50 @@
+"""MLIR constants from numpy values: dense tensors (splats where uniform) and scalars.
+
+The lowest layer of the tracer: it needs only the dtype table and the MLIR bindings, so
+the tracer core (``Trace.constant``) and every op can build constants.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes
+from ._mlir import arith, ir
+
+
+def dense_constant(array: np.ndarray) -> ir.Value:
+    array = np.asarray(array, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
+    ty = dtypes.tensor_type(array.shape, array.dtype)
+    if array.size and np.all(array == array.flat[0]) and not _has_nan(array):
+        attr = ir.DenseElementsAttr.get_splat(ty, scalar_attr(array.flat[0], array.dtype))
+    else:
+        # Signless MLIR integers: unsigned data goes in as the same bits, signed view.
+        raw = (array.view(f"i{array.dtype.itemsize}") if dtypes.kind(array.dtype) == "uint"
+               else array)
+        attr = (ir.DenseElementsAttr.get(raw, type=ty) if array.dtype != np.bool_
+                else ir.DenseElementsAttr.get(raw))
+    return arith.ConstantOp(ty, attr).result
+
+
+def _has_nan(array: np.ndarray) -> bool:
+    return dtypes.is_float(array.dtype) and bool(np.isnan(array).any())
+
+
+def scalar_attr(value, dtype: np.dtype) -> ir.Attribute:
+    dtype = np.dtype(dtype)
+    ty = dtypes.mlir_type(dtype)
+    if dtypes.is_float(dtype):
+        return ir.FloatAttr.get(ty, float(value))
+    if dtype == np.bool_:
+        return ir.IntegerAttr.get(ty, int(bool(value)))
+    # Signless integers: store the two's-complement bit pattern.
+    bits = dtypes.info(dtype).bits
+    v = int(np.asarray(value).astype(dtype))
+    if v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return ir.IntegerAttr.get(ty, v)
+
+
+def scalar_constant(value, dtype: np.dtype) -> ir.Value:
+    """A scalar (not tensor) constant, for use inside linalg bodies."""
+    return arith.ConstantOp(dtypes.mlir_type(dtype), scalar_attr(value, dtype)).result

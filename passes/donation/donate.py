@@ -1,0 +1,191 @@
+"""aotc-donate: let results reuse the buffers of donated arguments.
+
+The tracer marks each donated argument of a ``func.func`` with ``aotc.donate = "<name>"``.
+This pass pairs every marked argument with a result of identical type and sets IREE's
+``iree.abi.output = <result index> : index`` on it, so IREE writes that result into the
+argument's buffer instead of allocating a new one. The marker is removed, so running the
+pass again changes nothing.
+
+IREE takes ``iree.abi.output`` as a promise: it writes the result into the buffer without
+checking whether anything still has to read the argument's old contents there (measured
+with IREE 3.13: ``(b, a)`` from donated ``(a, b)``, ``x @ w``, ``flip(x)``, ``(x + 1, x *
+2)`` all come out wrong). So a pairing is made only where the in-place analysis
+(``analysis.InPlaceAnalysis``) finds the write safe; ``pairing.pair_donations`` chooses
+among the candidates. Where the write is safe only once some readers of the argument have
+run, the pass adds that order (``_sequence``): the writer group moves after them, its
+computed inputs and their results going through one ``util.optimization_barrier``.
+
+A donated argument that no result can use is reported: a ``DonationWarning`` naming the
+argument and why, or, with ``strict=true``, a failure of the pass.
+
+Arguments that are not donated are kept intact by the next pass,
+``aotc-keep-undonated-arguments`` (``keep_arguments``); the compiler runs both.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..base import ModulePass, PassError, register
+from .analysis import InPlaceAnalysis
+from .function import (
+    MARKER,
+    OUTPUT,
+    arg_dicts,
+    arg_label,
+    donated_pairs,
+    functions,
+    insert_barrier,
+    set_arg_dicts,
+    symbol,
+)
+from .pairing import Candidate, pair_donations
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel that points a warning at the first frame outside aotc."""
+    import aotc
+
+    here = os.path.abspath(__file__)
+    roots = {os.path.dirname(os.path.dirname(os.path.dirname(here))),
+             os.path.dirname(os.path.dirname(os.path.abspath(aotc.__file__)))}
+    inside = tuple(os.path.join(r, d) + os.sep
+                   for r in roots for d in ("aotc", "passes", "runtime"))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+@register
+@dataclass(frozen=True)
+class Donate(ModulePass):
+    """Pairs donated arguments (``aotc.donate``) with results (``iree.abi.output``).
+
+    Options: ``strict`` (``strict=true``): an argument that cannot be donated fails the
+    pass instead of giving a ``DonationWarning``.
+    """
+
+    name = "aotc-donate"
+    strict: bool = False
+
+    @classmethod
+    def from_options(cls, options):
+        value = str(options.get("strict", "false")).lower()
+        if value not in ("true", "false", "1", "0"):
+            raise ValueError(f"strict: expected true or false, got {value!r}")
+        return cls(strict=value in ("true", "1"))
+
+    def run(self, module) -> None:
+        problems = [text for func_op in functions(module) for text in self._pair(func_op)]
+        if not problems:
+            return
+        if self.strict:
+            raise PassError("\n".join(problems) + "\nFix: donate only arguments that a result "
+                            "of the same shape and dtype replaces, or pass strict_donation=False "
+                            "to donate what can be and warn about the rest.")
+        from aotc.errors import DonationWarning
+
+        for text in problems:
+            try:
+                warnings.warn(text, DonationWarning, stacklevel=_user_stacklevel())
+            except DonationWarning as e:  # warnings turned into errors (-W error)
+                raise PassError(str(e)) from None
+
+    def _pair(self, func_op) -> list[str]:
+        """Pairs the marked arguments of one function; returns the problems."""
+        from aotc._mlir import ir
+
+        dicts = arg_dicts(func_op)
+        donors = [i for i, d in enumerate(dicts) if MARKER in d]
+        if not donors:
+            return []
+        name = symbol(func_op)
+        labels = {i: arg_label(func_op, i) for i in donors}
+        analysis = InPlaceAnalysis(func_op)
+        block = analysis.block
+        taken = set(donated_pairs(func_op).values())
+        candidates: dict[int, list[Candidate]] = {}
+        reasons: dict[int, str] = {}
+        for i in donors:
+            arg = block.arguments[i]
+            arg_type = arg.type
+            if not isinstance(arg_type, ir.ShapedType) or not arg_type.has_static_shape:
+                reasons[i] = f"its type {arg_type} has no static shape"
+                continue
+            found, why = [], []
+            for k, value in enumerate(analysis.results):
+                if value.type != arg_type or k in taken:
+                    continue
+                outcome = analysis.candidate(arg, k)
+                if isinstance(outcome, Candidate):
+                    found.append(outcome)
+                else:
+                    why.append(f"result {k}: {outcome}")
+            candidates[i] = found
+            if not found:
+                same_type = [k for k, v in enumerate(analysis.results) if v.type == arg_type]
+                if not same_type:
+                    reasons[i] = f"no result has its type {arg_type}"
+                elif all(k in taken for k in same_type):
+                    reasons[i] = (f"every result of its type {arg_type} already holds a donated "
+                                  f"buffer")
+                else:
+                    reasons[i] = "; ".join(why)
+        pairs = pair_donations([i for i in donors if i in candidates], candidates, taken)
+        for i in donors:
+            if i in candidates and i not in pairs and i not in reasons:
+                holders = sorted(labels.get(j, str(j)) for j, c in pairs.items()
+                                 if any(c.result == o.result for o in candidates[i]))
+                reasons[i] = (f"the results it could hold are taken by "
+                              f"{', '.join(holders)}")
+        # Apply: barriers first (they re-check on the edited IR), then the attributes.
+        applied: dict[int, int] = {}
+        for i in sorted(pairs, key=lambda a: (len(pairs[a].order) > 0, a)):
+            cand = pairs[i]
+            if cand.order:
+                analysis = InPlaceAnalysis(func_op)  # the IR may have changed
+                again = analysis.candidate(analysis.block.arguments[i], cand.result)
+                if not isinstance(again, Candidate):
+                    reasons[i] = again
+                    continue
+                if again.order:
+                    _sequence(analysis, analysis.block.arguments[i], cand.result, again.order)
+            applied[i] = cand.result
+        dicts = arg_dicts(func_op)
+        index_type = ir.IndexType.get()
+        for i in donors:
+            dicts[i].pop(MARKER, None)
+            if i in applied:
+                dicts[i][OUTPUT] = ir.IntegerAttr.get(index_type, applied[i])
+        set_arg_dicts(func_op, dicts)
+        return [
+            f"aotc-donate: @{name}: donated argument {labels[i]} ({block.arguments[i].type}) "
+            f"cannot be used: {reasons[i]}. The argument is not donated (a new buffer is "
+            f"allocated for the result instead)."
+            for i in donors if i in reasons and i not in applied
+        ]
+
+
+def _sequence(analysis: InPlaceAnalysis, arg, k: int, readers: Sequence) -> None:
+    """Makes the writer group of result ``k`` start after ``readers``: moves the group and
+    everything after it to the end of the block, and routes the group's computed inputs
+    through one ``util.optimization_barrier`` together with the readers' results."""
+    group = analysis.writer(analysis.results[k], arg, analysis.views(arg))
+    # The group and its dependents, in program order; the first is a group op (a
+    # dependent comes after what it depends on).
+    moved = sorted(analysis.forward(group.ops), key=lambda o: analysis.index[o])
+    for op in moved:
+        op.move_before(analysis.ret)
+    extra = [r for op in readers for r in op.results if r not in group.inputs]
+    barrier = insert_barrier(moved[0], list(group.inputs) + extra)
+    replacement = dict(zip(group.inputs, barrier.results))
+    members = set(group.ops)
+    for op in members:
+        for n, operand in enumerate(op.operands):
+            if operand in replacement:
+                op.operands[n] = replacement[operand]
