@@ -28,3 +28,11 @@ def dim_map(n_dims: int, dims: list[int]) -> ir.AffineMap:
 
 def index_constant(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def reassociation(groups) -> ir.ArrayAttr:
+    """The ``reassociation`` attribute of collapse_shape/expand_shape: the groups of dims
+    that merge into (or split from) each dim of the other shape."""
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get(
+        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])

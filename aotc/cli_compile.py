@@ -18,15 +18,13 @@ import sys
 from typing import Any
 
 from .cli_common import EXIT_OK, EXIT_USAGE, CliError, format_size
+from .runtime import dtypes as _runtime_dtypes
 
 # Short dtype names accepted in --arg specs; full numpy names work too.
-SHORT_DTYPES = {
-    "f16": "float16", "f32": "float32", "f64": "float64",
-    "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-    "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "bool": "bool",
-}
-# The dtypes aotc compiles: every one has a short name (aotc.dtypes.DTYPES holds the same
-# names; not imported here so that parsing a spec needs no compiler).
+# The dtypes aotc compiles, from the one dtype table (runtime/dtypes.py: the runtime, not
+# the compiler, so parsing a spec needs no compiler): full numpy names, and the short
+# names --arg specs also accept.
+SHORT_DTYPES = {d.short: d.name for d in _runtime_dtypes.DTYPES.values()}
 FULL_DTYPES = tuple(SHORT_DTYPES.values())
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[(.*)\]\s*$")
 

@@ -16,7 +16,6 @@ from .errors import UnsupportedDtypeError
 from .runtime import dtypes as _runtime_dtypes
 from .runtime.dtypes import DType
 
-
 # The dtypes aotc compiles, from the one table (runtime/dtypes.py): a name, its kind
 # ("bool", "int", "uint", "float") and bits. Signedness lives there, not in MLIR: MLIR
 # integers are signless and each op picks its signed or unsigned form from the kind.

@@ -19,9 +19,10 @@ from ._mlir import (
     ir,
     iterator_types,
     linalg,
+    reassociation,
     tensor,
 )
-from .constants import dense_constant, scalar_attr, scalar_constant  # noqa: F401  (re-exported builders)
+from .constants import scalar_constant
 from .core import Tracer, current_trace, user_location
 from .passes.opset import GATHER_FUSING_OPS
 
@@ -93,13 +94,6 @@ def strided_index(dim: int, start: int, step: int) -> ir.Value:
 
 
 # ---- reshaping without data movement ------------------------------------------------------
-
-def reassociation(groups: Sequence[Sequence[int]]) -> ir.ArrayAttr:
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get(
-        [ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups]
-    )
-
 
 def collapse(value: ir.Value, shape: Sequence[int], groups: Sequence[Sequence[int]],
              dtype) -> ir.Value:

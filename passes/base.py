@@ -39,6 +39,12 @@ def register(cls: type[ModulePass]) -> type[ModulePass]:
     return cls
 
 
+def as_op(x):
+    """The ``ir.Operation`` of an op view or owner (what block iteration and ``owner``
+    return: an OpView, an Operation or a Block)."""
+    return getattr(x, "operation", x)
+
+
 def collect_ops(module, select) -> list:
     """``(op, info)`` for every op of ``module`` for which ``select(op)`` returns a truthy
     ``info``. Rewrite them after collecting: erasing ops during a walk is unsafe."""

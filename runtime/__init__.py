@@ -3,12 +3,21 @@
 Depends only on numpy and ``iree.runtime`` (never on the compiler), so it runs on
 machines that have neither MLIR nor the aotc compiler installed.
 
-Example:
+Example: export a one-line function with the compiler (``aotc.export``), then load and
+call the artifact with this package alone:
+  >>> art = aotc.export(lambda x: 2 * x, aotc.ShapeDtypeStruct((3,), "float32"),
+  ...                   name="double")
+  >>> art.save("double.vmfb")
+  'double.vmfb'
   >>> from aotc import runtime
-  >>> m = runtime.load("mlp.vmfb")                        # doctest: +SKIP
-  >>> y = m.predict(np.zeros((64, 784), np.float32))       # doctest: +SKIP
-  >>> np.asarray(y).shape                                  # doctest: +SKIP
-  (64, 10)
+  >>> m = runtime.load("double.vmfb")
+  >>> y = m.double(np.arange(3, dtype=np.float32))
+  >>> y
+  Array([0., 2., 4.], dtype=float32)
+  >>> np.asarray(y).shape
+  (3,)
+
+The examples in this package's modules load this ``double.vmfb``.
 """
 
 from __future__ import annotations

@@ -163,10 +163,11 @@ def configure_reuse(*, enabled: bool | None = None, capacity: int | str | None =
     environment variables).
 
     Example:
-      >>> from aotc import runtime
       >>> cfg = runtime.configure_reuse(capacity="512mib", max_free_buffers=32)
-      >>> cfg.capacity
-      536870912
+      >>> cfg.capacity, cfg.max_free_buffers, runtime.reuse_config() == cfg
+      (536870912, 32, True)
+      >>> runtime.allocator_specs("local-sync")  # what a new local-sync device gets
+      ['caching:device_local=*;536870912;32']
     """
     global _config
     current = reuse_config()

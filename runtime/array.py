@@ -62,11 +62,14 @@ class Array:
     function uses the device buffer directly. Arithmetic and indexing go through numpy
     on the host.
 
-    Example:
-      >>> y = module.predict(x)          # doctest: +SKIP
-      >>> y.shape, y.dtype               # doctest: +SKIP
-      ((64, 10), dtype('float32'))
-      >>> np.asarray(y)[0, :3]           # doctest: +SKIP
+    Example (``double.vmfb`` from the ``aotc.runtime`` example):
+      >>> y = runtime.load("double.vmfb").double(np.arange(3, dtype=np.float32))
+      >>> y.shape, y.dtype, y.device
+      ((3,), dtype('float32'), Device('local-sync'))
+      >>> np.asarray(y)
+      array([0., 2., 4.], dtype=float32)
+      >>> y + 1  # computed by numpy on the host
+      array([1., 3., 5.], dtype=float32)
     """
 
     # CPython clears slots in alphabetical order when an object dies: "_bv" and "_host"
@@ -392,9 +395,9 @@ def device_put(x: Any, device: str | Device = "local-task") -> Array:
     """Copies a host array (or scalar) to ``device`` and returns it as an ``Array``.
 
     Example:
-      >>> a = device_put(np.ones(4, np.float32), "local-sync")
-      >>> a.shape
-      (4,)
+      >>> a = runtime.device_put(np.ones(4, np.float32), "local-sync")
+      >>> a, a.device
+      (Array([1., 1., 1., 1.], dtype=float32), Device('local-sync'))
     """
     device = get_device(device)
     if isinstance(x, Array):

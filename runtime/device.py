@@ -167,8 +167,8 @@ def allocator_specs(driver: str) -> list[str] | None:
     it breaks queue allocations and the runtime pools buffers itself; None when reuse is
     off (``AOTC_REUSE=0``).
 
-    >>> allocator_specs("vulkan") is None
-    True
+    >>> allocator_specs("vulkan") is None, allocator_specs("local-sync")
+    (True, ['caching:device_local=*;...'])
     """
     config = _allocator.reuse_config()
     if _allocator.reuse_kind(driver, config) != "caching":

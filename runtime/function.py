@@ -62,11 +62,13 @@ class Function:
     Arguments may be numpy arrays, Python scalars or ``Array``s, nested as the function
     was exported; results come back as ``Array``s in the exported result structure.
 
-    Example:
-      >>> f = module["predict"]                  # doctest: +SKIP
-      >>> print(f.signature)                     # doctest: +SKIP
-      predict(x: float32[64,784]) -> (out0: float32[64,10])
-      >>> y = f(np.zeros((64, 784), np.float32))  # doctest: +SKIP
+    Example (``double.vmfb`` from the ``aotc.runtime`` example):
+      >>> f = runtime.load("double.vmfb")["double"]
+      >>> print(f.signature)
+      double(x: float32[3]) -> (out: float32[3])
+      >>> y = f(np.arange(3, dtype=np.float32))
+      >>> y, f(y)  # an Array result passed on as an argument
+      (Array([0., 2., 4.], dtype=float32), Array([0., 4., 8.], dtype=float32))
     """
 
     def __init__(

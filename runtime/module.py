@@ -51,9 +51,16 @@ class _Loaded:
 def load(path_or_bytes: PathOrBytes, device: str | Device | None = None) -> Module:
     """Loads an exported artifact (``.vmfb``) for running.
 
-    Example:
-      >>> m = load("mlp.vmfb")                          # doctest: +SKIP
-      >>> m.predict(np.zeros((64, 784), np.float32))     # doctest: +SKIP
+    Example (``double.vmfb`` from the ``aotc.runtime`` example: ``2 * x`` of a float32[3]):
+      >>> m = runtime.load("double.vmfb")
+      >>> m.device  # none given: an artifact of small functions runs on local-sync
+      Device('local-sync')
+      >>> m.double(np.ones(3, np.float32))
+      Array([2., 2., 2.], dtype=float32)
+      >>> with open("double.vmfb", "rb") as f:
+      ...     m2 = runtime.load(f.read(), device="local-task")
+      >>> m2.where, m2.device
+      ('<... bytes>', Device('local-task'))
 
     Args:
       path_or_bytes: a path (str or PathLike), or the artifact's bytes.
@@ -190,11 +197,13 @@ class Signatures(dict):
 class Module:
     """A loaded artifact. Call its functions as attributes or items.
 
-    Example:
-      >>> m = load("mlp.vmfb")              # doctest: +SKIP
-      >>> print(m.functions["predict"])     # doctest: +SKIP
-      predict(x: float32[64,784]) -> (out0: float32[64,10])
-      >>> m.predict(x), m["predict"](x)     # doctest: +SKIP
+    Example (``double.vmfb`` from the ``aotc.runtime`` example):
+      >>> m = runtime.load("double.vmfb")
+      >>> print(m.functions["double"])
+      double(x: float32[3]) -> (out: float32[3])
+      >>> x = np.arange(3, dtype=np.float32)
+      >>> m.double(x), m["double"](x)
+      (Array([0., 2., 4.], dtype=float32), Array([0., 2., 4.], dtype=float32))
 
     A function named like one of the attributes below is reachable only as an item.
     """

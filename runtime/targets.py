@@ -127,8 +127,8 @@ def device_targets(device_uri: str) -> list[str]:
     """The target names whose code a device of this URI runs, best first: what to
     compile for when an artifact does not fit the device.
 
-    >>> device_targets("vulkan")
-    ['vulkan']
+    >>> device_targets("vulkan"), device_targets("local-task")[0]
+    (['vulkan'], 'cpu')
     """
     driver = driver_of(device_uri)
     if driver in CPU_DRIVERS:

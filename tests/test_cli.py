@@ -225,7 +225,7 @@ def test_help_has_examples():
 
 
 def test_argument_dtype_names_cover_every_dtype():
-    # One dtype table each on the compiler, runtime and command-line sides: they must agree.
+    # The compiler and command-line tables derive from the runtime's: they must agree.
     from aotc import dtypes
     from aotc.cli import FULL_DTYPES, SHORT_DTYPES, parse_arg_spec
     from aotc.runtime import dtypes as runtime_dtypes

@@ -170,3 +170,13 @@ def test_lint_is_clean():
     out = subprocess.run([sys.executable, "-m", "ruff", "check", "--output-format", "concise",
                           str(ROOT)], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, f"ruff {ruff.__name__}:\n{out.stdout}{out.stderr}"
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists every package (a wheel holds only those listed)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    packages = {name for name, path in MODULES.items() if path.name == "__init__.py"}
+    assert packages <= listed, f"add to [tool.setuptools] packages: {sorted(packages - listed)}"

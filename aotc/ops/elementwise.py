@@ -12,6 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .. import dtypes
+from ..constants import scalar_constant
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
 from ..lowering import (
@@ -21,7 +22,6 @@ from ..lowering import (
     empty,
     generic,
     parallel,
-    scalar_constant,
     wrap,
 )
 from .arguments import Scalar, as_operand, broadcast_result_shape

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import arith, index_constant, ir, tensor
+from ..constants import scalar_constant
 from ..core import Tracer
 from ..errors import TracingError
 from ..lowering import (
@@ -31,7 +32,6 @@ from ..lowering import (
     identity_map,
     loop_index,
     parallel,
-    scalar_constant,
     wrap,
 )
 from . import elementwise as ew

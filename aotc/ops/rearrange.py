@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import arith, dim_map, ir, tensor
+from ..constants import scalar_constant
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from ..lowering import (
@@ -38,7 +39,6 @@ from ..lowering import (
     identity_map,
     loop_index,
     parallel,
-    scalar_constant,
     wrap,
 )
 from . import elementwise as ew

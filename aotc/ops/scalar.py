@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import arith, ir, math
-from ..lowering import scalar_constant
+from ..constants import scalar_constant
 
 Rule = Callable[..., ir.Value]
 

@@ -20,13 +20,13 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import arith, ir
+from ..constants import scalar_constant
 from ..core import Tracer
 from ..errors import TracingError
 from ..lowering import (
     empty,
     fill,
     loop_index,
-    scalar_constant,
     wrap,
 )
 from . import elementwise as ew

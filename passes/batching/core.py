@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple, Optional
 
 from .. import opset
-from ..base import PassError, where
+from ..base import PassError, as_op, where
 
 
 class Batched(NamedTuple):
@@ -70,11 +70,6 @@ def rule(*names: str):
 def batch_rule(name: str) -> Optional[Rule]:
     """The batching rule of op ``name`` (``"<scalar>"``: the scalar rule), or None."""
     return RULES.get(name)
-
-
-def as_op(x):
-    """The ``ir.Operation`` of an op view (what block iteration and ``owner`` return)."""
-    return getattr(x, "operation", x)
 
 
 # ---------------------------------------------------------------------------------------
@@ -177,19 +172,19 @@ class Batcher:
         return linalg.broadcast(value, outs=[init], dimensions=[0]).results[0]
 
     def collapse(self, value, groups: list[list[int]], result_type):
-        from aotc._mlir import ir
+        from aotc._mlir import ir, reassociation
 
         return ir.Operation.create(
             "tensor.collapse_shape", results=[result_type], operands=[value],
-            attributes={"reassociation": _reassociation(groups)}).result
+            attributes={"reassociation": reassociation(groups)}).result
 
     def expand(self, value, groups: list[list[int]], result_type, dynamic: list):
-        from aotc._mlir import ir
+        from aotc._mlir import ir, reassociation
 
         t = ir.RankedTensorType(result_type)
         return ir.Operation.create(
             "tensor.expand_shape", results=[result_type], operands=[value] + list(dynamic),
-            attributes={"reassociation": _reassociation(groups),
+            attributes={"reassociation": reassociation(groups),
                         "static_output_shape": ir.DenseI64ArrayAttr.get(list(t.shape))}).result
 
     def copy(self, op) -> list[Batched]:
@@ -255,9 +250,9 @@ class Batcher:
         raise PassError(
             f"{self.pass_name}: no batching rule for {op.name} at {where(op)} (in "
             f"@{self.func_name}, operand(s) {batched or 'captured in its regions'} "
-            f"batched). Add one in passes/batching/: write "
-            f"`def rule(bt, op, operands) -> list[Batched]` and register it with "
-            f'`RULES["{op.name}"] = rule`.')
+            f"batched). Add one in a rule module of passes/batching/: "
+            f'`@rule("{op.name}") def rule(bt, op, operands) -> list[Batched]` (the op '
+            f"needs a row in passes/opset.py too).")
 
     def _apply(self, fn: Rule, op, operands: list[Batched]) -> list[Batched]:
         """Runs a rule. A ``PassError`` is the rule refusing the op and passes through
@@ -296,14 +291,6 @@ def _is_empty(value) -> bool:
 
     return (isinstance(value, ir.OpResult) and as_op(value.owner).name == "tensor.empty"
             and not list(as_op(value.owner).operands))
-
-
-def _reassociation(groups):
-    from aotc._mlir import ir
-
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g])
-                             for g in groups])
 
 
 # ---------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .. import opset
-from ..base import where
+from ..base import as_op, where
 from ..opset import (
     CONSTANT_LIKE_OPS,
     DESTINATION,
@@ -42,7 +42,7 @@ from ..opset import (
     SOURCE_OPS,
     VIEW_OPS,
 )
-from .function import arg_label, defining_op, op_of
+from .function import arg_label, defining_op
 from .pairing import Candidate
 from .positions import generic_inputs, plus, runtime_offsets, slice_offsets
 
@@ -83,7 +83,7 @@ def _same_storage(value) -> list:
     found, stack = [value], [value]
     while stack:
         for use in stack.pop().uses:
-            op = op_of(use.owner)
+            op = as_op(use.owner)
             if op.name in RESHAPE_OPS and use.operand_number == 0 and op.results[0] not in found:
                 found.append(op.results[0])
                 stack.append(op.results[0])
@@ -107,7 +107,7 @@ class InPlaceAnalysis:
     def __init__(self, func_op) -> None:
         self.func = func_op
         self.block = func_op.regions[0].blocks[0]
-        self.ops = [op_of(o) for o in self.block.operations]
+        self.ops = [as_op(o) for o in self.block.operations]
         self.index = {op: i for i, op in enumerate(self.ops)}
         self.ret = self.ops[-1]
         self.results = list(self.ret.operands)
@@ -115,9 +115,9 @@ class InPlaceAnalysis:
     def user(self, use):
         """The op of this function's block that a use belongs to (an op nested in a
         region counts as its top-level ancestor, which reads what the nested op reads)."""
-        op = op_of(use.owner)
+        op = as_op(use.owner)
         while op.parent is not None and op.parent != self.func:
-            op = op_of(op.parent)
+            op = as_op(op.parent)
         return op
 
     # -- slices ------------------------------------------------------------------------
@@ -158,7 +158,7 @@ class InPlaceAnalysis:
         while stack:
             value = stack.pop()
             for use in value.uses:
-                op = op_of(use.owner)
+                op = as_op(use.owner)
                 if not _is_view(op) or use.operand_number != 0 or op not in self.index:
                     continue
                 result = op.results[0]

@@ -10,19 +10,16 @@ functions aotc traces.
 
 from __future__ import annotations
 
+from ..base import as_op
+
 MARKER = "aotc.donate"
 OUTPUT = "iree.abi.output"
 BARRIER = "util.optimization_barrier"
 
 
-def op_of(value_owner):
-    """The ``ir.Operation`` of an owner (an OpView, an Operation or a Block)."""
-    return getattr(value_owner, "operation", value_owner)
-
-
 def functions(module) -> list:
     """The ``func.func`` ops of a ``builtin.module`` that have a body."""
-    ops = [op_of(op) for op in module.regions[0].blocks[0].operations]
+    ops = [as_op(op) for op in module.regions[0].blocks[0].operations]
     return [op for op in ops if op.name == "func.func" and op.regions[0].blocks]
 
 
@@ -30,7 +27,7 @@ def defining_op(value):
     from aotc._mlir import ir
 
     if isinstance(value, ir.OpResult):
-        return op_of(value.owner)
+        return as_op(value.owner)
     return None  # a block argument
 
 

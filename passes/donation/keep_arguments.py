@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..base import ModulePass, register
+from ..base import ModulePass, as_op, register
 from .analysis import InPlaceAnalysis
-from .function import BARRIER, defining_op, donated_pairs, functions, insert_barrier, op_of
+from .function import BARRIER, defining_op, donated_pairs, functions, insert_barrier
 
 
 @register
@@ -61,6 +61,6 @@ def _keep_arguments(func_op) -> None:
 
 def _kept(analysis: InPlaceAnalysis, arg) -> bool:
     """Does a barrier that feeds the return already read ``arg`` (an earlier run)?"""
-    users = [op_of(use.owner) for use in arg.uses]
+    users = [as_op(use.owner) for use in arg.uses]
     return any(op.name == BARRIER and any(v in analysis.results for v in op.results)
                for op in users)

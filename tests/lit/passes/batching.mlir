@@ -121,7 +121,7 @@ func.func @unbatched(%x: tensor<3xf32>) -> tensor<3xf32> {
 
 // An op without a rule fails the pass, naming the op, its location and how to add a rule.
 // ERR: aotc-batch: no batching rule for linalg.matvec at {{.*}}batching.mlir:{{[0-9]+}}
-// ERR-SAME: RULES["linalg.matvec"] = rule
+// ERR-SAME: @rule("linalg.matvec") def rule(bt, op, operands) -> list[Batched]
 func.func @slice(%x: tensor<4x3xf32>, %v: tensor<3xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
   %s = linalg.matvec ins(%x, %v : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
