@@ -16,7 +16,7 @@ import numpy as np
 from . import numpy_dispatch
 from .core import Tracer, check_usable, traced_at_user_line
 from .ops.elementwise import power_operator
-from .ops.indexing import getitem
+from .ops import views
 from .ops.updates import IndexUpdateHelper
 
 # Python operator -> namespace function (binary ones also get the reflected __r*__ form).
@@ -64,10 +64,14 @@ def install(namespace: types.ModuleType, method_names) -> None:
 
     def index(self, key):
         check_usable(self, "indexing")
-        return getitem(self, key)
+        return views.getitem(self, key)
 
     Tracer.__getitem__ = traced_at_user_line(index)
-    Tracer.T = property(traced_at_user_line(lambda self: call("transpose")(self)))
+    Tracer.__setitem__ = traced_at_user_line(views.setitem)
+    for name in views.AUGMENTED:  # x += y writes into x, as numpy's in-place operators
+        setattr(Tracer, f"__{name}__", traced_at_user_line(
+            lambda self, other, _n=name: views.augmented(_n, self, other)))
+    Tracer.T = property(traced_at_user_line(lambda self: views.transpose_view(self)))
     Tracer.at = property(lambda self: IndexUpdateHelper(self), doc=(
         "JAX's functional updates: ``x.at[i].set(v)``, ``.add``, ``.min``, ... return a new "
         "array (aotc/ops/updates.py)."))
@@ -80,7 +84,13 @@ def install(namespace: types.ModuleType, method_names) -> None:
     for name in method_names:
         setattr(Tracer, name, traced_at_user_line(
             lambda self, *a, _n=name, **k: numpy_dispatch.array_method(self, _n, a, k)))
-    for name in numpy_dispatch.IN_PLACE_METHODS:  # x.sort(), x[i] = v: refused, naming the fix
+    # In-place methods: the new value replaces the array's.
+    Tracer.sort = traced_at_user_line(lambda self, axis=-1, kind=None, order=None: (
+        views.assign_all(self, call("sort")(self, axis=axis, kind=kind, order=order),
+                         "x.sort()")))
+    Tracer.fill = traced_at_user_line(lambda self, value: views.assign_all(
+        self, call("full_like")(self, value), "x.fill()"))
+    for name in numpy_dispatch.IN_PLACE_METHODS:  # the others: refused, naming the fix
         setattr(Tracer, name,
                 lambda self, *a, _n=name, **k: numpy_dispatch.in_place_method(self, _n))
     # Other ndarray methods exist on a traced array too, and say they are not supported.

@@ -105,6 +105,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         if meta.donated:
             donated = ", ".join(f"{k} -> result {v}" for k, v in meta.donated.items())
             print(f"      donated: {donated}")
+        if meta.mutated:
+            written = ", ".join(f"{k} (result {v})" for k, v in meta.mutated.items())
+            print(f"      writes into: {written}")
         print(f"      memory: {_memory_line(_memory_figures(info, fname, meta, args))}")
     return EXIT_OK
 

@@ -9,6 +9,7 @@ the func.func built here is the program.
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import os
 import sys
@@ -21,7 +22,7 @@ import numpy as np
 from . import dtypes
 from ._mlir import func, ir
 from .constants import dense_constant
-from .errors import TracerConversionError, TracingError
+from .errors import TracedValueStoredError, TracerConversionError, TracingError
 from .runtime import tree
 
 _AOTC_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -109,6 +110,23 @@ def traced_at_user_line(fn: Callable) -> Callable:
 
     located._aotc_located = True
     return located
+
+
+def stores_into_numpy_array(frame) -> bool:
+    """Whether the user's line ``frame`` is executing ``a[i] = v``: numpy converts a traced
+    ``v`` (``float()``, ``__array__``) to store it into the numpy array ``a``."""
+    return frame is not None and dis.opname[frame.f_code.co_code[frame.f_lasti]] == "STORE_SUBSCR"
+
+
+def stored_into_numpy_array(t: "Tracer", where: str) -> TracedValueStoredError:
+    # Not a TypeError: numpy swallows those while converting and reports "setting an
+    # array element with a sequence" instead.
+    return TracedValueStoredError(
+        f"a traced array {t.dtype.name}{list(t.shape)} was stored into a numpy array at "
+        f"{where} (in function '{t.trace.fn_name}'): a numpy array holds values, and a "
+        f"traced array has none until the compiled code runs. Fix: create the array being "
+        f"written from a traced one (np.zeros_like(x), np.empty_like(x), x.copy()) or with "
+        f"aotc.numpy (anp.zeros(shape, dtype)), so that it is traced too")
 
 
 class Trace:
@@ -228,6 +246,35 @@ def is_tracing() -> bool:
     return bool(_stack())
 
 
+@dataclass(eq=False)
+class View:
+    """How a view (numpy's basic indexing, transposes, reshapes) reads its base and writes
+    a new value back into it: ``read(base)`` is the view's value, ``write(base, new)`` the
+    base's value with the view replaced by ``new`` (None: read-only, as numpy's
+    ``broadcast_to``). ``seen`` is the root's write count the view was last read at."""
+
+    base: "Tracer"
+    read: Callable[["Tracer"], "Tracer"]
+    write: Callable[["Tracer", "Tracer"], "Tracer"] | None
+    what: str
+    seen: int = 0
+
+    @property
+    def root(self) -> "Tracer":
+        t = self.base
+        while t.view is not None:
+            t = t.view.base
+        return t
+
+
+def _row_major_strides(shape) -> tuple:
+    strides, step = [], 1
+    for d in reversed(tuple(shape)):
+        strides.append(step)
+        step *= d if isinstance(d, int) and d > 0 else 1
+    return tuple(reversed(strides))
+
+
 class Tracer(_Shaped):
     """An array inside a traced function: shape and dtype known, value computed later.
 
@@ -235,13 +282,22 @@ class Tracer(_Shaped):
     (``aotc/array_methods.py``), which this module does not import.
     """
 
-    __slots__ = ("value", "shape", "dtype", "trace", "weak", "scope")
+    __slots__ = ("_value", "shape", "dtype", "trace", "weak", "scope", "view", "version",
+                 "strides")
     # numpy binary operators defer to ours (ndarray + Tracer -> Tracer.__radd__).
     __array_priority__ = 1000
 
     def __init__(self, value: ir.Value, shape: Sequence[int], dtype: np.dtype,
                  trace: Trace | None = None, weak: bool = False):
-        self.value = value
+        self._value = value
+        # A traced array is a reference whose value a write replaces (numpy's in-place
+        # updates, functionalized): a root counts its writes in ``version``; a view
+        # (``view``: how it is read from its base and written back) re-reads its base
+        # when the root was written since. ``strides`` (in elements of the root's
+        # row-major layout) decide, as numpy does, whether a reshape is a view.
+        self.view: View | None = None
+        self.version = 0
+        self.strides = _row_major_strides(shape)
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.trace = trace if trace is not None else current_trace()
@@ -250,8 +306,37 @@ class Tracer(_Shaped):
         # of the arrays it meets (numpy's weak scalar rule) instead of forcing float64.
         self.weak = weak
 
+    @property
+    def value(self) -> ir.Value:
+        """The SSA value holding this array now (after the writes traced so far)."""
+        view = self.view
+        if view is not None and view.seen != view.root.version:
+            self._value = view.read(view.base).value
+            view.seen = view.root.version
+        return self._value
+
+    def assign(self, new: "Tracer") -> None:
+        """Replaces this array's value by ``new`` (same shape and dtype), writing through
+        to the base of a view, so the base and every other view of it see the write."""
+        view = self.view
+        if view is None:
+            self._value = new.value
+            self.version += 1
+            return
+        if view.write is None:
+            raise TracingError(f"assignment destination is read-only: this traced array is "
+                               f"a read-only view ({view.what}) of another array, as in "
+                               f"numpy; write into the array itself, or into a copy")
+        view.base.assign(view.write(view.base, new))
+        self._value = new.value
+        view.seen = view.root.version
+
     def __len__(self) -> int:
         if not self.shape:
+            frame = user_frame()
+            if stores_into_numpy_array(frame):  # numpy asks len() of a value it stores
+                raise stored_into_numpy_array(self, f"{frame.f_code.co_filename}:"
+                                                    f"{frame.f_lineno}")
             raise TypeError("len() of a 0-d traced array")
         return self.shape[0]
 
@@ -267,6 +352,8 @@ class Tracer(_Shaped):
     def _no_value(self, what: str):
         frame = user_frame()
         where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "<unknown>"
+        if stores_into_numpy_array(frame):
+            raise stored_into_numpy_array(self, where)
         raise TracerConversionError(
             f"{what} was asked of a traced array {self.dtype.name}{list(self.shape)} in "
             f"function '{self.trace.fn_name}' at {where}: while tracing, arrays have a shape "
@@ -312,6 +399,9 @@ class TracedFunction:
     in_avals: list[ShapeDtypeStruct]
     out_avals: list[ShapeDtypeStruct]
     out_tree: tree.TreeDef
+    # Leaf indices of the arguments the function writes into; their final values are the
+    # function's results after ``out_avals``.
+    mutated: list[int]
 
 
 def trace_function(
@@ -344,17 +434,30 @@ def trace_function(
                     for v, a in zip(trace.block.arguments, in_avals)
                 ]
                 args, kwargs = rebuild_args(tracers)
-                out = fn(*args, **kwargs)
+                try:
+                    out = fn(*args, **kwargs)
+                except ValueError as e:
+                    # numpy reports a failed store into its array as "setting an array
+                    # element with a sequence"; the reason is what it was handed.
+                    reason = e.__cause__ or e.__context__
+                    if isinstance(reason, TracedValueStoredError):
+                        raise TracedValueStoredError(str(reason)) from None
+                    raise
                 out_leaves, out_tree = tree.flatten(out)
                 out_tracers = [_as_output(leaf, i, trace) for i, leaf in enumerate(out_leaves)]
-                func.ReturnOp([t.value for t in out_tracers])
+                # Arguments the function wrote into (numpy's in-place updates): their
+                # final values are returned after the results, for the caller's arrays.
+                mutated = [i for i, t in enumerate(tracers) if t.version]
+                func.ReturnOp([t.value for t in out_tracers]
+                              + [tracers[i].value for i in mutated])
+                written = [tracers[i] for i in mutated]
         finally:
             _stack().pop()
-        func_op.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get(arg_types, [t.value.type for t in out_tracers])
-        )
+        func_op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
+            arg_types, [t.value.type for t in out_tracers + written]))
     out_avals = [ShapeDtypeStruct(t.shape, t.dtype) for t in out_tracers]
-    return TracedFunction(trace, trace.module, func_op, list(in_avals), out_avals, out_tree)
+    return TracedFunction(trace, trace.module, func_op, list(in_avals), out_avals, out_tree,
+                          mutated)
 
 
 def _definition_location(fn: Callable) -> ir.Location:

@@ -39,6 +39,13 @@ class TracerConversionError(AotcError, TypeError):
     """
 
 
+class TracedValueStoredError(AotcError):
+    """A traced value was stored into a numpy array (``out = np.zeros(n); out[i] = x``):
+    a numpy array holds values, and a traced array has none while tracing. Fix: create
+    the array from a traced one (``np.zeros_like(x)``) or with ``aotc.numpy``, so it is
+    traced too."""
+
+
 class UnsupportedOpError(AotcError, NotImplementedError):
     """The function uses an operation aotc cannot trace."""
 

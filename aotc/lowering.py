@@ -24,7 +24,7 @@ from ._mlir import (
 )
 from .constants import scalar_constant
 from .core import Tracer, current_trace, user_location
-from .passes.opset import GATHER_FUSING_OPS
+from .passes.opset import GATHER_FUSING_OPS, INSERT_FUSED_PRODUCERS
 
 
 def empty(shape: Sequence[int], dtype: np.dtype) -> ir.Value:
@@ -226,9 +226,13 @@ def materialized(t: Tracer) -> Tracer:
     """``t`` through a ``util.optimization_barrier``: IREE computes it in a dispatch of its
     own instead of fusing it into the dispatch that reads it."""
     with user_location():
-        op = ir.Operation.create("util.optimization_barrier", results=[t.value.type],
-                                 operands=[t.value])
-    return wrap(op.results[0], t.shape, t.dtype)
+        return wrap(barrier(t.value), t.shape, t.dtype)
+
+
+def barrier(value: ir.Value) -> ir.Value:
+    """``value`` through a ``util.optimization_barrier`` (at the current location)."""
+    return ir.Operation.create("util.optimization_barrier", results=[value.type],
+                               operands=[value]).results[0]
 
 
 # ---- slices ---------------------------------------------------------------------------------
@@ -272,5 +276,79 @@ def insert_slice(source: ir.Value, dest: ir.Value, dest_shape: Sequence[int], of
     values, static = mixed_offsets(offsets)
     strides = [1] * len(sizes) if strides is None else list(strides)
     with user_location():
+        if _reads_elsewhere(source, dest, values, static, list(sizes), strides):
+            source = barrier(source)
         return tensor.InsertSliceOp(source, dest, values, [], [], static, list(sizes),
                                     strides).result
+
+
+def _reads_elsewhere(source: ir.Value, dest: ir.Value, dynamic, static, sizes, strides) -> bool:
+    """Whether ``source``, about to be inserted into ``dest``, is computed from elements of
+    ``dest`` other than the ones it overwrites (``y[1:10] += y[:9]``, ``y[:9] +=
+    y[8::-1]``, ``A[1:-1] = A[:-2] + A[2:]``).
+
+    IREE 3.13 fuses the source's producers into the dispatch that writes the slice into
+    ``dest``'s own buffer, and then reads elements it has already overwritten: measured,
+    the element after the first vector of 8 comes out wrong. Only the producers IREE fuses
+    (elementwise ops, slices, reshapes, element reads) are followed; a read of the very
+    window being written, elementwise (``x.at[1:3].add(v)``), is safe and gets no barrier.
+    When this returns True the source is computed into a buffer of its own first.
+    """
+    stack, seen = [source], []
+    while stack:
+        value = stack.pop()
+        if value == dest or not isinstance(value, ir.OpResult):
+            continue
+        op = value.owner.operation
+        if op in seen or op.name not in INSERT_FUSED_PRODUCERS:
+            continue
+        seen.append(op)
+        for inner in _ops_with_regions(op):
+            for i, operand in enumerate(inner.operands):
+                if operand != dest:
+                    stack.append(operand)
+                elif not _same_window(inner, i, dynamic, static, sizes, strides):
+                    return True
+    return False
+
+
+def _ops_with_regions(op) -> list:
+    """``op`` and every op nested in its regions (a generic's body reads captured values)."""
+    found = [op]
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                found.extend(_ops_with_regions(inner.operation))
+    return found
+
+
+def _same_window(reader, operand_index: int, dynamic, static, sizes, strides) -> bool:
+    """Whether ``reader`` reads exactly the window an insert with these offsets, sizes and
+    strides writes (the source of a ``tensor.extract_slice``, same positions)."""
+    if reader.name != "tensor.extract_slice" or operand_index != 0:
+        return False
+    attrs = reader.attributes
+    same_static = (list(ir.DenseI64ArrayAttr(attrs["static_offsets"])) == list(static)
+                   and list(ir.DenseI64ArrayAttr(attrs["static_sizes"])) == list(sizes)
+                   and list(ir.DenseI64ArrayAttr(attrs["static_strides"])) == list(strides))
+    offsets = list(reader.operands)[1:]
+    return (same_static and len(offsets) == len(dynamic)
+            and all(_same_value(a, b) for a, b in zip(offsets, dynamic)))
+
+
+def _same_value(a: ir.Value, b: ir.Value, depth: int = 12) -> bool:
+    """Whether two index values are one computation: the same value, or the same op with
+    the same attributes on the same operands (the offsets of ``dynamic_slice`` and
+    ``dynamic_update_slice`` at one index are clamped twice, before CSE merges them)."""
+    if a == b:
+        return True
+    if depth == 0 or not (isinstance(a, ir.OpResult) and isinstance(b, ir.OpResult)):
+        return False
+    x, y = a.owner.operation, b.owner.operation
+    if (x.name != y.name or a.result_number != b.result_number or list(x.regions)
+            or len(x.operands) != len(y.operands)):
+        return False
+    attrs = [sorted((name, str(op.attributes[name])) for name in op.attributes)
+             for op in (x, y)]
+    return attrs[0] == attrs[1] and all(
+        _same_value(p, q, depth - 1) for p, q in zip(x.operands, y.operands))

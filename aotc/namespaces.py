@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 
 from .core import traced_at_user_line
+from .ops import views
 
 MODULES = (
     "aotc.ops.elementwise",
@@ -31,7 +32,16 @@ MODULES = (
     "aotc.ops.convolution",
     "aotc.ops.nn",
     "aotc.ops.statistics",
+    "aotc.ops.views",
 )
+
+
+def _with_numpy_aliasing(namespace: str, name: str, fn):
+    """What numpy returns views of returns views (ops/views.py); every other function
+    returns new arrays, never its argument object (numpy's ``asarray`` may)."""
+    if namespace == "numpy" and name in views.VIEW_FUNCTIONS:
+        return views.VIEW_FUNCTIONS[name]
+    return fn if name in views.SAME_OBJECT else views.returns_new_arrays(fn)
 
 
 def collect(namespace: str) -> dict:
@@ -44,5 +54,8 @@ def collect(namespace: str) -> dict:
                 raise ImportError(f"{namespace}.{name} is exported by two modules: "
                                   f"{found[name].__module__} and {module_name}")
             fn = getattr(module, name)
-            found[name] = traced_at_user_line(fn) if namespace != "methods" else fn
+            if namespace != "methods":
+                found[name] = traced_at_user_line(_with_numpy_aliasing(namespace, name, fn))
+            else:
+                found[name] = fn
     return found

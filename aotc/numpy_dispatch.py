@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .core import Tracer, user_frame
+from .core import Tracer, stored_into_numpy_array, stores_into_numpy_array, user_frame
+from .ops import views
 from .errors import TracerConversionError, UnsupportedOpError
 
 # The namespace calls are dispatched to (aotc.numpy), given by ``bind`` when that
@@ -52,10 +53,7 @@ REDUCE_NEUTRAL = {"dtype": None, "keepdims": False}
 
 # ndarray methods that modify the array in place -> the functional form to write instead.
 IN_PLACE_METHODS = {
-    "__setitem__": "x = x.at[index].set(value)",
-    "sort": "x = aotc.numpy.sort(x, axis=...)",
     "partition": "x = aotc.numpy.partition(x, kth)",
-    "fill": "x = aotc.numpy.full_like(x, value)",
     "resize": "x = aotc.numpy.reshape(x, new_shape) (or aotc.numpy.resize(x, new_shape))",
     "put": "x = x.ravel().at[indices].set(values).reshape(x.shape)",
     "itemset": "x = x.at[index].set(value)",
@@ -214,15 +212,29 @@ def _ufunc_function(ufunc: np.ufunc) -> Callable:
     return target
 
 
+def _traced_out(out):
+    """The traced array of ``out=`` (numpy passes a tuple), or None when there is none; a
+    numpy array there is left for ``_check_out_where`` to refuse."""
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    return out if isinstance(out, Tracer) else None
+
+
 def _ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict):
     what = f"numpy.{ufunc.__name__}"
     target = _ufunc_function(ufunc)
-    _check_out_where(what, kwargs.pop("out", None), kwargs.pop("where", True))
+    out = kwargs.pop("out", None)
+    into = _traced_out(out)
+    _check_out_where(what, None if into is not None else out, kwargs.pop("where", True))
     dtype = kwargs.pop("dtype", None)
     _drop_neutral(kwargs, UFUNC_NEUTRAL)
     if dtype is not None:
         inputs = _cast_to_loop(ufunc, inputs, dtype, kwargs.pop("casting", "same_kind"))
-    return _call(target, what, f"aotc.numpy.{ufunc.__name__}", inputs, kwargs)
+    result = _call(target, what, f"aotc.numpy.{ufunc.__name__}", inputs, kwargs)
+    if into is None:
+        return result
+    views.store(into, result, f"{what}(..., out=x)")  # numpy writes the output into x
+    return into
 
 
 def _loop_type(x):
@@ -267,7 +279,14 @@ def _ufunc_outer(ufunc: np.ufunc, inputs: tuple, kwargs: dict):
 
 
 def _ufunc_at(ufunc: np.ufunc, inputs: tuple, kwargs: dict):
+    """``np.add.at(x, indices, values)``: unbuffered, so repeated indices accumulate; it
+    is the scatter of ``x.at[indices].add(values)``, written into x."""
     update = AT_UPDATES.get(ufunc.__name__)
+    if update is not None and len(inputs) == 3 and isinstance(inputs[0], Tracer) and not kwargs:
+        x, indices, values = inputs
+        views.assign_all(x, getattr(x.at[indices], update)(values),
+                         f"numpy.{ufunc.__name__}.at")
+        return None
     fix = (f"x = x.at[indices].{update}(values)" if update
            else f"x = x.at[indices].set(numpy.{ufunc.__name__}(x[indices], values))")
     raise unsupported(f"numpy.{ufunc.__name__}.at (an in-place update)", f"write {fix}")
@@ -299,15 +318,20 @@ def array_method(x, name: str, args: tuple, kwargs: dict):
 
 def in_place_method(x, name: str):
     """An ndarray method that writes into the array: refused, naming the functional form."""
-    call = "x[index] = value" if name == "__setitem__" else f"x.{name}(...)"
+    call = f"x.{name}(...)"
     raise unsupported(
         f"{call} on a traced array (it modifies the array in place)",
-        f"traced arrays are immutable values: write {IN_PLACE_METHODS[name]}",
+        f"this in-place method is not supported yet: write {IN_PLACE_METHODS[name]}",
     )
 
 
-def conversion_error(x) -> TracerConversionError:
+def conversion_error(x) -> Exception:
     """``np.asarray(x)`` / ``np.array(x)`` on a traced array: it has no value yet."""
+    frame = user_frame()
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_NUMPY_DIR):
+        frame = frame.f_back
+    if stores_into_numpy_array(frame):
+        return stored_into_numpy_array(x, call_site())
     return TracerConversionError(
         f"conversion to a numpy array (np.asarray / np.array) was asked of a traced array "
         f"{x.dtype.name}{list(x.shape)} "

@@ -271,6 +271,7 @@ def build_metadata(
     source_hash: str,
     work: float,
     ops: float = 0.0,
+    mutated: Sequence[int] = (),
 ) -> FunctionMetadata:
     from . import __version__
     from .compiler import iree_version
@@ -282,7 +283,9 @@ def build_metadata(
         name=name,
         args=tuple(TensorSpec(n, a.shape, a.dtype.name)
                    for n, a in zip(signature.leaf_names, signature.avals)),
-        results=tuple(TensorSpec(n, a.shape, a.dtype.name) for n, a in zip(out_names, out_avals)),
+        results=tuple(TensorSpec(n, a.shape, a.dtype.name) for n, a in zip(out_names, out_avals))
+        + tuple(TensorSpec(f"{signature.leaf_names[i]} (written)", signature.avals[i].shape,
+                           signature.avals[i].dtype.name) for i in mutated),
         in_tree=in_tree,
         out_tree=out_tree,
         target=target,
@@ -292,4 +295,5 @@ def build_metadata(
         work_estimate=work,
         op_estimate=ops,
         static_args={str(k): repr(v) for k, v in signature.static_args},
+        mutated={signature.leaf_names[i]: len(out_avals) + k for k, i in enumerate(mutated)},
     )

@@ -127,8 +127,10 @@ def render_array_methods() -> list[str]:
         "", "## Array methods", "",
         "Methods of traced arrays, each running the `aotc.numpy` function of its name:", "",
         ", ".join(f"`x.{n}()`" for n in methods) + ".", "",
-        f"In-place methods ({refused} and `x[i] = v`) raise an error naming the functional",
-        "form, such as `x = x.at[i].set(v)`.",
+        "Writes work as in numpy (`x[i] = v`, `x += y` and the other augmented "
+        "assignments, `x.sort()`, `x.fill(v)`, `out=` of ufuncs, `np.add.at`), through "
+        "views too; arguments written into are updated after the call.",
+        f"Other in-place methods ({refused}) raise an error naming the functional form.",
     ]
 
 

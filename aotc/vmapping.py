@@ -308,6 +308,12 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
         scratch = ir.Module.create()
     inner = Trace(name, scratch)
     traced = trace_function(vm.fn, names.example, args_tree, example_avals, rebuild, inner)
+    if traced.mutated:
+        written = ", ".join(str(i) for i in traced.mutated)
+        raise VmapError(
+            f"vmap({name}): the function writes into its argument(s) (leaves {written}), "
+            f"which vmap does not batch yet: return the new values instead (e.g. "
+            f"`return x` after `x[i] = v`) and assign them outside the vmap")
     in_batched = [lf.axis is not None for lf in arrays]
     out_axes = _checked_out_axes(vm, name, traced, in_batched)
     _batch(name, scratch, names, in_batched, size)

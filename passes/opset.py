@@ -181,6 +181,8 @@ SOURCE_OPS = of_group("source")
 CONSTANT_LIKE_OPS = having("constant_like")
 RESHAPE_OPS = having("keeps_storage")
 GATHER_FUSING_OPS = having("fuses_into_gather")
+# What IREE fuses into the dispatch that writes an insert_slice into its destination.
+INSERT_FUSED_PRODUCERS = of_group("elementwise", "view", "read", "source") - {"linalg.index"}
 OFFSETS_AT = {o.name: o.offsets_at for o in OPS.values() if o.offsets_at is not None}
 DESTINATION = {o.name: o.destination for o in OPS.values() if o.destination is not None}
 WIDENED = {o.name: o.widen for o in OPS.values() if o.widen}

@@ -96,6 +96,8 @@ class Function:
         self.call_flat = _build_call_flat(  # type: ignore[method-assign]
             metadata, plan_args(metadata), loaded
         )
+        if metadata.mutated:
+            self.call_flat = _writing_back(metadata, self.call_flat)  # type: ignore[method-assign]
         if self._device.ledger.limit is not None:
             # A preallocation budget: reserve this function's argument and result buffers
             # in the reuse cache now, so its first calls take no memory from the system.
@@ -275,6 +277,34 @@ def _build_call_flat(
         return [make(get(k, buffer_view), dt, loaded, nb, led) for k, dt, nb in results_spec]
 
     return call_flat
+
+
+def _writing_back(meta: FunctionMetadata, call_flat: Callable) -> Callable:
+    """``call_flat`` for a function that writes into some of its arguments (numpy's
+    in-place updates): after the call, each such numpy argument holds its final value, as
+    after the same numpy code; the results are the function's own. Python and numpy
+    scalars are immutable (the write only rebound a name there), so they are left alone.
+    A runtime ``Array`` argument is refused before the call: its update on the device is
+    not supported yet."""
+    index = {a.name: i for i, a in enumerate(meta.args)}
+    writes = [(index[name], k) for name, k in meta.mutated.items()]
+    n_results = len(meta.results) - len(writes)
+
+    def call(leaves: list | tuple) -> list:
+        for i, _ in writes:
+            if isinstance(leaves[i], Array):
+                raise ArgumentError(
+                    f"{meta.name}(): argument {meta.args[i].name} is written into by the "
+                    f"function (an in-place update), and updating a runtime Array argument "
+                    f"is not supported yet. Pass a numpy array (it is updated after the "
+                    f"call, as numpy would), or return the new value from the function")
+        outs = call_flat(leaves)
+        for i, k in writes:
+            if isinstance(leaves[i], np.ndarray):
+                np.copyto(leaves[i], np.asarray(outs[k]), casting="unsafe")
+        return outs[:n_results]
+
+    return call
 
 
 def _nbytes(plan: ArgPlan) -> int:

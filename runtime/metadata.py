@@ -55,6 +55,10 @@ class FunctionMetadata:
     # string) -> "arg <i>" (an argument returned unchanged) or "out <j>" (a value returned
     # twice). The runtime never lets a donation overwrite such a shared buffer in place.
     aliases: dict[str, str] = field(default_factory=dict)
+    # Arguments the function writes into, as numpy code does: argument name -> the index
+    # of the result holding its final value (after the function's own results). The
+    # runtime copies it into the caller's numpy array after the call.
+    mutated: dict[str, int] = field(default_factory=dict)
 
     @property
     def signature(self) -> str:

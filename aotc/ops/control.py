@@ -26,27 +26,20 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import arith, index_constant, ir, scf, tensor
-from ..core import Tracer, current_trace, user_location
+from ..core import Tracer, current_trace
 from ..errors import TracingError
 from ..lowering import empty, extract_slice, insert_slice
 from ..runtime import tree
 from ..signature import leaf_paths
 from . import elementwise as ew
 from .arguments import as_operand
+from .regions import Regions
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": [],
     "lax": ["cond", "switch", "while_loop", "fori_loop", "scan"],
     "nn": [],
 }
-
-# IREE 3.13 gives the values carried by a host-side loop (and branch results) no device
-# affinity, so each use of one in a dispatch gets a stream.async.transfer: a full copy per
-# iteration (for scan, of the whole stacked ys: quadratic in the length). An aotc module
-# has one device, @__device_0 (several targets become one #hal.device.select); naming it
-# on the op shows IREE the transfers are no-ops, and ys is then updated in place.
-_AFFINITY = "#hal.device.affinity<@__device_0>"
-
 
 # ---- pytrees of arrays -----------------------------------------------------------------
 
@@ -94,46 +87,14 @@ def _callable(fn, name: str, where: str) -> None:
 
 # ---- regions ---------------------------------------------------------------------------
 
-class _Regions:
-    """Blocks traced before their scf op exists, each held by a placeholder op.
-
-    ``build`` creates the op at the current insertion point (after the placeholders, so
-    its operands may be made after tracing) and moves the blocks into it; leaving the
-    ``with`` block on an error erases what was not built."""
-
-    def __init__(self):
-        self._holders: list[ir.Operation] = []
-
-    def __enter__(self) -> "_Regions":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.discard()
-
-    def block(self, arg_types: Sequence[ir.Type] = ()) -> ir.Block:
-        holder = ir.Operation.create("scf.execute_region", regions=1)
-        self._holders.append(holder)
-        return holder.regions[0].blocks.append(*arg_types)
-
-    def build(self, name: str, result_types, operands, blocks: Sequence[ir.Block]) -> ir.Operation:
-        with user_location():
-            op = ir.Operation.create(name, results=list(result_types), operands=list(operands),
-                                     attributes={"stream.affinity": ir.Attribute.parse(_AFFINITY)},
-                                     regions=len(blocks))
-        for region, block in zip(op.regions, blocks):
-            block.append_to(region)
-        self.discard()
-        return op
-
-    def discard(self) -> None:
-        for holder in self._holders:
-            holder.erase()
-        self._holders = []
-
-
 def _trace(block: ir.Block, fn: Callable, args: Sequence,
            where: str) -> tuple[list[Tracer], tree.TreeDef]:
     with current_trace().region(block):
+        scope = current_trace().scope
+        for a in args:  # the block's own arguments belong to its region (writable there)
+            if (isinstance(a, Tracer) and isinstance(a.value, ir.BlockArgument)
+                    and a.value.owner == block):
+                a.scope = scope
         return _flatten(fn(*args), where)
 
 
@@ -272,7 +233,7 @@ def _if(where: str, condition: ir.Value, names: Sequence[str], fns: Sequence[Cal
     for name, fn in zip(names, fns):
         _callable(fn, name, where)
     leaves, operand_tree = _flatten(operands, "operands")
-    with _Regions() as regions:
+    with Regions() as regions:
         blocks, outs = [], []
         for name, fn in zip(names, fns):
             block = regions.block()
@@ -364,7 +325,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
 
     def build(carry):
         types = _types(carry)
-        with _Regions() as regions:
+        with Regions() as regions:
             before, after = regions.block(types), regions.block(types)
             oks, ok_tree = _trace(before, lambda *c: cond_fun(tree.unflatten(init_tree, c)),
                                   _like(before.arguments, carry), f"{where}: cond_fun output")
@@ -424,7 +385,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
     def build(carry):
         before_work = (trace.work, trace.ops)
-        with _Regions() as regions:
+        with Regions() as regions:
             body = regions.block([ir.IndexType.get(), *_types(carry)])
             with trace.region(body):
                 i = _index_tensor(body.arguments[0], dtype, weak)
@@ -542,7 +503,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
 
     def build(carry):
         before_work = (trace.work, trace.ops)
-        with _Regions() as regions:
+        with Regions() as regions:
             body = regions.block([ir.IndexType.get(), *_types(carry)])
             with trace.region(body):
                 iv, state = body.arguments[0], _like(list(body.arguments)[1:], carry)
@@ -589,7 +550,7 @@ def _empty_scan(step: _ScanStep, init: list[Tracer]):
     carry and learn the ys' shapes and dtypes; the result is ``init`` and empty ys, as in JAX."""
 
     def probe(carry):
-        with _Regions() as regions:
+        with Regions() as regions:
             block = regions.block([ir.IndexType.get()])
             with current_trace().region(block):
                 _, ys = step(carry, block.arguments[0])
