@@ -261,10 +261,7 @@ class View:
 
     @property
     def root(self) -> "Tracer":
-        t = self.base
-        while t.view is not None:
-            t = t.view.base
-        return t
+        return self.base.root
 
 
 def _row_major_strides(shape) -> tuple:
@@ -283,7 +280,7 @@ class Tracer(_Shaped):
     """
 
     __slots__ = ("_value", "shape", "dtype", "trace", "weak", "scope", "view", "version",
-                 "strides")
+                 "_strides")
     # numpy binary operators defer to ours (ndarray + Tracer -> Tracer.__radd__).
     __array_priority__ = 1000
 
@@ -293,11 +290,10 @@ class Tracer(_Shaped):
         # A traced array is a reference whose value a write replaces (numpy's in-place
         # updates, functionalized): a root counts its writes in ``version``; a view
         # (``view``: how it is read from its base and written back) re-reads its base
-        # when the root was written since. ``strides`` (in elements of the root's
-        # row-major layout) decide, as numpy does, whether a reshape is a view.
+        # when the root was written since.
         self.view: View | None = None
         self.version = 0
-        self.strides = _row_major_strides(shape)
+        self._strides: tuple | None = None
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
         self.trace = trace if trace is not None else current_trace()
@@ -305,6 +301,21 @@ class Tracer(_Shaped):
         # A Python scalar passed as an argument: like the scalar itself, it takes the dtype
         # of the arrays it meets (numpy's weak scalar rule) instead of forcing float64.
         self.weak = weak
+
+    @property
+    def root(self) -> "Tracer":
+        """The array this one is a view of (itself when it is no view)."""
+        return self if self.view is None else self.view.base.root
+
+    @property
+    def strides(self) -> tuple:
+        """numpy's strides, in elements of the root's row-major layout: they decide, as in
+        numpy, whether a reshape is a view. A root's are its row-major ones."""
+        return self._strides if self._strides is not None else _row_major_strides(self.shape)
+
+    @strides.setter
+    def strides(self, strides: tuple) -> None:
+        self._strides = strides
 
     @property
     def value(self) -> ir.Value:

@@ -294,7 +294,7 @@ def _reads_elsewhere(source: ir.Value, dest: ir.Value, dynamic, static, sizes, s
     window being written, elementwise (``x.at[1:3].add(v)``), is safe and gets no barrier.
     When this returns True the source is computed into a buffer of its own first.
     """
-    stack, seen = [source], []
+    stack, seen = [source], set()
     while stack:
         value = stack.pop()
         if value == dest or not isinstance(value, ir.OpResult):
@@ -302,7 +302,7 @@ def _reads_elsewhere(source: ir.Value, dest: ir.Value, dynamic, static, sizes, s
         op = value.owner.operation
         if op in seen or op.name not in INSERT_FUSED_PRODUCERS:
             continue
-        seen.append(op)
+        seen.add(op)
         for inner in _ops_with_regions(op):
             for i, operand in enumerate(inner.operands):
                 if operand != dest:

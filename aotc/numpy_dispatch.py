@@ -73,11 +73,17 @@ def numpy_name(func: Callable) -> str:
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 
-def call_site() -> str:
-    """``file:line`` of the user's code that made the call, past aotc's and numpy's frames."""
+def _caller_frame():
+    """The user's frame that made the call, past aotc's and numpy's frames."""
     frame = user_frame()
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_NUMPY_DIR):
         frame = frame.f_back
+    return frame
+
+
+def call_site() -> str:
+    """``file:line`` of the user's code that made the call, past aotc's and numpy's frames."""
+    frame = _caller_frame()
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "<unknown>"
 
 
@@ -327,10 +333,7 @@ def in_place_method(x, name: str):
 
 def conversion_error(x) -> Exception:
     """``np.asarray(x)`` / ``np.array(x)`` on a traced array: it has no value yet."""
-    frame = user_frame()
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_NUMPY_DIR):
-        frame = frame.f_back
-    if stores_into_numpy_array(frame):
+    if stores_into_numpy_array(_caller_frame()):
         return stored_into_numpy_array(x, call_site())
     return TracerConversionError(
         f"conversion to a numpy array (np.asarray / np.array) was asked of a traced array "

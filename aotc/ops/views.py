@@ -169,10 +169,7 @@ def getitem(x: Tracer, index) -> Tracer:
 
 def _check_writable(x: Tracer, where: str) -> None:
     check_usable(x, where)
-    root = x
-    while root.view is not None:
-        root = root.view.base
-    if root.scope is not current_trace().scope:
+    if x.root.scope is not current_trace().scope:
         raise UnsupportedOpError(
             f"{where}: the array written was made outside the lax.cond/switch branch or "
             f"while_loop/fori_loop/scan body being traced, and a write inside a region "
