@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
+from . import namespaces as _namespaces
 from .core import Tracer
 from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
@@ -134,3 +135,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Tracer:
 def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tracer:
     """numpy.linalg.matrix_norm: the matrix norm of the last two axes."""
     return norm(x, axis=(-2, -1), keepdims=keepdims, ord=ord)
+
+
+def __getattr__(name: str):
+    """A name aotc does not define: an AttributeError saying so (aotc/namespaces.py)."""
+    raise _namespaces.missing_name('aotc.numpy.linalg', name)

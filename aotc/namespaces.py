@@ -11,6 +11,7 @@ MLIR ops it emits carry the location of the user's line that called it.
 from __future__ import annotations
 
 import importlib
+import sys
 
 from .core import traced_at_user_line
 from .ops import views
@@ -33,6 +34,8 @@ MODULES = (
     "aotc.ops.nn",
     "aotc.ops.statistics",
     "aotc.ops.views",
+    "aotc.ops.float_parts",
+    "aotc.ops.predicates",
 )
 
 
@@ -59,3 +62,43 @@ def collect(namespace: str) -> dict:
             else:
                 found[name] = fn
     return found
+
+
+SUPPORTED_DOC = "docs/supported.md"
+
+# The library each aotc namespace follows, by its module name: where a name missing from
+# aotc may exist (the error says so).
+REFERENCES = {
+    "aotc.numpy": ("numpy", "jax.numpy"),
+    "aotc.numpy.linalg": ("numpy.linalg", "jax.numpy.linalg"),
+    "aotc.linalg": ("numpy.linalg", "jax.numpy.linalg"),
+    "aotc.lax": ("jax.lax",),
+    "aotc.nn": ("jax.nn",),
+    "aotc.random": ("jax.random",),
+}
+
+
+def _has(module_name: str, name: str) -> bool:
+    """Whether the reference module has ``name``: numpy is asked always, JAX only when it is
+    already imported (a missing-name lookup must stay cheap: ``hasattr`` runs it)."""
+    if module_name.split(".")[0] == "numpy":
+        import numpy  # noqa: F401  (numpy.linalg is a submodule numpy imports itself)
+    module = sys.modules.get(module_name)
+    return module is not None and hasattr(module, name)
+
+
+def missing_name(namespace: str, name: str) -> AttributeError:
+    """The error of a module ``__getattr__`` for a name ``namespace`` does not define: aotc
+    does not support it yet, which reference library has it, where the supported list is.
+    Private and dunder names get Python's plain message (tools probe those)."""
+    plain = f"module {namespace!r} has no attribute {name!r}"
+    if name.startswith("_"):
+        return AttributeError(plain)
+    public = {"aotc.linalg": "aotc.numpy.linalg"}.get(namespace, namespace)
+    found = [ref for ref in REFERENCES.get(namespace, ()) if _has(ref, name)]
+    where = (f"{' and '.join(f'{ref}.{name}' for ref in found)} exists, but " if found else "")
+    return AttributeError(
+        f"{plain}: {where}aotc does not support {public}.{name} yet; {SUPPORTED_DOC} lists "
+        f"what aotc supports (or compute this step outside the traced function and pass "
+        f"the result in)"
+    )

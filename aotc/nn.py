@@ -14,3 +14,8 @@ globals().update(_namespaces.collect("nn"))
 def supported_functions() -> list[str]:
     """Every public function of aotc.nn."""
     return sorted(_namespaces.collect("nn"))
+
+
+def __getattr__(name: str):
+    """A name aotc does not define: an AttributeError saying so (aotc/namespaces.py)."""
+    raise _namespaces.missing_name('aotc.nn', name)

@@ -37,6 +37,17 @@ uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype = _np.dtype
+# numpy's other names for them, its abstract scalar types (for issubdtype) and its dtype
+# queries, as jax.numpy re-exports them.
+bool = _np.bool_  # noqa: A001 - numpy's name
+half, single, double = _np.float16, _np.float32, _np.float64
+float_, int_, uint = _np.float64, _np.int64, _np.uint64
+generic, number, integer, signedinteger, unsignedinteger = (
+    _np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger)
+inexact, floating, character, flexible = _np.inexact, _np.floating, _np.character, _np.flexible
+finfo, iinfo = _np.finfo, _np.iinfo
+promote_types, can_cast, issubdtype, isdtype = (
+    _np.promote_types, _np.can_cast, _np.issubdtype, _np.isdtype)
 
 # Functions of the ops modules that declare them in their EXPORTS table (aotc/namespaces.py).
 globals().update(_namespaces.collect("numpy"))
@@ -52,3 +63,8 @@ def supported_functions() -> list[str]:
 
 
 _array_methods.install(_sys.modules[__name__], _namespaces.collect("methods"))
+
+
+def __getattr__(name: str):
+    """A name aotc does not define: an AttributeError saying so (aotc/namespaces.py)."""
+    raise _namespaces.missing_name('aotc.numpy', name)

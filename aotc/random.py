@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import dtypes
+from . import namespaces as _namespaces
 from . import numpy as anp
 from ._mlir import index_constant
 from .core import Tracer, is_tracing
@@ -476,3 +477,8 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None,
         result = shuffled[(slice(None),) * (0 if array is None else axis) + (slice(draws),)]
     final = shape if array is None else array.shape[:axis] + shape + array.shape[axis + 1:]
     return anp.reshape(result, final)
+
+
+def __getattr__(name: str):
+    """A name aotc does not define: an AttributeError saying so (aotc/namespaces.py)."""
+    raise _namespaces.missing_name('aotc.random', name)

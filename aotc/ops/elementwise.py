@@ -24,6 +24,7 @@ from ..lowering import (
     parallel,
     wrap,
 )
+from . import scalar_extra  # noqa: F401  (adds numpy's other ufuncs to UFUNC_RULES)
 from .arguments import Scalar, as_operand, broadcast_result_shape
 from .scalar import UFUNC_RULES, convert, loop_body
 
