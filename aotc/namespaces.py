@@ -36,6 +36,10 @@ MODULES = (
     "aotc.ops.views",
     "aotc.ops.float_parts",
     "aotc.ops.predicates",
+    "aotc.ops.differences",
+    "aotc.ops.polynomials",
+    "aotc.ops.histograms",
+    "aotc.ops.covariance",
 )
 
 
