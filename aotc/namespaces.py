@@ -40,6 +40,7 @@ MODULES = (
     "aotc.ops.polynomials",
     "aotc.ops.histograms",
     "aotc.ops.covariance",
+    "aotc.ops.lax_names",
 )
 
 
