@@ -103,7 +103,10 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     checks = [CheckDtypes(t.unsupported_dtypes, t.unsupported_ops, t.name) for t in target.targets]
     # Rewrites some target needs (one module serves every target of an artifact).
     needed = dict.fromkeys(p for t in target.targets for p in t.passes)
-    rewrites = [REGISTRY[name]() for name in needed]
+    # A rewrite that introduces a type some target lacks (float64 for Vulkan) is skipped.
+    lacking = frozenset().union(*(t.unsupported_dtypes for t in target.targets))
+    rewrites = [REGISTRY[name]() for name in needed
+                if not getattr(REGISTRY[name], "introduces", frozenset()) & lacking]
     try:
         inline_calls(module)
         run_pipeline(module, list(CLEANUP) + rewrites + checks)

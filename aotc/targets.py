@@ -146,9 +146,11 @@ class Target:
         return False, "; ".join(why for _, why in answers)
 
 
-# IREE's CPU code links no libm; for these float64 functions it has no inline version
-# (exp, log, expm1, log1p, tanh, cbrt, log2, log10 are inline or rewritten by aotc).
+# IREE's CPU code links no libm; for these float64 functions it has no inline version.
+# aotc-expand-math replaces them (and the float64 and float32 functions IREE computes
+# poorly) with its own; the check stays to catch an op that pass does not know.
 CPU_MISSING_F64 = frozenset(f"{name}:f64" for name in opset.CPU_MISSING_F64)
+CPU_PASSES = ("aotc-expand-math", "aotc-expand-math-f32")
 
 
 def _cpu(name: str, description: str, triple: str | None, cpu: str | None = None,
@@ -163,7 +165,7 @@ def _cpu(name: str, description: str, triple: str | None, cpu: str | None = None
     if abi:
         flags += (f"--iree-llvmcpu-target-abi={abi}",)
     return Target(name, flags, description, unsupported_ops=CPU_MISSING_F64,
-                  detail_flag=CPU_FLAG if detail else None)
+                  detail_flag=CPU_FLAG if detail else None, passes=CPU_PASSES)
 
 
 # IREE 3.13 knows no sm_90/sm_100 target by flag (iree-org/iree#22147): their attribute
@@ -193,6 +195,7 @@ TARGETS: dict[str, Target] = {
             LOCAL_CPU + (f"{CPU_FLAG}=host",),
             "this machine's CPU, with every instruction set it has",
             unsupported_ops=CPU_MISSING_F64,
+            passes=CPU_PASSES,
         ),
         _cpu("x86_64", "x86-64 CPUs with AVX2 and FMA (x86-64-v3: 2013 on)",
              "x86_64-unknown-linux-gnu", "x86-64-v3"),
@@ -203,7 +206,7 @@ TARGETS: dict[str, Target] = {
         replace(_cpu("armv7", "32-bit Arm Linux, NEON, hard-float: Cortex-A7/A9, Pi 2",
                      "armv7a-unknown-linux-gnueabihf", "generic", "+neon,+vfp4"),
                 # no scalar float min/max instruction: LLVM would call fmaxf, unlinkable
-                passes=("aotc-expand-float-minmax",)),
+                passes=CPU_PASSES + ("aotc-expand-float-minmax",)),
         _cpu("riscv64", "64-bit RISC-V Linux: RV64GC, lp64d ABI",
              "riscv64-unknown-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c", "lp64d",
              detail=False),

@@ -14,6 +14,7 @@ from .base import ModulePass, PassError, REGISTRY, register
 from .batching import Batch
 from .check_dtypes import CheckDtypes
 from .donation import Donate, pair_donations
+from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
@@ -21,5 +22,5 @@ from .pipeline import CLEANUP, run_pipeline
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
-    "CheckNarrowArguments",
+    "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math",
 ]

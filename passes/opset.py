@@ -57,6 +57,9 @@ class Op:
     ``destination``: the operand IREE performs the op in (tied to the result).
     ``widen``: how the op is computed on 32 bits for narrow integers on Vulkan.
     ``cpu_f64``: IREE's CPU code has float64 code for it (it links no libm).
+    ``cpu_expansion``: what aotc-expand-math does with it on CPU targets, space-separated:
+    "f64" (replaced by aotc's float64 version), "f32" (float32 computed in float64),
+    "f32-own" (replaced by aotc's float32 version).
     ``rules``: rules by kind (``"batch"``, ``"placement"``, ...), attached by ``attach``.
     """
 
@@ -70,6 +73,7 @@ class Op:
     destination: int | None = None
     widen: str | None = None
     cpu_f64: bool = True
+    cpu_expansion: str = ""
     rules: dict[str, Callable] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -144,13 +148,18 @@ _ROWS: list[Op] = [
     *_rows("scalar", "arith.divui arith.remui arith.ceildivui arith.shrui arith.maxui "
                      "arith.minui arith.shli", widen="unsigned"),
     *_rows("scalar", "arith.uitofp arith.fptoui"),
-    *_rows("scalar", "math.absf math.absi math.atanh math.cbrt math.ceil math.copysign "
-                     "math.cosh math.erf math.exp math.exp2 math.expm1 math.floor math.fma "
-                     "math.log math.log10 math.log1p math.log2 math.powf math.roundeven "
-                     "math.sinh math.sqrt math.rsqrt math.tanh math.trunc math.fpowi math.ipowi"),
+    *_rows("scalar", "math.absf math.absi math.ceil math.copysign math.cosh math.erf "
+                     "math.exp math.floor math.fma math.log math.powf math.roundeven "
+                     "math.sqrt math.rsqrt math.trunc math.fpowi math.ipowi"),
+    # IREE's CPU code computes these poorly in float64 (aotc-expand-math replaces them).
+    *_rows("scalar", "math.atanh math.expm1 math.log10 math.log1p math.log2 math.sinh "
+                     "math.tanh", cpu_expansion="f64"),
+    *_rows("scalar", "math.cbrt", cpu_expansion="f64 f32"),
+    *_rows("scalar", "math.exp2", cpu_expansion="f64 f32-own"),
     # IREE's CPU code links no libm and has no inline float64 version of these.
-    *_rows("scalar", "math.sin math.cos math.tan math.asin math.acos math.atan math.atan2",
-           cpu_f64=False),
+    *_rows("scalar", "math.asin math.acos", cpu_f64=False, cpu_expansion="f64"),
+    *_rows("scalar", "math.sin math.cos math.tan math.atan math.atan2", cpu_f64=False,
+           cpu_expansion="f64 f32"),
 ]
 
 OPS: dict[str, Op] = {}
@@ -187,6 +196,9 @@ OFFSETS_AT = {o.name: o.offsets_at for o in OPS.values() if o.offsets_at is not 
 DESTINATION = {o.name: o.destination for o in OPS.values() if o.destination is not None}
 WIDENED = {o.name: o.widen for o in OPS.values() if o.widen}
 SCALAR_DIALECTS = frozenset(o.dialect for o in OPS.values() if o.group == "scalar")
+# What aotc-expand-math rewrites on CPU targets, by how (see Op.cpu_expansion).
+CPU_EXPANSION = {how: frozenset(o.name for o in OPS.values() if how in o.cpu_expansion.split())
+                 for how in ("f64", "f32", "f32-own")}
 CPU_MISSING_F64 = frozenset(o.name for o in OPS.values() if not o.cpu_f64)
 
 

@@ -375,47 +375,15 @@ def _shift_left(dtype, a, b):
     return select(too_far, const(0, dtype), arith.ShLIOp(a, b).result)
 
 
-# IREE's CPU backend links no libm: these float64 functions have no implementation there,
-# so they are computed from float64 functions it does have (exp, expm1, log).
-def _f64_via(identity: Rule, native) -> Rule:
-    def rule(dtype, x):
-        return identity(dtype, x) if np.dtype(dtype) == np.float64 else native(x).result
-    return by_kind(float=_widen_f16(rule))
-
-
 def _log_base(base: float) -> Rule:
     return lambda dt, x: arith.MulFOp(math.LogOp(x).result, const(1.0 / np.log(base), dt)).result
 
 
-def _log1p_f64(dt, x):
-    # IREE's float64 log1p loses precision for |x| < 0.22 (many ulps off from 1e-3 down).
-    # Goldberg's log1p: log(u) * x / (u - 1) with u = 1 + x cancels the rounding of
-    # 1 + x; x itself where u == 1, inf for x = inf.
-    one = const(1.0, dt)
-    u = arith.AddFOp(x, one).result
-    u_minus_one = arith.SubFOp(u, one).result
-    value = arith.MulFOp(math.LogOp(u).result, arith.DivFOp(x, u_minus_one).result).result
-    value = select(cmpf("oeq", u_minus_one, const(0.0, dt)), x, value)
-    return select(cmpf("oeq", u, const(np.inf, dt)), u, value)
-
-
-def _tanh_f64(dt, x):
-    # tanh|x| = -expm1(-2|x|) / (expm1(-2|x|) + 2): no overflow, no cancellation near 0.
-    t = math.ExpM1Op(arith.MulFOp(math.AbsFOp(x).result, const(-2.0, dt)).result).result
-    magnitude = arith.DivFOp(arith.NegFOp(t).result, arith.AddFOp(t, const(2.0, dt)).result).result
-    return math.CopySignOp(magnitude, x).result
-
-
-def _cbrt_f64(dt, x):
-    # exp(log|x|/3) then one Newton step (y -= (y^3 - |x|) / 3y^2) for full precision.
-    ax = math.AbsFOp(x).result
-    y = math.ExpOp(arith.DivFOp(math.LogOp(ax).result, const(3.0, dt)).result).result
-    y2 = arith.MulFOp(y, y).result
-    step = arith.DivFOp(arith.SubFOp(arith.MulFOp(y2, y).result, ax).result,
-                        arith.MulFOp(const(3.0, dt), y2).result).result
-    refined = select(cmpf("ogt", y, const(0.0, dt)), arith.SubFOp(y, step).result, y)
-    refined = select(cmpf("oeq", ax, const(np.inf, dt)), ax, refined)
-    return math.CopySignOp(refined, x).result
+def _f64_or(float64_rule: Rule, other: Rule) -> Rule:
+    """``float64_rule`` for float64 loops, ``other`` for the narrower floats."""
+    def rule(dtype, *xs):
+        return (float64_rule if np.dtype(dtype) == np.float64 else other)(dtype, *xs)
+    return rule
 
 
 def _fmax_fmin(extremum) -> Rule:
@@ -428,10 +396,37 @@ def _fmax_fmin(extremum) -> Rule:
 
 
 def _cbrt(dt, x):
-    # IREE's float32 cbrt gives NaN for +-inf; numpy gives +-inf.
+    # IREE's float32 cbrt gives NaN for +-inf; numpy gives +-inf. (float64's is aotc's.)
     if np.dtype(dt) == np.float64:
-        return _cbrt_f64(dt, x)
+        return math.CbrtOp(x).result
     return select(cmpf("oeq", math.AbsFOp(x).result, const(np.inf, dt)), x, math.CbrtOp(x).result)
+
+
+def _sinh(dt, x):
+    # IREE's float32 sinh is (e^x - e^-x)/2: 10**7 ulps off below 1e-10 (cancellation).
+    # fdlibm's (t + t/(t + 1))/2 with t = expm1|x| below 1. (float64's is aotc's.)
+    if np.dtype(dt) == np.float64:
+        return math.SinhOp(x).result
+    ax = math.AbsFOp(x).result
+    t = math.ExpM1Op(ax).result
+    half = const(0.5, dt)
+    small = arith.MulFOp(half, arith.AddFOp(t, arith.DivFOp(
+        t, arith.AddFOp(t, const(1.0, dt)).result).result).result).result
+    value = select(cmpf("olt", ax, const(1.0, dt)), small, math.SinhOp(ax).result)
+    return math.CopySignOp(value, x).result
+
+
+def _atanh(dt, x):
+    # IREE's float32 atanh loses everything below 1e-5 (10**7 ulps at 1e-10): fdlibm's
+    # 1/2 log1p(2|x| / (1 - |x|)), log1p being accurate near 0. (float64's is aotc's.)
+    if np.dtype(dt) == np.float64:
+        return math.AtanhOp(x).result
+    ax = math.AbsFOp(x).result
+    twice = arith.AddFOp(ax, ax).result
+    ratio = arith.DivFOp(twice, arith.SubFOp(const(1.0, dt), ax).result).result
+    value = arith.MulFOp(const(0.5, dt), math.Log1pOp(ratio).result).result
+    value = select(cmpf("ogt", ax, const(1.0, dt)), const(np.nan, dt), value)
+    return math.CopySignOp(value, x).result
 
 
 # Above this magnitude, x*x + 1 == x*x in float64 too: asinh|x| = acosh x = log(x) + ln 2.
@@ -470,7 +465,7 @@ def _signbit(dt, x):
 
 
 def _atan2(dt, y, x):
-    # IREE's atan2 gives NaN for (+-0, +-0) and (+-inf, +-inf) and loses the sign of -0:
+    # IREE's float32 atan2 gives NaN for (+-0, +-0) and (+-inf, +-inf) and loses the sign of -0:
     # C99's atan2 from atan on [0, 1], then the octant from the signs.
     ax, ay = math.AbsFOp(x).result, math.AbsFOp(y).result
     hi, lo = arith.MaximumFOp(ax, ay).result, arith.MinimumFOp(ax, ay).result
@@ -506,11 +501,11 @@ UFUNC_RULES: dict[str, Rule] = {
     "exp": _float_unary(math.ExpOp),
     "exp2": _float_unary(math.Exp2Op),
     "log": _float_unary(math.LogOp),
-    "log2": _f64_via(_log_base(2.0), math.Log2Op),
-    # math.log10 becomes a libm call (log10f, log10) on IREE's CPU for every float width,
-    # and no libm is linked: log(x) / ln(10) instead.
-    "log10": by_kind(float=_log_base(10.0)),
-    "log1p": _f64_via(_log1p_f64, math.Log1pOp),
+    "log2": _float_unary(math.Log2Op),
+    # math.log10 becomes a libm call (log10f) on IREE's CPU, and no libm is linked:
+    # log(x) / ln(10) instead (float64's is replaced by aotc-expand-math).
+    "log10": by_kind(float=_f64_or(op(math.Log10Op), _log_base(10.0))),
+    "log1p": _float_unary(math.Log1pOp),
     "expm1": _float_unary(math.ExpM1Op),
     "sqrt": _float_unary(math.SqrtOp),
     "cbrt": by_kind(float=_widen_f16(_cbrt)),
@@ -520,13 +515,13 @@ UFUNC_RULES: dict[str, Rule] = {
     "arcsin": _float_unary(math.AsinOp),
     "arccos": _float_unary(math.AcosOp),
     "arctan": _float_unary(math.AtanOp),
-    "sinh": _float_unary(math.SinhOp),
+    "sinh": by_kind(float=_widen_f16(_sinh)),
     "cosh": _float_unary(math.CoshOp),
-    "tanh": _f64_via(_tanh_f64, math.TanhOp),
+    "tanh": _float_unary(math.TanhOp),
     "arcsinh": by_kind(float=_widen_f16(_asinh)),
     "arccosh": by_kind(float=_widen_f16(_acosh)),
-    "arctanh": _float_unary(math.AtanhOp),
-    "arctan2": by_kind(float=_widen_f16(_atan2)),
+    "arctanh": by_kind(float=_widen_f16(_atanh)),
+    "arctan2": by_kind(float=_widen_f16(_f64_or(op(math.Atan2Op), _atan2))),
     "floor": by_kind(float=op(math.FloorOp), int=_identity, bool=_identity),
     "ceil": by_kind(float=op(math.CeilOp), int=_identity, bool=_identity),
     "trunc": by_kind(float=op(math.TruncOp), int=_identity, bool=_identity),

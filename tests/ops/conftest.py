@@ -57,10 +57,6 @@ TRANSCENDENTAL = frozenset(
 """.split()
 )
 
-# float64 functions IREE's CPU target cannot compute (no libm): aotc rejects them with a
-# CompileError (checked in test_elementwise.py), so the float64 batches leave them out.
-CPU_MISSING_F64 = frozenset("sin cos tan arcsin arccos arctan arctan2 asin acos atan atan2".split())
-
 # Compiles and cache hits of every jitted function the tests ran (reported at the end).
 COMPILE_STATS: collections.Counter = collections.Counter()
 # Random programs of test_properties.py: how many ran, how many disagreed (and how).
@@ -133,11 +129,6 @@ def compare_ops(ops: dict, *args, kinds=None, check_rejected: bool = True, where
     result matches. Ops numpy rejects for these inputs must be rejected by aotc too (at
     trace time, so it costs no compile). Returns the aotc results."""
     want, rejected = numpy_ops(ops, *args)
-    want = {
-        n: v
-        for n, v in want.items()
-        if not (v.dtype == np.float64 and kind_of_base(n) in CPU_MISSING_F64)
-    }
     supported = {n: op for n, op in ops.items() if n in want or f"{n}[0]" in want}
     got = jit_call(traced_ops(supported), *args) if supported else {}
     assert_all(got, want, kinds, where)

@@ -90,6 +90,21 @@ def test_float64_is_refused_before_iree_for_vulkan():
     assert "test_target_compile.py" in str(info.value)  # the user's line
 
 
+def test_float32_trig_is_widened_on_cpu_but_not_in_a_module_that_also_targets_vulkan():
+    import numpy as np
+
+    import aotc
+    import aotc.numpy as anp
+
+    x = np.ones(3, np.float32)
+    cpu = aotc.jit(anp.sin).lower(x).as_text()
+    assert "math.sin" not in cpu and "arith.extf" in cpu  # computed in float64, rounded
+    both = aotc.jit(anp.sin, target="cpu,vulkan").lower(x).as_text()
+    assert "math.sin" in both and "f64" not in both  # Vulkan has no float64
+    vulkan = aotc.jit(anp.sin, target="vulkan").lower(x).as_text()
+    assert "math.sin" in vulkan
+
+
 def test_armv7_float_min_max_become_selects(artifacts):
     """32-bit Arm has no scalar float min/max: the rewritten module links (no fmaxf)."""
     art = artifacts.mlp("armv7")

@@ -13,8 +13,8 @@
 // CHECK-LABEL: func.func @checks_after_folding
 // CHECK-NEXT:    %[[C:.*]] = arith.constant 4.000000e+00 : f32
 // CHECK-NEXT:    return %[[C]] : f32
-// REJECTED:    aotc-check-dtypes: target 'this target' cannot compute these ops:
-// REJECTED:      arith.constant on f64
+// REJECTED:    aotc-check-dtypes: target 'this target' cannot compute these:
+// REJECTED:      pipeline.mlir:[[# @LINE + 5]] (in checks_after_folding): computes in f64
 // BAD-OPTION:  error: aotc-check-dtypes: unknown option 'unsuported'. Valid options: target, unsupported, unsupported-ops
 // BAD-PASS:    'no-such-pass' does not refer to a registered pass or pass pipeline
 // BAD-PASS:    aotc passes: {{.*}}aotc-check-dtypes{{.*}}; pipelines: aotc-cleanup

@@ -37,12 +37,13 @@ func.func @no_unsupported_types(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor<
 
 // -----
 
-// An unsupported element type fails the pass; the error names the target, each op with
-// its source line, the type, and the fix. The ops form accepts f64 arithmetic.
+// An unsupported element type fails the pass; the error names the target, the function's
+// arguments of that type, each source line computing in it (once, not per op), and the
+// fix. The ops form accepts f64 arithmetic.
 // DTYPES-NOT: func.func @rejects
-// DTYPES-ERR:      aotc-check-dtypes: target 'gpu' cannot compute these ops:
-// DTYPES-ERR-NEXT:   loc("{{.*}}check_dtypes.mlir":[[# @LINE + 5]]:8): arith.mulf on f64
-// DTYPES-ERR-NEXT:   loc("{{.*}}check_dtypes.mlir":[[# @LINE + 5]]:3): func.return on f64
+// DTYPES-ERR:      aotc-check-dtypes: target 'gpu' cannot compute these:
+// DTYPES-ERR-NEXT:   rejects_f64: argument 0 is f64
+// DTYPES-ERR-NEXT:   {{.*}}check_dtypes.mlir:[[# @LINE + 4]] (in rejects_f64): computes in f64
 // DTYPES-ERR-NEXT: Fix: convert the operands to a dtype the target supports with .astype(...)
 // OPS-LABEL: func.func @rejects_f64
 func.func @rejects_f64(%a: f64) -> f64 {
@@ -53,8 +54,9 @@ func.func @rejects_f64(%a: f64) -> f64 {
 // -----
 
 // Every type in the comma-separated list is rejected.
-// DTYPES-ERR:      aotc-check-dtypes: target 'gpu' cannot compute these ops:
-// DTYPES-ERR-NEXT:   loc("{{.*}}check_dtypes.mlir":[[# @LINE + 3]]:8): arith.addi on i64
+// DTYPES-ERR:      aotc-check-dtypes: target 'gpu' cannot compute these:
+// DTYPES-ERR-NEXT:   rejects_each_listed_type: argument 0 is i64
+// DTYPES-ERR-NEXT:   {{.*}}check_dtypes.mlir:[[# @LINE + 3]] (in rejects_each_listed_type): computes in i64
 // OPS-LABEL: func.func @rejects_each_listed_type
 func.func @rejects_each_listed_type(%a: i64) -> i64 {
   %r = arith.addi %a, %a : i64
@@ -64,10 +66,12 @@ func.func @rejects_each_listed_type(%a: i64) -> i64 {
 // -----
 
 // unsupported-ops=math.sin:f64 rejects math.sin on f64 and nothing else in the function.
-// DTYPES-ERR:      aotc-check-dtypes: target 'gpu' cannot compute these ops:
-// DTYPES-ERR-NEXT:   loc("{{.*}}check_dtypes.mlir":[[# @LINE + 8]]:8): math.sin on f64
-// OPS-ERR:      aotc-check-dtypes: target 'cpu' cannot compute these ops:
-// OPS-ERR-NEXT:   loc("{{.*}}check_dtypes.mlir":[[# @LINE + 6]]:8): math.sin on f64
+// DTYPES-ERR:      aotc-check-dtypes: target 'gpu' cannot compute these:
+// DTYPES-ERR-NEXT:   rejects_sin_f64: argument 0 is f64
+// DTYPES-ERR-NEXT:   {{.*}}check_dtypes.mlir:[[# @LINE + 9]] (in rejects_sin_f64): computes in f64
+// DTYPES-ERR-NEXT:   {{.*}}check_dtypes.mlir:[[# @LINE + 9]] (in rejects_sin_f64): computes in f64
+// OPS-ERR:      aotc-check-dtypes: target 'cpu' cannot compute these:
+// OPS-ERR-NEXT:   {{.*}}check_dtypes.mlir:[[# @LINE + 6]] (in rejects_sin_f64): math.sin on f64
 // OPS-ERR-NEXT: Fix: convert the operands to a dtype the target supports
 // OPS-ERR-NOT:  math.cos
 // OPS-ERR-NOT:  func.return

@@ -1,0 +1,124 @@
+"""float64 math: aotc vs numpy vs jax.jit (x64), side by side in one process, as ratios.
+
+    python benchmarks/float64_math.py                 # table + results/float64_math.json
+    python benchmarks/float64_math.py --only haversine --repeats 5 --size 1000
+
+The workloads are the float64 code numpy users write (haversine distances, rotations,
+a Gaussian with a log-likelihood, phases of signals): aotc's own float64 sin/cos/tan/
+arcsin/arctan2/expm1... (passes/libm) against numpy's (the C library's, some SIMD) and
+XLA's. Timing as benchmarks/run.py: interleaved blocks, device-resident inputs, the
+median over blocks of each block's per-call median. A bar chart of the ratios goes
+beside the JSON when matplotlib is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+import run  # noqa: E402  (the timing of benchmarks/run.py)
+
+import aotc  # noqa: E402
+import aotc.numpy as anp  # noqa: E402
+
+if run.jax is not None:
+    run.jax.config.update("jax_enable_x64", True)  # numpy's dtypes: float64 stays float64
+
+
+def haversine(lib, lat1, lon1, lat2, lon2):
+    a = (lib.sin((lat2 - lat1) / 2) ** 2
+         + lib.cos(lat1) * lib.cos(lat2) * lib.sin((lon2 - lon1) / 2) ** 2)
+    return 2 * 6371.0 * lib.arcsin(lib.sqrt(a))
+
+
+def rotation(lib, theta, x, y):
+    c, s = lib.cos(theta), lib.sin(theta)
+    return lib.stack([c * x - s * y, s * x + c * y])
+
+
+def gaussian_loglik(lib, x, mu, sigma):
+    z = (x - mu) / sigma
+    return lib.exp(-0.5 * z * z) / sigma + lib.log1p(z * z) - lib.tanh(z)
+
+
+def phase(lib, re, im, t):
+    return lib.arctan2(im, re) + lib.tan(0.1 * t) * lib.expm1(-t * t)
+
+
+def _inputs(name: str, n: int):
+    r = np.random.default_rng(0)
+    if name == "haversine":
+        return (r.uniform(-1.5, 1.5, n), r.uniform(-3, 3, n), r.uniform(-1.5, 1.5, n),
+                r.uniform(-3, 3, n))
+    if name == "rotation":
+        return r.uniform(-1e3, 1e3, n), r.standard_normal(n), r.standard_normal(n)
+    if name == "gaussian_loglik":
+        return r.standard_normal(n), np.full((), 0.1), np.full((), 1.3)
+    return r.standard_normal(n), r.standard_normal(n), r.uniform(-3, 3, n)
+
+
+FUNCTIONS = {f.__name__: f for f in (haversine, rotation, gaussian_loglik, phase)}
+
+
+def workload(name: str, n: int) -> run.Workload:
+    fn = FUNCTIONS[name]
+
+    def make():
+        fj = run.jax.jit(functools.partial(fn, run.jnp)) if run.jax else None
+        return aotc.jit(functools.partial(fn, anp)), functools.partial(fn, np), fj, _inputs(name, n)
+
+    return run.Workload(f"{name}[{n}]", fn.__doc__ or name, make, max(5, 2_000_000 // n))
+
+
+def plot(rows, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    names = [r["workload"] for r in rows]
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(1.2 * len(rows) + 2, 3.5))
+    ax.bar(x - 0.2, [r["aotc/numpy"] for r in rows], 0.4, label="aotc / numpy")
+    if all("aotc/jax" in r for r in rows):
+        ax.bar(x + 0.2, [r["aotc/jax"] for r in rows], 0.4, label="aotc / jax.jit")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(x, names, rotation=20, ha="right")
+    ax.set_ylabel("time ratio (below 1: aotc faster)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", nargs="*", choices=sorted(FUNCTIONS))
+    p.add_argument("--size", type=int, nargs="*", default=[1000, 100_000])
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--out", default=str(Path(__file__).parent / "results" / "float64_math.json"))
+    args = p.parse_args(argv)
+    rows = [run.run_workload(workload(name, n), args.repeats)
+            for name in (args.only or FUNCTIONS) for n in args.size]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"rows": rows}, indent=2))
+    plot(rows, Path(args.out).with_suffix(".png"))
+    print(f"{'workload':<24} {'aotc us':>10} {'numpy us':>10} {'jax us':>10} {'aotc/np':>8} "
+          f"{'aotc/jax':>8}  rel.err")
+    for r in rows:
+        print(f"{r['workload']:<24} {r['aotc_us']:>10.1f} {r['numpy_us']:>10.1f} "
+              f"{r.get('jax_us', float('nan')):>10.1f} {r['aotc/numpy']:>8.2f} "
+              f"{r.get('aotc/jax', float('nan')):>8.2f}  {r['max_rel_error']:.1e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""aotc's own float64 math functions, built from arith ops only.
+
+IREE's CPU code links no libm, and for float64 it has no inline version of sin, cos, tan,
+arcsin, arccos, arctan and arctan2 (it refuses to compile them); its expm1, exp2, log1p,
+sinh, tanh, arctanh and cbrt are off by up to 10**15 ulps. These implementations
+are branch-free MLIR (selects instead of branches, so linalg bodies still vectorize) and
+use no fused multiply-add (some CPU targets lack it, and a libm call would not link), so
+they run on every target with float64: host, aarch64, riscv64, armv7, CUDA.
+
+- ``values.py``: Float/Int/Bool scalars whose operators emit arith ops;
+- ``reduction.py``: x = n*pi/2 + y, Cody-Waite up to 2**20 and Payne-Hanek beyond;
+- ``trig.py``: sin, cos, tan (fdlibm's kernels on the reduced double-double);
+- ``inverse_trig.py``: arcsin, arccos, arctan, arctan2 (fdlibm's algorithms);
+- ``exp_log.py``: expm1, exp2, log1p, sinh, tanh, arctanh, cbrt, log2, log10 from IREE's
+  accurate float64 exp and log plus exact arithmetic.
+
+``FLOAT64`` maps the math dialect's op names to functions of ``Float`` values; the pass
+``aotc-expand-math`` (``passes/expand_math.py``) replaces the ops with them on CPU
+targets. benchmarks/results/accuracy.md gives the measured accuracy.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+from . import exp_log
+from .inverse_trig import arccos, arcsin, arctan, arctan2
+from .trig import cos, sin, tan
+from .values import Float
+
+FLOAT64: dict[str, Callable[..., Float]] = {
+    "math.sin": sin, "math.cos": cos, "math.tan": tan,
+    "math.asin": arcsin, "math.acos": arccos, "math.atan": arctan, "math.atan2": arctan2,
+    "math.expm1": exp_log.expm1, "math.exp2": exp_log.exp2, "math.log1p": exp_log.log1p,
+    "math.sinh": exp_log.sinh, "math.tanh": exp_log.tanh, "math.atanh": exp_log.arctanh,
+    "math.cbrt": exp_log.cbrt,
+    "math.log10": lambda x: exp_log.log_base(x, exp_log.INVERSE_LN10),
+    "math.log2": lambda x: exp_log.log_base(x, exp_log.INVERSE_LN2),
+}
+
+# For float32 values widened to float64: the trig functions' reduction needs half the
+# bits of 2/pi (a float32 mantissa has 24 bits).
+FLOAT32_INPUT: dict[str, Callable[..., Float]] = {
+    name: partial(fn, float32_input=True) if fn in (sin, cos, tan) else fn
+    for name, fn in FLOAT64.items()
+}
+
+# float32 ops replaced in float32 (no widening).
+FLOAT32: dict[str, Callable[..., Float]] = {"math.exp2": exp_log.exp2}
