@@ -41,6 +41,9 @@ MODULES = (
     "aotc.ops.histograms",
     "aotc.ops.covariance",
     "aotc.ops.lax_names",
+    "aotc.ops.array_api",
+    "aotc.ops.windows",
+    "aotc.ops.constructors",
 )
 
 
