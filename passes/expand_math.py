@@ -5,13 +5,14 @@ IREE's CPU code links no libm. For float64 it refuses sin, cos, tan, asin, acos,
 atan2, and its expm1, exp2, log1p, sinh, tanh, atanh, cbrt and log2 are inaccurate (expm1
 is 10**15 ulps off below 1e-5, exp2 400 ulps near 1024). Its float32 sin, cos and tan
 reduce the argument with a float32 pi/2 (40 ulps off at 100, values above 1 past 1e9),
-and its float32 atan, cbrt and exp2 are up to 57 ulps off.
+and its float32 atan, asin, acos, cbrt, exp2 and expm1 are up to 57 ulps off.
 
 Which ops, and how, is each op's ``cpu_expansion`` in the vocabulary (passes/opset.py):
 
 - ``aotc-expand-math`` replaces each float64 op marked "f64" by its expansion
   (``libm.FLOAT64``), and the float32 ops marked "f32-own" by float32 ones;
-- ``aotc-expand-math-f32`` replaces each float32 op marked "f32" by the float64
+- ``aotc-expand-math-f32`` replaces each float32 op marked "f32" (sin, cos, tan, asin,
+  acos, atan, atan2, cbrt) by the float64
   expansion between an ``extf`` and a ``truncf``: rounded twice, within 0.5 ulp
   plus 2**-29 of the exact value. It introduces float64, so a module that also targets a
   device without float64 (Vulkan) skips it (``build.finish_module``).

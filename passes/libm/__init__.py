@@ -47,4 +47,4 @@ FLOAT32_INPUT: dict[str, Callable[..., Float]] = {
 }
 
 # float32 ops replaced in float32 (no widening).
-FLOAT32: dict[str, Callable[..., Float]] = {"math.exp2": exp_log.exp2}
+FLOAT32: dict[str, Callable[..., Float]] = {"math.exp2": exp_log.exp2, "math.expm1": exp_log.expm1}

@@ -56,10 +56,12 @@ def exp2(x: Float) -> Float:
 def _scale_by_power_of_two(y: Float, n: Float, mantissa_bits: int, bias: int) -> Float:
     """y * 2**n for an integer n in [-limit, limit], in two steps so each factor is a
     normal float (2**n alone leaves the range for |n| > bias)."""
-    k = n.to_int()
+    bits = y.dtype.itemsize * 8
+    k = n.to_int32()
     half = k >> 1
-    first = ((half + bias).maximum(0).minimum(2 * bias) << mantissa_bits).as_float()
-    second = ((k - half + bias).maximum(0).minimum(2 * bias) << mantissa_bits).as_float()
+    first = ((half + bias).maximum(0).minimum(2 * bias).resize(bits) << mantissa_bits).as_float()
+    second = ((k - half + bias).maximum(0).minimum(2 * bias).resize(bits)
+              << mantissa_bits).as_float()
     return (y * first) * second
 
 
@@ -94,6 +96,8 @@ def arctanh(x: Float) -> Float:
 # fdlibm's cbrt: exponent / 3 by integer arithmetic, then a degree-4 polynomial in
 # r = t^3/x to 23 bits, then t rounded to 22 bits (so t*t is exact) and one Newton step.
 _CBRT_B1 = 715094163  # (1023 - 1023/3 - 0.03306235651) * 2**20
+_ONE_THIRD = 2863311531  # ceil(2**33 / 3): (n * it) >> 33 == n // 3 for n < 2**32 (armv7
+# has no integer division instruction, and a runtime-library call would not link)
 _CBRT_P = (1.87595182427177009643, -1.88497979543377169875, 1.621429720105354466140,
            -0.758397934778766047437, 0.145996192886612446982)
 
@@ -101,7 +105,8 @@ _CBRT_P = (1.87595182427177009643, -1.88497979543377169875, 1.621429720105354466
 def cbrt(x: Float) -> Float:
     bits = x.bits()
     high = bits.shr(32) & 0x7FFFFFFF
-    estimate = ((high.udiv(3) + _CBRT_B1) << 32) | (bits & -(1 << 63))  # x's sign
+    third = (high * _ONE_THIRD).shr(33)  # high // 3 (high < 2**31), without a division
+    estimate = ((third + _CBRT_B1) << 32) | (bits & -(1 << 63))  # x's sign
     t = estimate.as_float()
     p0, p1, p2, p3, p4 = _CBRT_P
     r = (t * t) * (t / x)

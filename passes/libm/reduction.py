@@ -90,7 +90,7 @@ def cody_waite(x: Float) -> tuple[Int, Float, Float]:
         w = fn * tail - ((t - r) - w)
     y0 = r - w
     y1 = (r - y0) - w
-    return fn.to_int(), y0, y1
+    return fn.to_int32(), y0, y1
 
 
 def _two_product(a: Float, b: float) -> tuple[Float, Float]:
@@ -176,13 +176,15 @@ def payne_hanek(x: Float, float32_input: bool = False) -> tuple[Int, Float, Floa
     fixed_hi, fixed_lo = bits_from(window - 1), bits_from(window - 3)
     # Round to the nearest quadrant: the fraction becomes signed, in [-1/2, 1/2).
     fraction_hi = (fixed_hi << 2) >> 2
-    quadrant = (fixed_hi - fraction_hi).shr(62)  # the top two bits, plus one if rounded up
-    # The fraction as a double-double (exact parts: the 62-bit head, its rounding error,
-    # the next 53 bits), then times pi/2.
-    head = fraction_hi.to_float()
-    head_error = (fraction_hi - head.to_int()).to_float()
-    tail = (fixed_lo.shr(11)).to_float() * 2.0 ** -53
-    rest = head_error + tail
+    # the top two bits, plus one if rounded up
+    quadrant = (fixed_hi - fraction_hi).shr(62).resize(32)
+    # The fraction (in units of 2**-62) as a double-double from pieces that convert
+    # exactly: fraction_hi = a * 2**22 + b, then fixed_lo's top 52 bits.
+    a = (fraction_hi >> 22).exact_float() * 2.0 ** 22
+    b = (fraction_hi & 0x3FFFFF).exact_float()
+    c = fixed_lo.shr(12).exact_float(signed=False) * 2.0 ** -52
+    head = a + b                       # |a| >= |b| or a == 0: fast two-sum
+    rest = (b - (head - a)) + c
     f_hi = (head + rest) * 2.0 ** -62
     f_lo = (rest - ((head + rest) - head)) * 2.0 ** -62
     p, e = _two_product(f_hi, PIO2_HI)

@@ -68,7 +68,7 @@ def kernel_tan(x: Float, y: Float, odd: Int) -> Float:
     r = y + z * (s * (r + v) + y) + s * t[0]
     w = x + r
     # |x| >= 0.6744: (1 - 2*odd) - 2*(x + (r - w*w/(w + s'))) with the sign put back.
-    sign = 1.0 - 2.0 * odd.to_float()
+    sign = 1.0 - 2.0 * odd.to_float(x)
     near_pio4 = sign - 2.0 * (x + (r - w * w / (w + sign)))
     near_pio4 = where(negative, -near_pio4, near_pio4)
     # odd: -1/(x + r) to about 1 ulp, with the head of w and of -1/w exact (low words 0).

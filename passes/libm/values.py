@@ -132,10 +132,11 @@ class Float(_Scalar):
         ty = ir.IntegerType.get_signless(self.dtype.itemsize * 8)
         return Int(arith.BitcastOp(ty, self.value).result)
 
-    def to_int(self) -> "Int":
-        """Rounded toward zero (C's cast); the float must be in the int's range."""
-        ty = ir.IntegerType.get_signless(self.dtype.itemsize * 8)
-        return Int(arith.FPToSIOp(ty, self.value).result)
+    def to_int32(self) -> "Int":
+        """Rounded toward zero (C's cast) to int32; the float must be in its range. (No
+        conversion to or from int64: 32-bit Arm has no instruction for it, and the
+        runtime-library call would not link.)"""
+        return Int(arith.FPToSIOp(ir.IntegerType.get_signless(32), self.value).result)
 
     def sign_bit(self) -> Bool:
         return self.bits() < 0
@@ -186,10 +187,6 @@ class Int(_Scalar):
     def const(self, value: int) -> "Int":
         return Int(scalar_constant(value, self.dtype))
 
-    def udiv(self, other) -> "Int":
-        """Unsigned division (both non-negative here)."""
-        return self._binary(arith.DivUIOp, other)
-
     def shr(self, other) -> "Int":
         return self._binary(arith.ShRUIOp, other)
 
@@ -218,17 +215,34 @@ class Int(_Scalar):
     def maximum(self, other) -> "Int":
         return self._binary(arith.MaxSIOp, other)
 
-    def _float_type(self):
-        return ir.F64Type.get() if self.dtype.itemsize == 8 else ir.F32Type.get()
-
     def as_float(self) -> Float:
         """The float with these bits."""
-        return Float(arith.BitcastOp(self._float_type(), self.value).result)
+        ty = ir.F64Type.get() if self.dtype.itemsize == 8 else ir.F32Type.get()
+        return Float(arith.BitcastOp(ty, self.value).result)
 
-    def to_float(self, unsigned: bool = False) -> Float:
-        """The nearest float to this (signed or unsigned) integer."""
-        op_class = arith.UIToFPOp if unsigned else arith.SIToFPOp
-        return Float(op_class(self._float_type(), self.value).result)
+    def to_float(self, like: Float) -> Float:
+        """The nearest float of ``like``'s type to this int32 (signed)."""
+        if self.dtype.itemsize != 4:
+            raise TypeError("only int32 converts to float (32-bit Arm has no int64 conversion)")
+        return Float(arith.SIToFPOp(like.value.type, self.value).result)
+
+    def exact_float(self, signed: bool = True) -> Float:
+        """This int64 as a float64 without a conversion instruction (LLVM turns int64
+        conversions into runtime-library calls on 32-bit Arm, which do not link): the
+        integer placed in the mantissa of 1.5 * 2**52 (2**52 unsigned), which is then
+        subtracted. Exact for |value| < 2**51 (signed) or value < 2**52 (unsigned)."""
+        offset = 1.5 * 2.0 ** 52 if signed else 2.0 ** 52
+        biased = self + 0x4338000000000000 if signed else self | 0x4330000000000000
+        return biased.as_float() - offset
+
+    def resize(self, bits: int) -> "Int":
+        """Sign-extended or truncated to ``bits``."""
+        width = self.dtype.itemsize * 8
+        if bits == width:
+            return self
+        ty = ir.IntegerType.get_signless(bits)
+        op_class = arith.ExtSIOp if bits > width else arith.TruncIOp
+        return Int(op_class(ty, self.value).result)
 
     def lookup(self, table: np.ndarray) -> "Int":
         """``table[self]``: a read of a constant table at this index (in range)."""
