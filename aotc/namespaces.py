@@ -44,6 +44,8 @@ MODULES = (
     "aotc.ops.array_api",
     "aotc.ops.windows",
     "aotc.ops.constructors",
+    "aotc.ops.index_tricks",
+    "aotc.ops.choosing",
 )
 
 
