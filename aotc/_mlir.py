@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from iree.compiler import ir, passmanager  # noqa: F401
 from iree.compiler.dialects import arith, func, linalg, math, scf, tensor  # noqa: F401
+from iree.compiler.dialects import complex as complex_dialect  # noqa: F401
 
 PARALLEL = "#linalg.iterator_type<parallel>"
 REDUCTION = "#linalg.iterator_type<reduction>"

@@ -16,7 +16,7 @@ import numpy as np
 from . import numpy_dispatch
 from .core import Tracer, check_usable, traced_at_user_line
 from .ops.elementwise import power_operator
-from .ops import views
+from .ops import complex_parts, views
 from .ops.updates import IndexUpdateHelper
 
 # Python operator -> namespace function (binary ones also get the reflected __r*__ form).
@@ -72,6 +72,10 @@ def install(namespace: types.ModuleType, method_names) -> None:
         setattr(Tracer, f"__{name}__", traced_at_user_line(
             lambda self, other, _n=name: views.augmented(_n, self, other)))
     Tracer.T = property(traced_at_user_line(lambda self: views.transpose_view(self)))
+    Tracer.real = property(traced_at_user_line(lambda self: call("real")(self)),
+                           traced_at_user_line(complex_parts.set_real))
+    Tracer.imag = property(traced_at_user_line(lambda self: call("imag")(self)),
+                           traced_at_user_line(complex_parts.set_imag))
     Tracer.at = property(lambda self: IndexUpdateHelper(self), doc=(
         "JAX's functional updates: ``x.at[i].set(v)``, ``.add``, ``.min``, ... return a new "
         "array (aotc/ops/updates.py)."))

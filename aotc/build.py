@@ -105,8 +105,9 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     needed = dict.fromkeys(p for t in target.targets for p in t.passes)
     # A rewrite that introduces a type some target lacks (float64 for Vulkan) is skipped.
     lacking = frozenset().union(*(t.unsupported_dtypes for t in target.targets))
-    rewrites = [REGISTRY[name]() for name in needed
-                if not getattr(REGISTRY[name], "introduces", frozenset()) & lacking]
+    rewrites = [REGISTRY[name]() if name in REGISTRY else name  # else an upstream pass
+                for name in needed
+                if not getattr(REGISTRY.get(name), "introduces", frozenset()) & lacking]
     try:
         inline_calls(module)
         run_pipeline(module, list(CLEANUP) + rewrites + checks)

@@ -237,10 +237,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMPILE_EPILOG = """\
+COMPILE_EPILOG = f"""\
 argument specs: DTYPE[DIM,DIM,...]; [] is a scalar.
-  dtypes: f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool,
-          or numpy names (float32, int64, uint8, ...)
+  dtypes: {' '.join(SHORT_DTYPES)},
+          or numpy names (float32, int64, uint8, complex64, ...)
   e.g. --arg f32[64,784] --arg i64[] --arg bool[8]
 
 The file is imported as a module (code under `if __name__ == "__main__":` does not run);

@@ -9,13 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from ._mlir import arith, ir
+from ._mlir import arith, complex_dialect, ir
 
 
 def dense_constant(array: np.ndarray) -> ir.Value:
     array = np.asarray(array, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
     ty = dtypes.tensor_type(array.shape, array.dtype)
-    if array.size and np.all(array == array.flat[0]) and not _has_nan(array):
+    if (array.size and np.all(array == array.flat[0]) and not _has_nan(array)
+            and not dtypes.is_complex(array.dtype)):  # no splat attribute for complex
         attr = ir.DenseElementsAttr.get_splat(ty, scalar_attr(array.flat[0], array.dtype))
     else:
         # Signless MLIR integers: unsigned data goes in as the same bits, signed view.
@@ -27,7 +28,8 @@ def dense_constant(array: np.ndarray) -> ir.Value:
 
 
 def _has_nan(array: np.ndarray) -> bool:
-    return dtypes.is_float(array.dtype) and bool(np.isnan(array).any())
+    return (dtypes.is_float(array.dtype) or dtypes.is_complex(array.dtype)) and bool(
+        np.isnan(array).any())
 
 
 def scalar_attr(value, dtype: np.dtype) -> ir.Attribute:
@@ -47,4 +49,9 @@ def scalar_attr(value, dtype: np.dtype) -> ir.Attribute:
 
 def scalar_constant(value, dtype: np.dtype) -> ir.Value:
     """A scalar (not tensor) constant, for use inside linalg bodies."""
+    if dtypes.is_complex(dtype):
+        z = complex(np.asarray(value).astype(dtype))
+        part = dtypes.real_dtype(dtype)
+        parts = ir.ArrayAttr.get([scalar_attr(z.real, part), scalar_attr(z.imag, part)])
+        return complex_dialect.ConstantOp(dtypes.mlir_type(dtype), parts).result
     return arith.ConstantOp(dtypes.mlir_type(dtype), scalar_attr(value, dtype)).result

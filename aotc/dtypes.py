@@ -17,7 +17,7 @@ from .runtime import dtypes as _runtime_dtypes
 from .runtime.dtypes import DType
 
 # The dtypes aotc compiles, from the one table (runtime/dtypes.py): a name, its kind
-# ("bool", "int", "uint", "float") and bits. Signedness lives there, not in MLIR: MLIR
+# ("bool", "int", "uint", "float", "complex") and bits. Signedness lives there, not in MLIR: MLIR
 # integers are signless and each op picks its signed or unsigned form from the kind.
 DTYPES: dict[str, DType] = _runtime_dtypes.DTYPES
 
@@ -52,12 +52,24 @@ def is_float(dtype: np.dtype) -> bool:
     return kind(dtype) == "float"
 
 
+def is_complex(dtype: np.dtype) -> bool:
+    return kind(dtype) == "complex"
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of a complex dtype's parts (complex64 -> float32); others unchanged."""
+    dtype = np.dtype(dtype)
+    return np.dtype(f"float{dtype.itemsize * 4}") if is_complex(dtype) else dtype
+
+
 def mlir_type(dtype: np.dtype):
     from ._mlir import ir
 
     d = info(dtype)
     if d.kind == "float":
         return {16: ir.F16Type, 32: ir.F32Type, 64: ir.F64Type}[d.bits].get()
+    if d.kind == "complex":
+        return ir.ComplexType.get(mlir_type(real_dtype(dtype)))
     return ir.IntegerType.get_signless(d.bits)
 
 

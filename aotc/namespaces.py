@@ -34,6 +34,7 @@ MODULES = (
     "aotc.ops.nn",
     "aotc.ops.statistics",
     "aotc.ops.views",
+    "aotc.ops.complex_parts",
     "aotc.ops.float_parts",
     "aotc.ops.predicates",
     "aotc.ops.differences",

@@ -35,6 +35,7 @@ bool_ = _np.bool_
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
 uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
 float16, float32, float64 = _np.float16, _np.float32, _np.float64
+complex64, complex128 = _np.complex64, _np.complex128
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype = _np.dtype
 # numpy's other names for them, its abstract scalar types (for issubdtype) and its dtype

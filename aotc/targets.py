@@ -72,7 +72,7 @@ class Target:
     # IREE cannot name by flag: (old, new) pairs, each old text found exactly once.
     attribute_edits: tuple[tuple[str, str], ...] = ()
     detail_flag: str | None = None  # the flag a ":<detail>" sets ("aarch64:cortex-a76")
-    passes: tuple[str, ...] = ()  # aotc passes (REGISTRY names) the module needs first
+    passes: tuple[str, ...] = ()  # passes the module needs first: aotc's (REGISTRY) or upstream
     data_tiling: bool = True  # CPU targets: whether IREE's data tiling works for it
     parts: tuple[Target, ...] = ()  # a multi-target artifact: one Target per target
 
@@ -150,7 +150,9 @@ class Target:
 # aotc-expand-math replaces them (and the float64 and float32 functions IREE computes
 # poorly) with its own; the check stays to catch an op that pass does not know.
 CPU_MISSING_F64 = frozenset(f"{name}:f64" for name in opset.CPU_MISSING_F64)
-CPU_PASSES = ("aotc-expand-math", "aotc-expand-math-f32")
+# Complex ops become real arithmetic and math ops first (upstream's lowering, which IREE
+# would run later), so that aotc-expand-math sees the float64 sin/cos/atan2 they use.
+CPU_PASSES = ("convert-complex-to-standard", "aotc-expand-math", "aotc-expand-math-f32")
 
 
 def _cpu(name: str, description: str, triple: str | None, cpu: str | None = None,

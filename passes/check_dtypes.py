@@ -19,7 +19,15 @@ def _element_types(types) -> set[str]:
         if isinstance(t, ir.ShapedType):
             t = t.element_type
         names.add(str(t))
+        if isinstance(t, ir.ComplexType):
+            names.add(str(t.element_type))  # complex<f64> computes in f64
     return names
+
+
+def _element_name(t) -> str:
+    from aotc._mlir import ir
+
+    return str(t.element_type if isinstance(t, ir.ShapedType) else t)
 
 
 def _csv(text: str) -> frozenset[str]:
@@ -62,9 +70,9 @@ class CheckDtypes(ModulePass):
 
         name = ir.StringAttr(fn.attributes["sym_name"]).value
         problems = []
-        arguments = [f"{i} is {', '.join(bad)}"
+        arguments = [f"{i} is {_element_name(a.type)}"
                      for i, a in enumerate(fn.regions[0].blocks[0].arguments)
-                     if (bad := sorted(_element_types([a.type]) & self.unsupported))]
+                     if _element_types([a.type]) & self.unsupported]
         if arguments:
             problems.append(f"{name}: argument {', argument '.join(arguments)}")
         types_by_line: dict[str, set[str]] = {}

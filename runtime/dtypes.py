@@ -27,21 +27,23 @@ class DType:
     numpy: np.dtype
     element_type: int  # the HAL element type arguments are passed with
     exact_element_type: int  # signed/unsigned, for handing buffers to other libraries
-    kind: str  # "bool" | "int" | "uint" | "float"; signedness lives here, not in MLIR
-    bits: int  # 1 for bool
+    kind: str  # "bool" | "int" | "uint" | "float" | "complex"; signedness lives here
+    bits: int  # 1 for bool; both parts for complex (64 for complex64)
 
     @property
     def mlir(self) -> str:
         """The element type the compiled function uses: MLIR integers are signless."""
+        if self.kind == "complex":
+            return f"complex<f{self.bits // 2}>"
         return f"{'f' if self.kind == 'float' else 'i'}{self.bits}"
 
     @property
     def short(self) -> str:
-        """``i8``, ``u16``, ``f32``, ``bool``."""
+        """``i8``, ``u16``, ``f32``, ``c64``, ``bool``."""
         return "bool" if self.kind == "bool" else f"{self.kind[0]}{self.bits}"
 
 
-_KINDS = {"b": "bool", "i": "int", "u": "uint", "f": "float"}
+_KINDS = {"b": "bool", "i": "int", "u": "uint", "f": "float", "c": "complex"}
 
 
 def _entry(name: str, element_type: HalElementType,
@@ -68,6 +70,8 @@ DTYPES: dict[str, DType] = dict(
         _entry("float16", HalElementType.FLOAT_16),
         _entry("float32", HalElementType.FLOAT_32),
         _entry("float64", HalElementType.FLOAT_64),
+        _entry("complex64", HalElementType.COMPLEX_64),
+        _entry("complex128", HalElementType.COMPLEX_128),
     ]
 )
 
@@ -90,6 +94,8 @@ _RESULT_DTYPES: dict[int, np.dtype] = {
     int(HalElementType.FLOAT_16): np.dtype(np.float16),
     int(HalElementType.FLOAT_32): np.dtype(np.float32),
     int(HalElementType.FLOAT_64): np.dtype(np.float64),
+    int(HalElementType.COMPLEX_64): np.dtype(np.complex64),
+    int(HalElementType.COMPLEX_128): np.dtype(np.complex128),
 }
 
 SUPPORTED = ", ".join(DTYPES)

@@ -219,7 +219,7 @@ def test_help_has_examples():
     for command in ("compile", "run", "inspect"):
         assert command in proc.stdout
     proc = aotc("compile", "--help", check=True)
-    assert "f16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool" in proc.stdout
+    assert "bool i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64 c64 c128" in proc.stdout
     proc = aotc()
     assert proc.returncode == 2 and "usage: aotc" in proc.stderr
 

@@ -24,7 +24,7 @@ class Scalar:
     weak: bool
 
 
-PY_SCALARS = (bool, int, float)
+PY_SCALARS = (bool, int, float, complex)
 
 
 def as_operand(x, where: str):

@@ -344,6 +344,9 @@ def vdot(a, b) -> Tracer:
     if x.size != y.size:
         raise TracingError(f"vdot: operands have {x.size} and {y.size} elements; "
                            "vdot needs equal sizes")
+    if dtypes.is_complex(x.dtype):  # numpy's vdot conjugates its first operand
+        from .statistics import conjugate
+        x = conjugate(x)
     return einsum("i,i->", x, y)
 
 

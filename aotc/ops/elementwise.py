@@ -24,13 +24,14 @@ from ..lowering import (
     parallel,
     wrap,
 )
-from . import scalar_extra  # noqa: F401  (adds numpy's other ufuncs to UFUNC_RULES)
+from . import scalar_complex, scalar_extra  # noqa: F401  (add rules to UFUNC_RULES)
 from .arguments import Scalar, as_operand, broadcast_result_shape
 from .scalar import UFUNC_RULES, convert, loop_body
 
 # Python bool is not weak in numpy 2 (NEP 50): it is np.bool_, and resolve_dtypes rejects
 # the `bool` type, so weak bools promote as their dtype.
-_WEAK_TYPES = {"bool": np.dtype(np.bool_), "int64": int, "float64": float}
+_WEAK_TYPES = {"bool": np.dtype(np.bool_), "int64": int, "float64": float,
+               "complex128": complex}
 
 
 def _operand_type(o):
@@ -86,7 +87,8 @@ def _cast_scalar(s: Scalar, dtype: np.dtype, where: str):
 
 def _promotion_operand(o):
     if isinstance(o, Tracer):
-        return {"bool": False, "int64": 0, "float64": 0.0}[o.dtype.name] if o.weak else o.dtype
+        return ({"bool": False, "int64": 0, "float64": 0.0, "complex128": 0j}[o.dtype.name]
+                if o.weak else o.dtype)
     return o.value if o.weak else o.dtype
 
 

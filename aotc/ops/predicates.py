@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..core import Tracer, current_trace
 from .arguments import as_operand, as_tracer
+from .complex_parts import imag
 from .creation import ones, zeros
 from .elementwise import astype, ufunc
 from .reductions import all as all_, any as any_
@@ -109,14 +111,16 @@ def isscalar(element) -> bool:
 
 
 def isrealobj(x) -> bool:
-    """numpy.isrealobj: True, as aotc has no complex dtypes."""
-    as_operand(x, "isrealobj")
-    return True
+    """numpy.isrealobj: whether the array's dtype is not complex (a trace-time bool)."""
+    return not dtypes.is_complex(as_operand(x, "isrealobj").dtype)
 
 
 def isreal(x) -> Tracer:
-    """numpy.isreal: True for every element (aotc has no complex dtypes)."""
-    return ones(as_tracer(x, "isreal").shape, np.bool_)
+    """numpy.isreal: elements whose imaginary part is zero (every element of a real array)."""
+    t = as_tracer(x, "isreal")
+    if not dtypes.is_complex(t.dtype):
+        return ones(t.shape, np.bool_)
+    return ufunc("equal", imag(t), 0)
 
 
 def iterable(y) -> bool:

@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes
 from .._mlir import PARALLEL, REDUCTION, arith, dim_map
 from ..core import Tracer
-from ..errors import TracingError
+from ..errors import TracingError, UnsupportedDtypeError
 from ..lowering import add_work, fill, generic, loop_index, reshape_value, wrap
 from . import elementwise as ew
 from .arguments import as_tracer, normalize_axes, normalize_axis, ufunc_axes
@@ -117,6 +117,11 @@ def _extremum(name: str, ufunc: str, float_init: float):
             _check_nonempty(x, axes, name)
         dt = x.dtype
         kind = dtypes.kind(dt)
+        if kind == "complex":
+            raise UnsupportedDtypeError(
+                f"{name}: complex arrays are not supported yet (numpy orders complex numbers "
+                f"by real, then imaginary part); reduce a real key instead, e.g. "
+                f"{name}(abs(x)) or x[argmax(x.real)]")
         if initial is not None:
             init = numpy_initial(name, dt, initial)
         elif kind == "float":

@@ -50,11 +50,18 @@ def select(c, a, b) -> ir.Value:
 
 # ---- conversions ------------------------------------------------------------------------
 
+# Casts from or to a dtype kind whose rules live in their own module (complex:
+# ops/scalar_complex.py registers ``convert_complex``): kind -> cast(value, src, dst, convert).
+KIND_CASTS: dict[str, Callable] = {}
+
+
 def convert(value: ir.Value, src: np.dtype, dst: np.dtype) -> ir.Value:
     """Casts a scalar as numpy's ``astype`` does (C casts; float->bool is x != 0)."""
     src, dst = np.dtype(src), np.dtype(dst)
     if src == dst:
         return value
+    if "complex" in (dtypes.kind(src), dtypes.kind(dst)):
+        return KIND_CASTS["complex"](value, src, dst, convert)
     sk, dk = dtypes.kind(src), dtypes.kind(dst)
     sb, db = dtypes.info(src).bits, dtypes.info(dst).bits
     ty = dtypes.mlir_type(dst)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import arith, ir
+from .._mlir import complex_dialect as cx
 from ..constants import scalar_constant
 from ..core import Tracer
 from ..errors import TracingError
@@ -48,9 +49,17 @@ def _float_less(a, b):
                        arith.AndIOp(cmpf("ord", a, a), cmpf("uno", b, b)).result).result
 
 
+def _complex_less(a, b):
+    # numpy sorts complex numbers by real part, then imaginary part (NaNs last in each).
+    (ar, ai), (br, bi) = ((cx.ReOp(z).result, cx.ImOp(z).result) for z in (a, b))
+    tie = arith.AndIOp(cmpf("oeq", ar, br), _float_less(ai, bi)).result
+    return arith.OrIOp(_float_less(ar, br), tie).result
+
+
 # The strict order of one dtype kind (``less(a, b)``), as numpy sorts it.
 LESS: dict[str, Less] = {
     "float": _float_less,
+    "complex": _complex_less,
     "int": lambda a, b: cmpi("slt", a, b),
     "uint": lambda a, b: cmpi("ult", a, b),
     "bool": lambda a, b: cmpi("ult", a, b),

@@ -25,6 +25,7 @@ import builtins
 import numpy as np
 
 from .. import dtypes
+from .._mlir import complex_dialect as cx
 from ..core import Tracer
 from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from . import elementwise as ew
@@ -55,9 +56,11 @@ def copy(a) -> Tracer:
 
 
 def conjugate(x) -> Tracer:
-    """numpy.conjugate: aotc's dtypes are real, so the value unchanged, in numpy's result
+    """numpy.conjugate: the complex conjugate; a real array unchanged, in numpy's result
     dtype of the ufunc."""
     t = as_tracer(x, "conjugate")
+    if dtypes.is_complex(t.dtype):
+        return ew.elementwise([t], [t.dtype], t.dtype, lambda z: cx.ConjOp(z).result, "conjugate")
     try:
         dtype = np.conjugate(np.zeros((), t.dtype)).dtype
     except TypeError as e:

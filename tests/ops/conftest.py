@@ -161,8 +161,9 @@ def assert_same(got, want, kind: str = "exact", name: str = "result") -> None:
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype, f"{name}: dtype {got.dtype}, numpy gives {want.dtype}"
     assert got.shape == want.shape, f"{name}: shape {got.shape}, numpy gives {want.shape}"
-    if want.dtype.kind == "f":
-        rtol, atol = tolerance(want.dtype, kind)
+    if want.dtype.kind in "fc":
+        # complex: each part within its float dtype's tolerance of |want|
+        rtol, atol = tolerance(want.real.dtype, kind)
         np.testing.assert_allclose(
             got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=f"{name} ({kind} tolerance)"
         )

@@ -132,6 +132,19 @@ def test_numerics_match_numpy(dtype):
         compare_ops(ops, *inputs(dtype).values(), kinds="accumulate", where=dtype)
 
 
+def test_polydiv_matches_numpy_with_the_remainder_untrimmed():
+    # numpy trims the remainder's leading zeros; aotc (as JAX's trim_leading_zeros=False)
+    # keeps the dividend's length: the same values, zeros in front.
+    u = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    v = np.array([2.0, 1.0, -1.0])
+    quotient, remainder = jit_call(lambda a, b: anp.polydiv(a, b), u, v)
+    want_q, want_r = np.polydiv(u, v)
+    np.testing.assert_allclose(quotient, want_q, rtol=1e-12)
+    assert remainder.shape == u.shape
+    np.testing.assert_allclose(remainder[-len(want_r):], want_r, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(remainder[:-len(want_r)], 0, atol=1e-12)
+
+
 def test_traced_bins_and_coordinates():
     """Edges, sample points and coordinates may be traced arrays too."""
     x = sample("float32", (20,), seed=7, with_specials=False)
