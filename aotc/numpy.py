@@ -46,6 +46,9 @@ float_, int_, uint = _np.float64, _np.int64, _np.uint64
 generic, number, integer, signedinteger, unsignedinteger = (
     _np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger)
 inexact, floating, character, flexible = _np.inexact, _np.floating, _np.character, _np.flexible
+csingle, cdouble, complex_, complexfloating = (
+    _np.complex64, _np.complex128, _np.complex128, _np.complexfloating)
+ComplexWarning = _np.exceptions.ComplexWarning
 finfo, iinfo = _np.finfo, _np.iinfo
 promote_types, can_cast, issubdtype, isdtype = (
     _np.promote_types, _np.can_cast, _np.issubdtype, _np.isdtype)
