@@ -12,7 +12,7 @@ Which ops, and how, is each op's ``cpu_expansion`` in the vocabulary (passes/ops
 - ``aotc-expand-math`` replaces each float64 op marked "f64" by its expansion
   (``libm.FLOAT64``), and the float32 ops marked "f32-own" by float32 ones;
 - ``aotc-expand-math-f32`` replaces each float32 op marked "f32" (sin, cos, tan, asin,
-  acos, atan, atan2, cbrt) by the float64
+  acos, atan, atan2, cbrt, expm1) by the float64
   expansion between an ``extf`` and a ``truncf``: rounded twice, within 0.5 ulp
   plus 2**-29 of the exact value. It introduces float64, so a module that also targets a
   device without float64 (Vulkan) skips it (``build.finish_module``).
