@@ -47,6 +47,9 @@ MODULES = (
     "aotc.ops.constructors",
     "aotc.ops.index_tricks",
     "aotc.ops.choosing",
+    "aotc.ops.setops",
+    "aotc.ops.nan_statistics",
+    "aotc.ops.partitioning",
 )
 
 
