@@ -26,6 +26,7 @@ ELEMENT = {
     "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
     "float16": "f16", "float32": "f32", "float64": "f64",
+    "complex64": "complex<f32>", "complex128": "complex<f64>",
 }
 
 
@@ -85,6 +86,9 @@ def plus_one(dtype: str) -> str:
         return f"%c = arith.constant true\n    %r = arith.xori %v, %c : {elem}"
     if elem.startswith("f"):
         return f"%c = arith.constant 1.0 : {elem}\n    %r = arith.addf %v, %c : {elem}"
+    if elem.startswith("complex"):
+        return f"%c = complex.constant [1.0 : {elem[8:-1]}, 0.0 : {elem[8:-1]}] : {elem}\n" \
+               f"    %r = complex.add %v, %c : {elem}"
     return f"%c = arith.constant 1 : {elem}\n    %r = arith.addi %v, %c : {elem}"
 
 

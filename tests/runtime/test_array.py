@@ -156,7 +156,7 @@ def test_device_put(mod):
     assert np.asarray(put).tolist() == [[0, 1, 2], [3, 4, 5]]
     assert runtime.device_put(put, mod.device) is put
     with pytest.raises(runtime.ArgumentError, match="expected an array of one of the dtypes"):
-        runtime.device_put(np.zeros(2, np.complex64), mod.device)
+        runtime.device_put(np.zeros(2, np.longdouble), mod.device)
 
 
 EXIT_SCRIPT = textwrap.dedent("""

@@ -29,6 +29,11 @@ CASES = {
     # float64 keeps its precision: 1 + 2**-40 is not representable in float32.
     "float64": (np.array([2.0**-40, -2, 1e300, 3], np.float64),
                 np.array([1 + 2.0**-40, -1, 1e300, 4], np.float64)),
+    # complex: the parts as numpy lays them out, through the runtime unchanged.
+    "complex64": (np.array([1 + 2j, -0.5j, 3, 1e30 - 1j], np.complex64),
+                  np.array([2 + 2j, 1 - 0.5j, 4, 1e30 - 1j], np.complex64)),
+    "complex128": (np.array([2.0**-40 + 1j, -2j, 1e300, 3 - 3j], np.complex128),
+                   np.array([1 + 2.0**-40 + 1j, 1 - 2j, 1e300, 4 - 3j], np.complex128)),
 }
 
 
