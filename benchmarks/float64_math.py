@@ -111,12 +111,7 @@ def main(argv=None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"rows": rows}, indent=2))
     plot(rows, Path(args.out).with_suffix(".png"))
-    print(f"{'workload':<24} {'aotc us':>10} {'numpy us':>10} {'jax us':>10} {'aotc/np':>8} "
-          f"{'aotc/jax':>8}  rel.err")
-    for r in rows:
-        print(f"{r['workload']:<24} {r['aotc_us']:>10.1f} {r['numpy_us']:>10.1f} "
-              f"{r.get('jax_us', float('nan')):>10.1f} {r['aotc/numpy']:>8.2f} "
-              f"{r.get('aotc/jax', float('nan')):>8.2f}  {r['max_rel_error']:.1e}")
+    run.print_rows(rows, width=24)
     return 0
 
 

@@ -273,6 +273,16 @@ def compile_times() -> dict:
             "disk_hits": int(hits1)}
 
 
+def print_rows(rows: list[dict], width: int = 12) -> None:
+    """The table of run_workload rows: times, ratios and the largest relative error."""
+    print(f"{'workload':<{width}} {'aotc us':>10} {'numpy us':>10} {'jax us':>10} "
+          f"{'aotc/np':>8} {'aotc/jax':>8}  rel.err")
+    for r in rows:
+        print(f"{r['workload']:<{width}} {r['aotc_us']:>10.1f} {r['numpy_us']:>10.1f} "
+              f"{r.get('jax_us', float('nan')):>10.1f} {r['aotc/numpy']:>8.2f} "
+              f"{r.get('aotc/jax', float('nan')):>8.2f}  {r['max_rel_error']:.1e}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -292,12 +302,7 @@ def main(argv=None) -> int:
         report["compile"] = compile_times()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2))
-    print(f"{'workload':<12} {'aotc us':>10} {'numpy us':>10} {'jax us':>10} {'aotc/np':>8} "
-          f"{'aotc/jax':>8}  rel.err")
-    for r in rows:
-        print(f"{r['workload']:<12} {r['aotc_us']:>10.1f} {r['numpy_us']:>10.1f} "
-              f"{r.get('jax_us', float('nan')):>10.1f} {r['aotc/numpy']:>8.2f} "
-              f"{r.get('aotc/jax', float('nan')):>8.2f}  {r['max_rel_error']:.1e}")
+    print_rows(rows)
     if "runtime_tiny_call_us" in report:
         print("runtime tiny call (numpy in, np.asarray out), us:",
               {k: round(v, 2) for k, v in report["runtime_tiny_call_us"].items()})

@@ -54,18 +54,11 @@ class Bool(_Scalar):
     def __or__(self, other):
         return self._binary(arith.OrIOp, other)
 
-    def __invert__(self):
-        return Bool(arith.XOrIOp(self.value, scalar_constant(True, np.bool_)).result)
-
 
 class Float(_Scalar):
     @property
     def dtype(self) -> np.dtype:
         return np.dtype(np.float64 if str(self.value.type) == "f64" else np.float32)
-
-    @property
-    def int_dtype(self) -> np.dtype:
-        return np.dtype(f"int{self.dtype.itemsize * 8}")
 
     def const(self, value) -> "Float":
         return Float(scalar_constant(value, self.dtype))

@@ -21,31 +21,23 @@ UNARY = ("sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arctanh exp ex
          "log log2 log10 log1p sqrt cbrt").split()
 
 
-def math_functions(x64, big64, x32, big32):
-    """Every function on arguments in (-1, 1), trig also on huge ones, in both widths."""
+def math_functions(x64, big64, x32, big32, m=anp):
+    """Every function on arguments in (-1, 1), trig also on huge ones, in both widths;
+    ``m`` is aotc.numpy (traced) or numpy (the reference)."""
     out = {}
     for suffix, x, big in (("f64", x64, big64), ("f32", x32, big32)):
         for name in UNARY:
-            arg = anp.abs(x) if name.startswith("log") or name == "sqrt" else x
-            out[f"{name}_{suffix}"] = getattr(anp, name)(arg)
-        out[f"arccosh_{suffix}"] = anp.arccosh(1 + anp.abs(x) * 10)
-        out[f"arctan2_{suffix}"] = anp.arctan2(x, x[::-1])
+            arg = m.abs(x) if name.startswith("log") or name == "sqrt" else x
+            out[f"{name}_{suffix}"] = getattr(m, name)(arg)
+        out[f"arccosh_{suffix}"] = m.arccosh(1 + m.abs(x) * 10)
+        out[f"arctan2_{suffix}"] = m.arctan2(x, x[::-1])
         for name in ("sin", "cos", "tan"):
-            out[f"{name}_big_{suffix}"] = getattr(anp, name)(big)
+            out[f"{name}_big_{suffix}"] = getattr(m, name)(big)
     return out
 
 
-def _reference(x64, big64, x32, big32):
-    out = {}
-    for suffix, x, big in (("f64", x64, big64), ("f32", x32, big32)):
-        for name in UNARY:
-            arg = np.abs(x) if name.startswith("log") or name == "sqrt" else x
-            out[f"{name}_{suffix}"] = getattr(np, name)(arg)
-        out[f"arccosh_{suffix}"] = np.arccosh(1 + np.abs(x) * x.dtype.type(10))
-        out[f"arctan2_{suffix}"] = np.arctan2(x, x[::-1])
-        for name in ("sin", "cos", "tan"):
-            out[f"{name}_big_{suffix}"] = getattr(np, name)(big)
-    return out
+def _reference(*inputs):
+    return math_functions(*inputs, m=np)
 
 
 _RNG = np.random.default_rng(3)
