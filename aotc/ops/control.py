@@ -351,12 +351,14 @@ def _static_int(x) -> bool:
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def fori_loop(lower, upper, body_fun: Callable, init_val):
+def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None):
     """``jax.lax.fori_loop``: ``for i in range(lower, upper): val = body_fun(i, val)``.
 
     Python or numpy integer bounds give an ``scf.for`` (``i`` is a 0-d integer array of
     the bounds' dtype, weakly typed for Python ints); traced bounds give a
-    ``while_loop`` counting ``i`` up to ``upper``.
+    ``while_loop`` counting ``i`` up to ``upper``. ``unroll=k`` (static bounds only, as
+    in JAX) traces ``body_fun`` k times per loop iteration and the remaining steps after
+    the loop; ``unroll=True`` (or 0) unrolls the whole loop.
 
     >>> f = aotc.jit(lambda x: aotc.lax.fori_loop(0, 10, lambda i, acc: acc + i * x, 0 * x))
     >>> "scf.for" in f.lower(np.ones(3, np.float32)).as_text()
@@ -365,6 +367,9 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
     where = "lax.fori_loop"
     _callable(body_fun, "body_fun", where)
     if not (_static_int(lower) and _static_int(upper)):
+        if unroll is not None and unroll is not False and unroll != 1:
+            raise TracingError(f"{where}: unroll={unroll!r} needs static loop bounds, got "
+                               f"traced ones. Fix: pass int bounds, or drop unroll")
         bounds = [_as_array(b, f"{where}: {n}") for b, n in ((lower, "lower"), (upper, "upper"))]
         for b, name in zip(bounds, ("lower", "upper")):
             if b.shape != () or dtypes.kind(b.dtype) not in ("int", "uint"):
@@ -381,23 +386,43 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
     dtype = np.result_type(*[0 if isinstance(b, int) else b.dtype for b in (lower, upper)])
     init, init_tree = _flatten(init_val, "init_val")
     trace = current_trace()
-    bounds_ir = [index_constant(int(lower)), index_constant(int(upper)), index_constant(1)]
+    n = max(int(upper) - int(lower), 0)
+    k = _unroll_factor(False if unroll is None else unroll, n, where)
+    main = n - n % k
+    bounds_ir = [index_constant(int(lower)), index_constant(int(lower) + main), index_constant(k)]
+
+    def step(carry: list[Tracer], iv: ir.Value) -> tuple[list[Tracer], list[Tracer]]:
+        """One ``body_fun`` call at index ``iv``: its outputs, and the next carry (the
+        outputs cast to the carry's dtypes)."""
+        i = _index_tensor(iv, dtype, weak)
+        out, out_tree = _flatten(body_fun(i, tree.unflatten(init_tree, carry)),
+                                 f"{where}: body_fun output")
+        _check_carry(where, "body_fun", carry, init_tree, out, out_tree)
+        return out, _like([ew.astype(v, c.dtype).value for v, c in zip(out, carry)], carry)
 
     def build(carry):
         before_work = (trace.work, trace.ops)
         with Regions() as regions:
             body = regions.block([ir.IndexType.get(), *_types(carry)])
-            with trace.region(body):
-                i = _index_tensor(body.arguments[0], dtype, weak)
-            out, out_tree = _trace(body, lambda *c: body_fun(i, tree.unflatten(init_tree, c)),
-                                   _like(list(body.arguments)[1:], carry),
-                                   f"{where}: body_fun output")
-            _check_carry(where, "body_fun", carry, init_tree, out, out_tree)
+            iv = body.arguments[0]
+
+            def unrolled(*state):
+                for j in range(k):
+                    t = iv if j == 0 else arith.AddIOp(iv, index_constant(j)).result
+                    out, state = step(list(state), t)
+                return tree.unflatten(init_tree, out)
+
+            out, _ = _trace(body, unrolled, _like(list(body.arguments)[1:], carry),
+                            f"{where}: body_fun output")
             _yield(body, out, [c.dtype for c in carry])
             op = regions.build("scf.for", _types(carry),
                                [*bounds_ir, *[c.value for c in carry]], [body])
-        _outer_work(trace, before_work, int(upper) - int(lower))
-        return tree.unflatten(init_tree, _like(op.results, carry, _result_weak(carry, out)))
+        _outer_work(trace, before_work, main // k)
+        state = _like(op.results, carry)
+        for s in range(main, n):  # the steps left over by unroll=k, traced in line
+            out, state = step(state, index_constant(int(lower) + s))
+        return tree.unflatten(init_tree, _like([v.value for v in state], carry,
+                                               _result_weak(carry, out)))
 
     return _promoting(build, init)
 
@@ -440,11 +465,13 @@ def _insert_step(y: ir.Value, buf: ir.Value, t: ir.Value, shape: Sequence[int]) 
 
 
 def _unroll_factor(unroll, length: int, where: str) -> int:
+    """Steps per loop iteration, as JAX: True or 0 unroll the whole loop, False is 1."""
     if isinstance(unroll, (bool, np.bool_)):
         return max(length, 1) if unroll else 1
-    if not _static_int(unroll) or unroll < 1:
-        raise TracingError(f"{where}: unroll must be a positive int or a bool, got {unroll!r}")
-    return max(1, min(int(unroll), length))
+    if not _static_int(unroll) or unroll < 0:
+        raise TracingError(f"{where}: unroll must be a non-negative int or a bool, got "
+                           f"{unroll!r}")
+    return max(1, min(int(unroll) or length, length))
 
 
 class _ScanStep:

@@ -61,7 +61,7 @@ class PyLax:
         return val
 
     @staticmethod
-    def fori_loop(lower, upper, body_fun, val):
+    def fori_loop(lower, upper, body_fun, val, unroll=None):
         for i in range(int(lower), int(upper)):
             counter = i if isinstance(lower, int) else np.asarray(i, np.result_type(lower, upper))
             val = body_fun(counter, val)
@@ -176,6 +176,10 @@ LOOP_CASES = {
     "fori_static": lambda m, lax, x, xs, lo, hi: lax.fori_loop(
         0, 4, lambda i, a: a + i * x, m.zeros_like(x)),
     "fori_static_no_trip": lambda m, lax, x, xs, lo, hi: lax.fori_loop(3, 1, lambda i, a: a + x, x),
+    "fori_unroll_remainder": lambda m, lax, x, xs, lo, hi: lax.fori_loop(
+        1, 8, lambda i, c: (c[0] + i * x, c[1] + c[0][0]), (m.zeros_like(x), x[1]), unroll=3),
+    "fori_unroll_all": lambda m, lax, x, xs, lo, hi: lax.fori_loop(
+        0, 3, lambda i, a: a + xs[i], x, unroll=True),
     "fori_traced": lambda m, lax, x, xs, lo, hi: lax.fori_loop(
         lo, hi, lambda i, c: (c[0] + i, c[1] + x), (m.zeros((), lo.dtype), x)),
     "fori_traced_upper": lambda m, lax, x, xs, lo, hi: lax.fori_loop(
@@ -303,6 +307,11 @@ ERRORS = [
      (V3,), ["lax.scan", "carry", "float32[]", "float64[]"]),
     ("fori float bound", lambda x: aotc.lax.fori_loop(0, x[0], lambda i, a: a, x),
      (V3,), ["lax.fori_loop", "upper", "float32[]"]),
+    ("fori unroll traced bounds",
+     lambda x: aotc.lax.fori_loop(0, x.astype(anp.int32)[0], lambda i, a: a, x, unroll=2),
+     (V3,), ["lax.fori_loop", "unroll=2", "static loop bounds"]),
+    ("fori unroll negative", lambda x: aotc.lax.fori_loop(0, 3, lambda i, a: a, x, unroll=-1),
+     (V3,), ["lax.fori_loop", "non-negative int or a bool", "-1"]),
     ("not callable", lambda x: aotc.lax.cond(x[0] > 0, x, lambda: x),
      (V3,), ["true_fun must be callable"]),
 ]
@@ -339,6 +348,13 @@ def test_agrees_with_jax_lax_on_float32():
         "while_promotes": lambda lax, x, xs: lax.while_loop(
             lambda c: c[1] < 10.0, lambda c: (c[0] * 2.0, c[1] + x[1]), (x, 0.0)),
         "fori_static": lambda lax, x, xs: lax.fori_loop(0, 3, lambda i, a: a * 1.5 + i, x),
+        "fori_unroll": lambda lax, x, xs: lax.fori_loop(
+            2, 9, lambda i, a: a * 0.75 + xs[i % 4], x, unroll=4),
+        "fori_unroll_true": lambda lax, x, xs: lax.fori_loop(
+            0, 5, lambda i, c: (c[0] * 1.5 + i, c[1] + x[0]), (x, 0.0), unroll=True),
+        "fori_unroll_zero": lambda lax, x, xs: lax.fori_loop(1, 4, lambda i, a: a - i, x, unroll=0),
+        "scan_unroll_zero": lambda lax, x, xs: lax.scan(
+            lambda c, r: (c + r, c * r), x, xs, unroll=0),
     }
     x = np.array([0.5, 1.25, -2.0], np.float32)
     xs = sample("float32", (4, 3), seed=5, with_specials=False)
