@@ -38,7 +38,7 @@ _LAZY = {
     "device_put": ("aotc.runtime", "device_put"),
 }
 
-__all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "runtime", "__version__"]
+__all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "runtime", "config", "__version__"]
 
 
 def __getattr__(name: str):
@@ -47,6 +47,7 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value
-    if name in ("numpy", "lax", "nn", "random", "runtime", "passes", "errors", "targets"):
+    if name in ("numpy", "lax", "nn", "random", "runtime", "passes", "errors", "targets",
+                "config"):
         return importlib.import_module(f"aotc.{name}")
     raise AttributeError(f"module 'aotc' has no attribute {name!r}")

@@ -74,3 +74,9 @@ class DonationError(CompileError):
     """With ``strict_donation=True``, a donated argument cannot be used (see
     ``DonationWarning`` for the causes). Fix: donate fewer arguments, or drop
     ``strict_donation`` to donate what can be and warn about the rest."""
+
+
+class ConfigError(AotcError, ValueError):
+    """An ``aotc.config`` option that does not exist, a value of the wrong type, or an
+    environment variable that does not parse. The message lists the options or says
+    what the option takes."""

@@ -1,0 +1,147 @@
+"""aotc's options: one table, read as attributes, changed with ``update``.
+
+Each option has a default, an environment variable that overrides the default, a type
+and a line of documentation (``OPTIONS``). ``update`` overrides both for the process;
+``override`` does it for a ``with`` block.
+
+    >>> import aotc
+    >>> aotc.config.log_compiles
+    False
+    >>> aotc.config.update("log_compiles", True)     # or AOTC_LOG_COMPILES=1
+    >>> aotc.config.log_compiles
+    True
+    >>> aotc.config.update("log_compiles", None)     # back to the environment's value
+    >>> with aotc.config.override(explain_cache_misses=True):
+    ...     aotc.config.explain_cache_misses
+    True
+    >>> aotc.config.update("log_compile", True)
+    Traceback (most recent call last):
+    ...
+    aotc.errors.ConfigError: aotc.config.update: expected one of the options ..., got 'log_compile'
+
+JAX's names are accepted with aotc's prefix too: ``update("aotc_log_compiles", True)``.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    default: Any
+    env: str  # the environment variable that overrides the default
+    type: type
+    doc: str
+
+
+OPTIONS: dict[str, Option] = {o.name: o for o in (
+    Option("log_compiles", False, "AOTC_LOG_COMPILES", bool,
+           "Log each trace and compile of aotc.jit and aotc.export (logger 'aotc', level "
+           "WARNING; DEBUG when off): the signature, the time of each stage, where the "
+           "executable came from and why a jitted function compiled again."),
+    Option("explain_cache_misses", False, "AOTC_EXPLAIN_CACHE_MISSES", bool,
+           "Log (WARNING) why a jitted function compiled again, and disk cache misses, "
+           "without the rest of log_compiles."),
+    Option("compile_progress", True, "AOTC_COMPILE_PROGRESS", bool,
+           "Show a status line (stage, elapsed time) on stderr while a compile runs, when "
+           "stderr is a terminal: after 0.5 s with log_compiles, else after 3 s."),
+)}
+
+_PREFIX = "aotc_"
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+# Values given to update(); the environment and the defaults fill in the rest.
+_values: dict[str, Any] = {}
+
+
+def _option(name: str, where: str) -> Option:
+    option = OPTIONS.get(name[len(_PREFIX):] if name.startswith(_PREFIX) else name)
+    if option is None:
+        raise ConfigError(f"{where}: expected one of the options {', '.join(sorted(OPTIONS))}, "
+                          f"got {name!r}")
+    return option
+
+
+def _check_type(option: Option, value: Any, where: str) -> Any:
+    wanted = option.type
+    if not isinstance(value, wanted) or (wanted is int and isinstance(value, bool)):
+        raise ConfigError(f"{where}: option {option.name} takes a {wanted.__name__}, got "
+                          f"{type(value).__name__} {value!r}")
+    return value
+
+
+def _from_env(option: Option) -> Any:
+    text = os.environ.get(option.env)
+    if text is None:
+        return option.default
+    if option.type is bool:
+        if text.strip().lower() in _TRUE:
+            return True
+        if text.strip().lower() in _FALSE:
+            return False
+        raise ConfigError(f"{option.env}={text!r}: expected 1 or 0 (true/false, yes/no, "
+                          f"on/off) for the option {option.name}")
+    try:
+        return option.type(text)
+    except ValueError:
+        raise ConfigError(f"{option.env}={text!r}: expected a {option.type.__name__} for the "
+                          f"option {option.name}") from None
+
+
+def value(name: str) -> Any:
+    """The option's value: from ``update``, else its environment variable, else its default."""
+    option = _option(name, "aotc.config")
+    if option.name in _values:
+        return _values[option.name]
+    return _from_env(option)
+
+
+def update(name: str, new_value: Any) -> None:
+    """Sets an option for this process (it wins over the environment variable); None
+    removes the setting, so the environment variable or the default applies again."""
+    option = _option(name, "aotc.config.update")
+    if new_value is None:
+        _values.pop(option.name, None)
+    else:
+        _values[option.name] = _check_type(option, new_value, "aotc.config.update")
+
+
+@contextmanager
+def override(**values: Any) -> Iterator[None]:
+    """Sets options for the ``with`` block, then restores what was there."""
+    options = [_option(name, "aotc.config.override") for name in values]
+    for option, new_value in zip(options, values.values()):
+        _check_type(option, new_value, "aotc.config.override")
+    saved = {o.name: _values[o.name] for o in options if o.name in _values}
+    try:
+        for option, new_value in zip(options, values.values()):
+            _values[option.name] = new_value
+        yield
+    finally:
+        for option in options:
+            _values.pop(option.name, None)
+        _values.update(saved)
+
+
+def describe() -> str:
+    """One line per option: name, value, environment variable, documentation."""
+    return "\n".join(f"{o.name} = {value(o.name)!r} ({o.env}): {o.doc}" for o in OPTIONS.values())
+
+
+def __getattr__(name: str) -> Any:
+    if name in OPTIONS:
+        return value(name)
+    raise AttributeError(f"aotc.config has no option {name!r}; the options are "
+                         f"{', '.join(sorted(OPTIONS))}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(OPTIONS))
