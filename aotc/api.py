@@ -4,15 +4,19 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from . import build, cache
+from . import build, cache, compile_log
 from .compiler import compile_bytecode, iree_version
 from .core import is_tracing
+from .errors import AotcError
 from .runtime import tree
 from .runtime.metadata import FunctionMetadata
-from .signature import ArgumentBinder, CallSignature
+from .runtime.module import summary
+from .signature import ArgumentBinder, CallSignature, describe_signature
 from .targets import Target, get_target
 
 
@@ -26,28 +30,88 @@ def _flat_caller(out_tree: tree.TreeDef, call_flat):
     return lambda leaves: tree.unflatten(out_tree, call_flat(leaves))
 
 
+def short_signature(metadata: FunctionMetadata) -> str:
+    """The metadata's signature, cut for one-line reprs."""
+    return summary({metadata.name: metadata.signature})
+
+
+def _cost_analysis(metadata: FunctionMetadata) -> dict[str, float]:
+    """JAX's cost-analysis keys from aotc's estimates (see ``Compiled.cost_analysis``)."""
+    from .runtime.memory import function_memory
+
+    out = {"flops": float(metadata.work_estimate)}
+    if metadata.op_estimate:
+        out["ops"] = float(metadata.op_estimate)
+    sizes = [function_memory(replace(metadata, args=(spec,)))["argument_bytes"]
+             for spec in metadata.args]
+    results = function_memory(metadata)["result_bytes"]
+    if results is not None and all(s is not None for s in sizes):
+        out["bytes accessed"] = float(sum(sizes) + results)
+        out.update({f"bytes accessed{i}{{}}": float(s) for i, s in enumerate(sizes)})
+        out["bytes accessedout{}"] = float(results)
+    return out
+
+
 class Lowered:
     """A traced function as MLIR, before IREE: ``as_text()`` shows it, ``compile()``
     builds it."""
 
+    _DIALECTS = (None, "linalg", "traced")
+
     def __init__(self, module, metadata: FunctionMetadata, flags: tuple[str, ...],
-                 binder: ArgumentBinder, signature: CallSignature, stats: dict | None = None):
+                 binder: ArgumentBinder, signature: CallSignature,
+                 owner: JittedFunction | None = None, traced=None):
         self._module = module
         self.metadata = metadata
         self.flags = flags
         self._binder = binder
         self._signature = signature
-        self._stats = stats if stats is not None else {}
+        self._owner = owner  # the jitted function: its counters and in-memory cache
+        self._traced = traced  # the module before aotc's passes (kept by lower())
         self._bytecode: bytes | None = None
 
-    def as_text(self) -> str:
-        """The MLIR module (linalg on tensors) that IREE compiles."""
-        return build.module_text(self._module)
+    def __repr__(self) -> str:
+        return f"<aotc Lowered {short_signature(self.metadata)} for {self.metadata.target}>"
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False,
+                metadata: bool = False) -> str:
+        """The MLIR module as text, as JAX's ``Lowered.as_text``.
+
+        Args:
+          dialect: which module: None or ``"linalg"`` (the default), the module IREE
+            compiles (linalg on tensors, after aotc's passes: cleanup, the target's
+            rewrites such as aotc's math functions on CPU, donation); ``"traced"``, the
+            module as traced, before those passes.
+          debug_info: print each op's source location (the user's line), as JAX's.
+          metadata: print the function's aotc metadata (a JSON string in
+            ``iree.reflection``) in full; by default it is abbreviated to its size.
+            ``compiler_ir()`` always has it.
+
+        >>> lowered = aotc.jit(anp.sin).lower(aotc.ShapeDtypeStruct((3,), "float32"))
+        >>> "math.sin" in lowered.as_text("traced"), "math.sin" in lowered.as_text()
+        (True, False)
+        >>> "aotc metadata" in lowered.as_text()
+        True
+        """
+        if dialect not in self._DIALECTS:
+            raise ValueError(f"as_text: expected dialect None or 'linalg' (the module IREE "
+                             f"compiles) or 'traced' (before aotc's passes), got {dialect!r}")
+        module = self._module
+        if dialect == "traced":
+            if self._traced is None:
+                raise ValueError("as_text('traced'): only a Lowered from jit(...).lower() "
+                                 "keeps the traced module")
+            module = self._traced
+        return build.module_text(module, metadata=metadata, debug_info=debug_info)
 
     def compiler_ir(self):
         """The MLIR module itself (an ``ir.Module`` of the bindings in iree-base-compiler),
         as JAX's ``Lowered.compiler_ir()``: to walk its ops or print it with locations."""
         return self._module
+
+    def cost_analysis(self) -> dict[str, float]:
+        """The estimates of ``Compiled.cost_analysis``, before compiling."""
+        return _cost_analysis(self.metadata)
 
     @property
     def bytecode(self) -> bytes:
@@ -60,34 +124,108 @@ class Lowered:
 
         return cache.make_key(self.bytecode, "\0".join(self.flags), iree_version(), __version__)
 
-    def compile(self) -> "Compiled":
-        """Compiles with IREE (or takes the module from the disk cache)."""
-        key = self.cache_key() if cache.enabled() else None
-        vmfb = cache.load(key) if key else None
+    def compile(self) -> Compiled:
+        """Compiles with IREE, or takes the executable from the jitted function's
+        in-memory cache or from the disk cache."""
+        with compile_log.Stages(self._binder.fn_name) as stages:
+            return self._compile(stages)
+
+    def _compile(self, stages: compile_log.Stages) -> Compiled:
+        owner = self._owner
+        memory = owner._compiled if owner is not None else None
+        if memory is not None and self._signature.key in memory:
+            self._log(stages, "from the in-memory cache", "memory")
+            return memory[self._signature.key]
+        stats = owner.stats if owner is not None else {}
+        with stages("disk cache"):
+            key = self.cache_key() if cache.enabled() else None
+            vmfb = cache.load(key) if key else None
+        source = "off" if key is None else "miss" if vmfb is None else "hit"
+        compiled = None
         if vmfb is not None:
-            self._stats["disk_hits"] = self._stats.get("disk_hits", 0) + 1
+            stats["disk_hits"] = stats.get("disk_hits", 0) + 1
             try:
-                return Compiled(vmfb, self.metadata, self._binder, self._signature)
-            except Exception:
-                vmfb = None  # unloadable despite its checksum: rebuild it
-        vmfb = compile_bytecode(self.bytecode, self.flags, self.metadata.name)
-        self._stats["compiles"] = self._stats.get("compiles", 0) + 1
-        if key:
-            cache.store(key, vmfb)
-        return Compiled(vmfb, self.metadata, self._binder, self._signature)
+                with stages("load"):
+                    compiled = Compiled(vmfb, self.metadata, self._binder, self._signature,
+                                        self.bytecode)
+            except Exception:  # noqa: BLE001 - unloadable despite its checksum: rebuild it
+                source = "unloadable"
+        if compiled is None:
+            with stages("IREE compile"):
+                vmfb = compile_bytecode(self.bytecode, self.flags, self.metadata.name)
+            stats["compiles"] = stats.get("compiles", 0) + 1
+            if key:
+                with stages("disk cache"):
+                    cache.store(key, vmfb)
+            with stages("load"):
+                compiled = Compiled(vmfb, self.metadata, self._binder, self._signature,
+                                    self.bytecode)
+        if memory is not None:
+            memory[self._signature.key] = compiled
+        self._log(stages, _SOURCES[source], source)
+        return compiled
+
+    def _log(self, stages: compile_log.Stages, where: str, source: str) -> None:
+        log = compile_log.jit_logger
+        level = compile_log.level(explanation=source in ("miss", "unloadable"))
+        if not log.isEnabledFor(level):
+            return
+        what = describe_signature(self._binder.fn_name, self._signature, self._binder.arg_name)
+        if source == "memory":
+            stages.log(log, level, "%s for %s: %s", what, self.metadata.target, where)
+            return
+        verb = "loaded" if source == "hit" else "compiled"
+        stages.log(log, level, "%s %s for %s in %s (%s); %s", verb, what,
+                   self.metadata.target, compile_log.seconds(stages.total),
+                   compile_log.split(stages.times), where)
+
+
+_SOURCES = {
+    "hit": "disk cache hit, IREE compile skipped",
+    "miss": "disk cache miss, compiled and stored",
+    "off": "disk cache off, compiled",
+    "unloadable": "disk cache entry unloadable, compiled again and stored",
+}
+
+
+@dataclass(frozen=True)
+class CompiledMemoryStats:
+    """Memory of one call of a compiled function, with the fields of JAX's
+    ``CompiledMemoryStats`` (None where it cannot be known here).
+
+    Attributes:
+      generated_code_size_in_bytes: the size of the compiled module (``.vmfb``: code,
+        constants and metadata).
+      argument_size_in_bytes, output_size_in_bytes: the arguments' and results' bytes,
+        from the signature (None for dynamic dimensions).
+      alias_size_in_bytes: result bytes written into donated argument buffers.
+      temp_size_in_bytes: the intermediate (transient) buffers IREE allocates inside a
+        call, measured: the function runs once on zero-filled arguments on a private
+        local-sync device whose allocator sees every allocation
+        (``runtime.memory.measure_transient``). None when its code cannot run on this
+        machine's CPU (another target) or a dimension is dynamic.
+    """
+
+    generated_code_size_in_bytes: int
+    argument_size_in_bytes: int | None
+    output_size_in_bytes: int | None
+    alias_size_in_bytes: int | None
+    temp_size_in_bytes: int | None
 
 
 class Compiled:
     """A compiled function, loaded in the runtime and callable with arrays."""
 
     def __init__(self, vmfb: bytes, metadata: FunctionMetadata, binder: ArgumentBinder,
-                 signature: CallSignature):
+                 signature: CallSignature, bytecode: bytes | None = None):
         from .runtime import load
 
         self.vmfb = vmfb
         self.metadata = metadata
         self._binder = binder
         self._signature = signature
+        self._bytecode = bytecode  # the MLIR it was compiled from, for as_text()
+        self._memory_stats: CompiledMemoryStats | None = None
         self.module = load(vmfb)
         self._function = self.module[metadata.name]
         self._out_tree = metadata.out_tree
@@ -103,12 +241,74 @@ class Compiled:
             )
         return self.call_flat(leaves)
 
+    def __repr__(self) -> str:
+        return (f"<aotc Compiled {short_signature(self.metadata)} for {self.metadata.target} "
+                f"on {self.module.device.uri}>")
+
+    def as_text(self, *, debug_info: bool = False, metadata: bool = False) -> str | None:
+        """The MLIR module it was compiled from (``Lowered.as_text()``'s default), or None
+        when it is not known. IREE's own intermediate forms are not kept in the ``.vmfb``."""
+        if self._bytecode is None:
+            return None
+        return build.module_text(build.parse_module(self._bytecode), metadata=metadata,
+                                 debug_info=debug_info)
+
+    def cost_analysis(self) -> dict[str, float]:
+        """Estimates of one call's work, with JAX's keys: ``flops`` (the trace's work
+        estimate: multiply-adds count two, other elementwise ops one, per element),
+        ``bytes accessed`` (arguments read once plus results written once: a lower
+        bound, intermediates are not counted), ``bytes accessed{i}{}`` per argument and
+        ``bytes accessedout{}``; and aotc's ``ops`` (the op estimate, loop bodies
+        counted per trip). Bytes are left out when a dimension is dynamic.
+
+        >>> spec = aotc.ShapeDtypeStruct((8,), "float32")
+        >>> c = aotc.jit(lambda x: x * 2 + 1).lower(spec).compile()
+        >>> c.cost_analysis()["bytes accessed"]
+        64.0
+        """
+        return _cost_analysis(self.metadata)
+
+    def memory_analysis(self) -> CompiledMemoryStats:
+        """Argument, result, alias, temporary and code sizes (``CompiledMemoryStats``).
+        The temporary size is measured once, by running the function (see there).
+
+        >>> spec = aotc.ShapeDtypeStruct((8,), "float32")
+        >>> m = aotc.jit(lambda x: x * 2 + 1).lower(spec).compile().memory_analysis()
+        >>> m.argument_size_in_bytes, m.output_size_in_bytes, m.alias_size_in_bytes
+        (32, 32, 0)
+        """
+        if self._memory_stats is None:
+            from .runtime.memory import function_memory, measure_transient
+
+            figures = function_memory(self.metadata)
+            self._memory_stats = CompiledMemoryStats(
+                generated_code_size_in_bytes=len(self.vmfb),
+                argument_size_in_bytes=figures["argument_bytes"],
+                output_size_in_bytes=figures["result_bytes"],
+                alias_size_in_bytes=figures["donated_bytes"],
+                temp_size_in_bytes=measure_transient(self.vmfb, self.metadata.name),
+            )
+        return self._memory_stats
+
+
+_jit_ids = itertools.count()
+
 
 class JittedFunction:
     """A function compiled with IREE on first call per signature (see ``aotc.jit``)."""
 
     def __init__(self, fn: Callable, static_argnums=(), static_argnames=(), target="cpu",
                  donate_argnums=(), donate_argnames=(), strict_donation: bool = False):
+        if isinstance(fn, classmethod):
+            raise AotcError(
+                f"aotc.jit: expected a function, got a classmethod "
+                f"({getattr(fn.__func__, '__qualname__', fn.__func__)}). Put @classmethod "
+                f"outside: @classmethod above @functools.partial(aotc.jit, static_argnums=0) "
+                f"(the class is then a static argument)")
+        # A staticmethod inside jit: the plain function, never bound to an instance.
+        self._bind_to_instance = not isinstance(fn, staticmethod)
+        if not self._bind_to_instance:
+            fn = fn.__func__
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._binder = ArgumentBinder(fn, static_argnums, static_argnames,
@@ -116,18 +316,23 @@ class JittedFunction:
         self._strict_donation = bool(strict_donation)
         self._target: Target = get_target(target)
         self._compiled: dict[Any, Compiled] = {}
-        # (shape, dtype) of each argument -> Compiled.call_flat, for array-only calls.
+        # The per-call fast path's keys -> Compiled.call_flat: the arguments' (shape,
+        # dtype), with the values of static arguments at their positions.
         self._fast: dict[tuple, Callable] = {}
-        self._no_static = not self._binder.static_argnums
+        static = self._binder.static_argnums
+        self._no_static = not static
+        self._static_positions = (frozenset(static) if static and min(static) >= 0 else None)
         self._lock = threading.Lock()
+        self._id = next(_jit_ids)  # tells jitted functions of the same code apart in logs
         # Counters that tests and users can read: how often this function was traced,
         # compiled by IREE, or taken from the disk cache.
         self.stats = {"traces": 0, "compiles": 0, "disk_hits": 0}
 
     def __call__(self, *args, **kwargs):
-        # The fast path: array arguments only, a signature seen before. Its key is the
-        # arguments' (shape, dtype); containers and Python scalars have no .shape and go
-        # through the full binding below, which keys on the whole call signature.
+        # The fast path: array arguments (and static values) only, a signature seen
+        # before. Its key is the arguments' (shape, dtype), static values as they are;
+        # containers and Python scalars have no .shape and go through the full binding
+        # below, which keys on the whole call signature.
         if not kwargs and self._no_static:
             try:
                 key = tuple([(a.shape, a.dtype) for a in args])
@@ -136,6 +341,16 @@ class JittedFunction:
             run = self._fast.get(key)
             if run is not None and not is_tracing():
                 return run(args)
+        elif not kwargs and self._static_positions is not None:
+            static = self._static_positions
+            try:
+                key = tuple([a if i in static else (a.shape, a.dtype)
+                             for i, a in enumerate(args)])
+                run = self._fast.get(key)
+            except (AttributeError, TypeError):  # not an array; an unhashable static value
+                key = run = None
+            if run is not None and not is_tracing():
+                return run([a for i, a in enumerate(args) if i not in static])
         else:
             key = None
         if is_tracing():
@@ -148,21 +363,68 @@ class JittedFunction:
             with self._lock:
                 compiled = self._compiled.get(signature.key)
                 if compiled is None:
-                    compiled = self._lower(signature).compile()
+                    compiled = self._compile_miss(signature)
                     self._compiled[signature.key] = compiled
-        if key is not None:  # every argument had a shape and dtype: an array-only call
+        if key is not None:  # every argument had a shape and dtype or was static
             self._fast[key] = compiled.call_flat
         return compiled.call_flat(leaves)
 
-    def _lower(self, signature: CallSignature) -> Lowered:
+    def __get__(self, obj, objtype=None):
+        """As a method: ``obj.f`` calls ``f(obj, ...)`` with ``obj`` an ordinary argument
+        (JAX's rule: an array pytree, or static by ``static_argnums=0``), sharing this
+        function's compiled code across instances."""
+        if obj is None or not self._bind_to_instance:
+            return self
+        return BoundJittedFunction(self, obj)
+
+    def __repr__(self) -> str:
+        static = self._binder.static_argnames
+        params = []
+        for p in self._binder.parameters:
+            prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+            params.append(f"{prefix}{p.name}{' static' if p.name in static else ''}")
+        compiled = len(self._compiled)
+        return (f"<aotc JittedFunction {self._binder.fn_name}({', '.join(params)}) for "
+                f"{self._target.name}, {compiled} signature{'' if compiled == 1 else 's'} "
+                f"compiled>")
+
+    def _describe(self, signature: CallSignature) -> str:
+        return describe_signature(self._binder.fn_name, signature, self._binder.arg_name)
+
+    def _compile_miss(self, signature: CallSignature) -> Compiled:
+        """Traces and compiles a signature the in-memory cache does not have, logging why."""
+        log = compile_log.jit_logger
+        level = compile_log.level(explanation=True)
+        explaining = log.isEnabledFor(level)
+        if explaining:
+            previous = [c._signature for c in self._compiled.values()]
+            log.log(level, compile_log.explain_miss(
+                self._fn, self._binder.fn_name, self._id, self._target.name, signature,
+                previous, self._binder.arg_name))
+        with compile_log.Stages(self._binder.fn_name) as stages:
+            compiled = self._lower(signature, stages)._compile(stages)
+        if explaining:
+            compile_log.remember(self._fn, self._id, self._target.name, signature)
+        return compiled
+
+    def _lower(self, signature: CallSignature, stages: compile_log.Stages,
+               keep_traced: bool = False) -> Lowered:
         module = build.new_module()
         name = _symbol_name(self._binder.fn_name)
-        lowered = build.trace_into(module, self._binder, signature, name, self._target)
+        with stages("trace", shown=False):  # runs user code, which may print
+            lowered = build.trace_into(module, self._binder, signature, name, self._target)
         self.stats["traces"] += 1
-        flags = build.finish_module(module, self._target, lowered.contractions,
-                                    strict_donation=self._strict_donation)
-        metadata = build.function_metadata(module, name)  # with the donation pairing
-        return Lowered(module, metadata, flags, self._binder, signature, self.stats)
+        traced = build.clone_module(module) if keep_traced else None
+        with stages("aotc passes"):
+            flags = build.finish_module(module, self._target, lowered.contractions,
+                                        strict_donation=self._strict_donation)
+            metadata = build.function_metadata(module, name)  # with the donation pairing
+        log = compile_log.jit_logger
+        level = compile_log.level()
+        if log.isEnabledFor(level):
+            stages.log(log, level, "traced %s in %s (%s)", self._describe(signature),
+                       compile_log.seconds(stages.total), compile_log.split(stages.times))
+        return Lowered(module, metadata, flags, self._binder, signature, self, traced)
 
     def lower(self, *args, **kwargs) -> Lowered:
         """Traces for these arguments (arrays or ``aotc.ShapeDtypeStruct``) without compiling.
@@ -173,15 +435,71 @@ class JittedFunction:
         func.func public @_lambda_(%arg0: tensor<4xf32>) -> tensor<4xf32>
         """
         signature, _ = self._binder.bind(args, kwargs)
-        return self._lower(signature)
+        with compile_log.Stages(self._binder.fn_name) as stages:
+            return self._lower(signature, stages, keep_traced=True)
 
     def clear_cache(self) -> None:
         self._compiled.clear()
         self._fast.clear()
 
 
+class BoundJittedFunction:
+    """``obj.f`` for a jitted method ``f``: calls it with ``obj`` as its first argument
+    and shares its compiled code (``lower``, ``stats`` and the rest reach the jitted
+    function too)."""
+
+    __slots__ = ("_jitted", "_obj")
+
+    def __init__(self, jitted: JittedFunction, obj: Any):
+        self._jitted = jitted
+        self._obj = obj
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self._jitted(self._obj, *args, **kwargs)
+        except AotcError as e:
+            hinted = _method_hint(self._jitted, e)
+            if hinted is e:
+                raise
+            raise hinted from e
+
+    def lower(self, *args, **kwargs) -> Lowered:
+        return self._jitted.lower(self._obj, *args, **kwargs)
+
+    @property
+    def _fn(self):  # aotc.export(obj.f, ...) traces f with obj bound
+        return functools.partial(self._jitted._fn, self._obj)
+
+    def __getattr__(self, name: str):
+        return getattr(self._jitted, name)
+
+    def __repr__(self) -> str:
+        return f"<bound {self._jitted!r} of a {type(self._obj).__name__}>"
+
+
+def _method_hint(jitted: JittedFunction, error: Exception) -> Exception:
+    """The error of a call through ``obj.f``, with the fix when it is about ``self``."""
+    binder = jitted._binder
+    first = binder.arg_name(0)
+    text = str(error)
+    if text.startswith(f"{binder.fn_name}() argument {first}:"):
+        hint = (f" {first} of a jitted method is an ordinary argument: an array pytree, or "
+                f"static (hashable: it keys the compile cache) with "
+                f"@functools.partial(aotc.jit, static_argnums=0)")
+    elif text.startswith(f"{binder.fn_name}() static argument {first}:"):
+        hint = (f" A static {first} keys the compile cache: give its class __hash__ and "
+                f"__eq__ (or keep the default identity hash)")
+    else:
+        return error
+    return type(error)(text + "." + hint if not text.endswith(".") else text + hint)
+
+
 def _symbol_name(name: str) -> str:
+    """A function name as an MLIR symbol the runtime exports: ``<lambda>`` -> ``_lambda_``;
+    IREE keeps names starting with ``__`` for itself, so ``__call__`` -> ``f__call__``."""
     cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    if cleaned.startswith("__"):
+        return f"f{cleaned}"
     return cleaned if cleaned and not cleaned[0].isdigit() else f"f_{cleaned}"
 
 
@@ -195,6 +513,8 @@ def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
     on abstract arrays, compiles it and caches the result in memory and on disk
     (``AOTC_CACHE_DIR``); later calls with the same signature run the compiled code.
     Arguments and results are pytrees (tuples, lists, dicts, None) of arrays.
+    ``AOTC_LOG_COMPILES=1`` (``aotc.config.log_compiles``) logs each trace and compile
+    with its times, and why a signature compiled again.
 
     Args:
       fn: the function, written with ``aotc.numpy`` (numpy's names and semantics).
@@ -210,7 +530,8 @@ def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
       strict_donation: make an unusable donation an ``aotc.errors.DonationError``.
 
     Returns:
-      A callable with ``.lower(*args)`` for the ahead-of-time path.
+      A callable with ``.lower(*args)`` for the ahead-of-time path. On a class it is a
+      method: ``self`` is its first argument, static by ``static_argnums=0``.
 
     Example:
       >>> import aotc, aotc.numpy as anp, numpy as np
@@ -225,6 +546,18 @@ def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
       >>> s = step(s)                 # the old ``s`` is deleted; keep the result
       >>> s
       Array([1., 1., 1.], dtype=float32)
+
+      A method with a static ``self`` (hashable; each instance compiles once):
+
+      >>> from functools import partial
+      >>> class Scale:
+      ...     def __init__(self, k):
+      ...         self.k = k
+      ...     @partial(aotc.jit, static_argnums=0)
+      ...     def __call__(self, x):
+      ...         return x * self.k
+      >>> np.asarray(Scale(3.0)(np.ones(2, np.float32)))
+      array([3., 3.], dtype=float32)
     """
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
@@ -233,3 +566,4 @@ def jit(fn: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
                                  strict_donation=strict_donation)
     return JittedFunction(fn, static_argnums, static_argnames, target, donate_argnums,
                           donate_argnames, strict_donation)
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 from dataclasses import dataclass, replace
 
 from . import numpy as _numpy  # noqa: F401  (installs the operators and methods of Tracer)
@@ -161,6 +162,31 @@ def bytecode(module: ir.Module) -> bytes:
     return buf.getvalue()
 
 
-def module_text(module: ir.Module) -> str:
+def parse_module(data: bytes | str) -> ir.Module:
+    """A module from its bytecode (``bytecode``) or text, in a context of its own."""
+    return ir.Module.parse(data, context=ir.Context())
+
+
+def clone_module(module: ir.Module):
+    """A copy of the module (a ``builtin.module`` operation) that later passes on the
+    original leave alone."""
     with module.context:
-        return str(module)
+        return module.operation.clone()
+
+
+# The metadata string inside ``iree.reflection = {aotc = "..."}`` (MLIR escapes quotes
+# inside strings as \22, so the string has no raw quote).
+_METADATA = re.compile(r'(iree\.reflection = \{(?:[^"}]|"[^"]*")*?\baotc = )"([^"]*)"')
+
+
+def module_text(module, *, metadata: bool = True, debug_info: bool = False) -> str:
+    """The module as MLIR text; ``metadata=False`` abbreviates each function's aotc
+    metadata (a long JSON string) to its size, ``debug_info`` prints source locations."""
+    operation = module.operation
+    with operation.context:
+        text = operation.get_asm(enable_debug_info=debug_info)
+    if metadata:
+        return text
+    return _METADATA.sub(
+        lambda m: f'{m.group(1)}"(aotc metadata, {len(m.group(2))} bytes; '
+                  f'as_text(metadata=True) shows it)"', text)

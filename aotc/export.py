@@ -6,12 +6,14 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from . import build
+from . import build, compile_log
 from .api import _symbol_name
 from .compiler import compile_bytecode
 from .errors import AotcError
+from .runtime.ledger import format_bytes
 from .runtime.metadata import FunctionMetadata
-from .signature import ArgumentBinder
+from .runtime.module import summary
+from .signature import ArgumentBinder, describe_signature
 from .targets import get_target
 
 
@@ -39,6 +41,10 @@ class Artifact:
             f.write(self.vmfb)
         os.replace(tmp, path)
         return path
+
+    def __repr__(self) -> str:
+        return (f"<aotc Artifact {summary(self.functions)} for {self.target}, "
+                f"{format_bytes(len(self.vmfb))}>")
 
     def load(self, device=None):
         """Loads the artifact into the runtime (``aotc.runtime.load(artifact.vmfb)``)."""
@@ -98,19 +104,35 @@ def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
     module = build.new_module()
     functions: dict[str, FunctionMetadata] = {}
     contractions: list = []
-    for fname, f, fspecs, fkw in entries:
-        if _symbol_name(fname) != fname:
-            raise AotcError(f"export: function name {fname!r} must be an identifier "
-                            "(letters, digits, _)")
-        if fname in functions:
-            raise AotcError(f"export: function name {fname!r} is used twice")
-        binder = ArgumentBinder(getattr(f, "_fn", f), static_argnums, static_argnames,
-                                donate_argnums, donate_argnames)
-        signature, _ = binder.bind(tuple(fspecs), dict(fkw))
-        lowered = build.trace_into(module, binder, signature, fname, tgt)
-        functions[fname] = lowered.metadata
-        contractions.extend(lowered.contractions)
-    flags = build.finish_module(module, tgt, contractions, strict_donation=strict_donation)
-    functions = {fname: build.function_metadata(module, fname) for fname in functions}
-    vmfb = compile_bytecode(build.bytecode(module), flags, ", ".join(functions))
+    log, level = compile_log.export_logger, compile_log.level()
+    logged = log.isEnabledFor(level)
+    with compile_log.Stages(", ".join(e[0] for e in entries)) as stages:
+        for fname, f, fspecs, fkw in entries:
+            if _symbol_name(fname) != fname:
+                raise AotcError(f"export: function name {fname!r} must be an identifier "
+                                "(letters, digits, _)")
+            if fname in functions:
+                raise AotcError(f"export: function name {fname!r} is used twice")
+            binder = ArgumentBinder(getattr(f, "_fn", f), static_argnums, static_argnames,
+                                    donate_argnums, donate_argnames)
+            signature, _ = binder.bind(tuple(fspecs), dict(fkw))
+            start = stages.times.get("trace", 0.0)
+            with stages("trace", shown=False):  # runs user code, which may print
+                lowered = build.trace_into(module, binder, signature, fname, tgt)
+            if logged:
+                stages.log(log, level, "traced %s in %s",
+                           describe_signature(fname, signature, binder.arg_name),
+                           compile_log.seconds(stages.times["trace"] - start))
+            functions[fname] = lowered.metadata
+            contractions.extend(lowered.contractions)
+        with stages("aotc passes"):
+            flags = build.finish_module(module, tgt, contractions,
+                                        strict_donation=strict_donation)
+            functions = {fname: build.function_metadata(module, fname) for fname in functions}
+        with stages("IREE compile"):
+            vmfb = compile_bytecode(build.bytecode(module), flags, ", ".join(functions))
+        if logged:
+            stages.log(log, level, "compiled %s for %s in %s (%s); %s, not cached on disk",
+                       ", ".join(functions), tgt.name, compile_log.seconds(stages.total),
+                       compile_log.split(stages.times), format_bytes(len(vmfb)))
     return Artifact(vmfb, build.module_text(module), functions, tgt.name, flags)

@@ -280,6 +280,28 @@ class Module:
         return sorted(set(super().__dir__()) | set(self._functions))
 
     def __repr__(self) -> str:
-        lines = [f"<aotc Module {self._where} on {self.device.uri}:"]
-        lines += [f"  {fn.signature}" for fn in self._functions.values()]
-        return "\n".join(lines) + ">"
+        """One line: the artifact, what it holds (``summary``), the device; ``functions``
+        prints every signature."""
+        shown = summary({name: fn.signature for name, fn in self._functions.items()})
+        return f"<aotc Module {self._where}: {shown} on {self.device.uri}>"
+
+
+SUMMARY_CHARS = 100
+
+
+def summary(signatures: dict[str, Any]) -> str:
+    """What a module holds, for one-line reprs: its one function's signature (cut to
+    ``SUMMARY_CHARS``) or its function names.
+
+    >>> from aotc.runtime.module import summary
+    >>> summary({"f": "f(x: float32[3]) -> (out: float32[3])"})
+    'f(x: float32[3]) -> (out: float32[3])'
+    >>> summary(dict.fromkeys(["a", "b", "c", "d", "e"], "..."))
+    '5 functions (a, b, c, d, ...)'
+    """
+    names = list(signatures)
+    if len(names) == 1:
+        text = str(signatures[names[0]])
+        return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
+    more = ", ..." if len(names) > 4 else ""
+    return f"{len(names)} functions ({', '.join(names[:4])}{more})"

@@ -199,8 +199,9 @@ def test_function_access(modules):
     assert module.add.name == "add"
     assert "add(x: float32[4]" in repr(module.add)
     text = repr(module)
-    assert text.startswith("<aotc Module <") and "on local-sync" in text
-    assert "  rowsum(x: float32[?,4]) -> (out0: float32[?])" in text
+    assert text.startswith("<aotc Module <") and text.endswith(" on local-sync>")
+    assert "\n" not in text and f": {len(module)} functions (add, " in text
+    assert "rowsum(x: float32[?,4]) -> (out0: float32[?])" in repr(module.functions)
 
 
 def test_unknown_function(modules):
