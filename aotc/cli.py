@@ -12,7 +12,8 @@ only the standard library). User errors (a bad argument, a missing file, an unkn
 function, a program IREE rejects) print one message to stderr and exit with status 2
 (the command line is malformed) or 1 (the command failed); ``aotc --verbose ...`` adds
 all of IREE's diagnostics and the Python traceback. Shared pieces (``CliError``, the exit
-statuses) live in ``aotc.cli_common``.
+statuses) live in ``aotc.cli_common``. A closed output pipe (``aotc targets | head -1``)
+ends a command quietly with status 141, as other Unix tools.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from .cli_common import EXIT_OK, EXIT_USAGE, CliError, format_size
+from .cli_common import EXIT_OK, EXIT_USAGE, CliError, format_size, stdout_closed
 from .cli_compile import FULL_DTYPES, SHORT_DTYPES, add_compile_parser, parse_arg_spec
 
 __all__ = ["FULL_DTYPES", "SHORT_DTYPES", "CliError", "build_parser", "format_size", "main",
@@ -372,6 +373,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``aotc`` command: its exit status (141 when stdout's reader closed the pipe)."""
+    try:
+        try:
+            return _main(argv)
+        finally:  # inside the try: a closed pipe shows here rather than at exit
+            sys.stdout.flush()
+    except BrokenPipeError:
+        return stdout_closed()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -4,6 +4,7 @@ and the error paths with their messages and exit statuses."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -233,3 +234,45 @@ def test_argument_dtype_names_cover_every_dtype():
     assert sorted(FULL_DTYPES) == sorted(dtypes.DTYPES) == sorted(runtime_dtypes.DTYPES)
     for short, full in SHORT_DTYPES.items():
         assert parse_arg_spec(f"{short}[2]") == parse_arg_spec(f"{full}[2]") == ((2,), full)
+
+
+# ---- a closed output pipe: no traceback, exit 141 as other Unix tools ------------------------
+
+CLOSED_PIPE_COMMANDS = {
+    "targets": ("targets",),
+    "targets --json": ("targets", "--json"),
+    "inspect": ("inspect", "affine.vmfb"),
+    "inspect --json": ("inspect", "affine.vmfb", "--json"),
+    "run": ("run", "affine.vmfb", "--input", "ones.npy", "--input", "2"),
+    "compile": ("compile", "model.py:affine", "--arg", "f32[2,4]", "--arg", "f32[]",
+                "-o", "piped.vmfb"),
+    "--help": ("--help",),
+}
+
+
+@pytest.mark.parametrize("args", CLOSED_PIPE_COMMANDS.values(), ids=CLOSED_PIPE_COMMANDS)
+def test_closed_stdout_pipe_ends_quietly(compiled, workdir, args):
+    """The reader of stdout is gone before the command writes (``aotc ... | head -0``): the
+    command stops without a traceback, with status 141 (128 + SIGPIPE; argparse's help
+    ignores the failed write and exits 0)."""
+    np.save(workdir / "ones.npy", np.ones((2, 4), np.float32))
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "aotc.cli", *args], cwd=workdir,
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write)
+    assert proc.returncode == (0 if args == ("--help",) else 141), proc.stderr
+    assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("command", ["targets", "inspect affine.vmfb"])
+def test_head_of_the_output(compiled, workdir, command):
+    """``aotc <command> | head -1`` in a shell: one line, nothing on stderr, status 0 (all
+    written before head left) or 141."""
+    proc = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} -m aotc.cli "
+                                         f"{command} | head -1"],
+                          cwd=workdir, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 141), proc.stderr
+    assert len(proc.stdout.splitlines()) == 1 and proc.stderr == ""
