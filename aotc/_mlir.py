@@ -1,14 +1,22 @@
 """The one module that imports the MLIR Python bindings shipped inside iree-base-compiler.
 
 Everything else in aotc that builds IR imports ``ir`` and the dialects from here, so a
-change of where the bindings live touches one file.
+change of where the bindings live touches one file. Where the compiler is not installed
+(a runtime-only install), importing this module, and so the first use of ``aotc.jit``,
+``aotc.export`` or ``aotc.numpy``, raises ``CompilerNotInstalledError`` (an ImportError)
+saying which package to install; ``aotc.runtime`` never imports it.
 """
 
 from __future__ import annotations
 
-from iree.compiler import ir, passmanager  # noqa: F401
-from iree.compiler.dialects import arith, func, linalg, math, scf, tensor  # noqa: F401
-from iree.compiler.dialects import complex as complex_dialect  # noqa: F401
+from .errors import CompilerNotInstalledError
+
+try:
+    from iree.compiler import ir, passmanager  # noqa: F401
+    from iree.compiler.dialects import arith, func, linalg, math, scf, tensor  # noqa: F401
+    from iree.compiler.dialects import complex as complex_dialect  # noqa: F401
+except ImportError as e:
+    raise CompilerNotInstalledError.from_import_error(e) from e
 
 PARALLEL = "#linalg.iterator_type<parallel>"
 REDUCTION = "#linalg.iterator_type<reduction>"

@@ -195,12 +195,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
     output = args.output or f"{name}.vmfb"
 
     # The compiler is imported here only: run and inspect must work without it.
+    from aotc.errors import CompilerNotInstalledError
+
     try:
-        import iree.compiler  # noqa: F401
-    except ImportError as e:
-        raise CliError("the compiler is not installed here (a runtime-only install): aotc "
-                       "run, inspect and targets work; to compile, pip install "
-                       "iree-base-compiler==3.13.0, or compile on another machine") from e
+        import aotc._mlir  # noqa: F401
+    except CompilerNotInstalledError as e:
+        raise CliError(f"{e}; aotc run, inspect and targets work here, or compile on "
+                       f"another machine") from e
     import aotc
     from aotc.errors import AotcError, CompileError
     from aotc.targets import get_target

@@ -16,6 +16,34 @@ class CompileError(AotcError):
         super().__init__(full)
 
 
+class CompilerNotInstalledError(AotcError, ImportError):
+    """The IREE compiler (``iree-base-compiler``) cannot be imported: a runtime-only
+    install, as on a device. Tracing and compiling (``aotc.jit``, ``aotc.export``,
+    ``aotc.numpy``) need it; the runtime (``aotc.runtime``, ``aotc run``/``inspect``)
+    loads and runs saved ``.vmfb`` files without it. Fix: install the compiler of the
+    runtime's version, ``pip install iree-base-compiler==<version>`` (the message names
+    it), or compile on another machine. ``name`` is the module that failed to import."""
+
+    @classmethod
+    def from_import_error(cls, error: ImportError) -> "CompilerNotInstalledError":
+        missing = error.name or "iree.compiler"
+        return cls(f"the compiler is not installed: pip install iree-base-compiler=="
+                   f"{_runtime_version()}; the runtime (aotc.runtime) can still load .vmfb "
+                   f"files (importing {missing} failed: {error})", name=missing)
+
+
+def _runtime_version() -> str:
+    """The installed IREE runtime's release, which the compiler must match."""
+    from importlib import metadata
+
+    for package in ("iree-base-runtime", "iree-runtime"):
+        try:
+            return metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return "<the version of iree-base-runtime>"
+
+
 class PassError(AotcError):
     """One of aotc's MLIR passes could not transform the program. The message names the
     pass, the op, its source location, the requirement that failed and how to fix it; a

@@ -86,4 +86,5 @@ def test_compiling_there_says_the_compiler_is_missing(venv, tmp_path):
     done = run(venv, venv / "bin" / "aotc", "compile", "model.py:f", "--arg", "f32[3]",
                cwd=tmp_path)
     assert done.returncode == 1
-    assert "the compiler is not installed here (a runtime-only install)" in done.stderr
+    assert "the compiler is not installed: pip install iree-base-compiler==" in done.stderr
+    assert "aotc run, inspect and targets work here" in done.stderr
