@@ -84,25 +84,43 @@ def install(namespace: types.ModuleType, method_names) -> None:
     Tracer.transpose = traced_at_user_line(
         lambda self, *axes: call("transpose")(self, _shape_arguments(axes) if axes else None))
     Tracer.astype = traced_at_user_line(lambda self, dtype: call("astype")(self, dtype))
-    # (not "trace": a Tracer's `trace` is the function being traced; use anp.trace(x))
-    for name in method_names:
+    Tracer.view = traced_at_user_line(lambda self, dtype=None, type=None: views.dtype_view(
+        self, dtype, type))
+    Tracer.mT = property(traced_at_user_line(lambda self: views.matrix_transpose_view(self)))
+    Tracer.itemsize = property(lambda self: self.dtype.itemsize)
+    Tracer.nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    for name in (*method_names, "ptp"):  # ptp: JAX's method (numpy 2 dropped it)
         setattr(Tracer, name, traced_at_user_line(
             lambda self, *a, _n=name, **k: numpy_dispatch.array_method(self, _n, a, k)))
+    Tracer.__round__ = traced_at_user_line(
+        lambda self, ndigits=None: call("round")(self, ndigits or 0))
+    Tracer.__copy__ = traced_at_user_line(lambda self: call("copy")(self))
+    Tracer.__deepcopy__ = traced_at_user_line(lambda self, memo: call("copy")(self))
+    Tracer.__divmod__ = traced_at_user_line(lambda self, other: call("divmod")(self, other))
+    Tracer.__rdivmod__ = traced_at_user_line(lambda self, other: call("divmod")(other, self))
+    Tracer.__array_namespace__ = lambda self, *, api_version=None: namespace
     # In-place methods: the new value replaces the array's.
     Tracer.sort = traced_at_user_line(lambda self, axis=-1, kind=None, order=None: (
         views.assign_all(self, call("sort")(self, axis=axis, kind=kind, order=order),
                          "x.sort()")))
     Tracer.fill = traced_at_user_line(lambda self, value: views.assign_all(
         self, call("full_like")(self, value), "x.fill()"))
+    Tracer.partition = traced_at_user_line(
+        lambda self, kth, axis=-1, kind="introselect", order=None: views.assign_all(
+            self, call("partition")(self, kth, axis, kind, order), "x.partition()"))
+    Tracer.put = traced_at_user_line(lambda self, indices, values, mode="raise": (
+        views.assign_all(self, call("put")(self, indices, values, None if mode == "raise"
+                                           else mode, inplace=False), "x.put()")))
     for name in numpy_dispatch.IN_PLACE_METHODS:  # the others: refused, naming the fix
         setattr(Tracer, name,
                 lambda self, *a, _n=name, **k: numpy_dispatch.in_place_method(self, _n))
-    # Other ndarray methods exist on a traced array too, and say they are not supported.
+    # Other ndarray methods exist on a traced array too: numpy's function of the name,
+    # or an error saying it is not supported.
     for name in dir(np.ndarray):
         if (not name.startswith("_") and not hasattr(Tracer, name)
                 and isinstance(getattr(np.ndarray, name), types.MethodDescriptorType)):
-            setattr(Tracer, name, lambda self, *a, _n=name, **k: numpy_dispatch.array_method(
-                self, _n, a, k))
+            setattr(Tracer, name, traced_at_user_line(
+                lambda self, *a, _n=name, **k: numpy_dispatch.array_method(self, _n, a, k)))
     # numpy's functions and ufuncs called on tracers are traced by the namespace's.
     Tracer.__array__ = lambda self, dtype=None, copy=None: _raise(
         numpy_dispatch.conversion_error(self))

@@ -123,7 +123,7 @@ def stored_into_numpy_array(t: "Tracer", where: str) -> TracedValueStoredError:
     # array element with a sequence" instead.
     return TracedValueStoredError(
         f"a traced array {t.dtype.name}{list(t.shape)} was stored into a numpy array at "
-        f"{where} (in function '{t.trace.fn_name}'): a numpy array holds values, and a "
+        f"{where} (in function '{t._trace.fn_name}'): a numpy array holds values, and a "
         f"traced array has none until the compiled code runs. Fix: create the array being "
         f"written from a traced one (np.zeros_like(x), np.empty_like(x), x.copy()) or with "
         f"aotc.numpy (anp.zeros(shape, dtype)), so that it is traced too")
@@ -204,12 +204,12 @@ def check_usable(x: "Tracer", where: str) -> None:
     and was not computed inside a control-flow region that has since been closed. The one
     check every operand path shares (trace time only: an identity test and a flag)."""
     trace = current_trace()
-    if x.trace is trace and x.scope.open:
+    if x._trace is trace and x.scope.open:
         return
-    if x.trace is not trace:
+    if x._trace is not trace:
         raise TracingError(
             f"{where}: this traced array belongs to another traced function "
-            f"('{x.trace.fn_name}'): it leaked out (kept in a global or closure). Pass "
+            f"('{x._trace.fn_name}'): it leaked out (kept in a global or closure). Pass "
             f"it in as an argument instead"
         )
     at = f" (called at {x.scope.where})" if x.scope.where else ""
@@ -279,7 +279,8 @@ class Tracer(_Shaped):
     (``aotc/array_methods.py``), which this module does not import.
     """
 
-    __slots__ = ("_value", "shape", "dtype", "trace", "weak", "scope", "view", "version",
+    # Internal attributes avoid ndarray's names (x.trace(), x.view(dtype), x.strides).
+    __slots__ = ("_value", "shape", "dtype", "_trace", "weak", "scope", "view_of", "version",
                  "_strides")
     # numpy binary operators defer to ours (ndarray + Tracer -> Tracer.__radd__).
     __array_priority__ = 1000
@@ -289,15 +290,15 @@ class Tracer(_Shaped):
         self._value = value
         # A traced array is a reference whose value a write replaces (numpy's in-place
         # updates, functionalized): a root counts its writes in ``version``; a view
-        # (``view``: how it is read from its base and written back) re-reads its base
+        # (``view_of``: how it is read from its base and written back) re-reads its base
         # when the root was written since.
-        self.view: View | None = None
+        self.view_of: View | None = None
         self.version = 0
         self._strides: tuple | None = None
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
-        self.trace = trace if trace is not None else current_trace()
-        self.scope = self.trace.scope
+        self._trace = trace if trace is not None else current_trace()
+        self.scope = self._trace.scope
         # A Python scalar passed as an argument: like the scalar itself, it takes the dtype
         # of the arrays it meets (numpy's weak scalar rule) instead of forcing float64.
         self.weak = weak
@@ -305,22 +306,27 @@ class Tracer(_Shaped):
     @property
     def root(self) -> "Tracer":
         """The array this one is a view of (itself when it is no view)."""
-        return self if self.view is None else self.view.base.root
+        return self if self.view_of is None else self.view_of.base.root
 
     @property
-    def strides(self) -> tuple:
+    def element_strides(self) -> tuple:
         """numpy's strides, in elements of the root's row-major layout: they decide, as in
         numpy, whether a reshape is a view. A root's are its row-major ones."""
         return self._strides if self._strides is not None else _row_major_strides(self.shape)
 
-    @strides.setter
-    def strides(self, strides: tuple) -> None:
+    @element_strides.setter
+    def element_strides(self, strides: tuple) -> None:
         self._strides = strides
+
+    @property
+    def strides(self) -> tuple:
+        """``ndarray.strides``: the element strides in bytes."""
+        return tuple(s * self.dtype.itemsize for s in self.element_strides)
 
     @property
     def value(self) -> ir.Value:
         """The SSA value holding this array now (after the writes traced so far)."""
-        view = self.view
+        view = self.view_of
         if view is not None and view.seen != view.root.version:
             self._value = view.read(view.base).value
             view.seen = view.root.version
@@ -329,7 +335,7 @@ class Tracer(_Shaped):
     def assign(self, new: "Tracer") -> None:
         """Replaces this array's value by ``new`` (same shape and dtype), writing through
         to the base of a view, so the base and every other view of it see the write."""
-        view = self.view
+        view = self.view_of
         if view is None:
             self._value = new.value
             self.version += 1
@@ -367,7 +373,7 @@ class Tracer(_Shaped):
             raise stored_into_numpy_array(self, where)
         raise TracerConversionError(
             f"{what} was asked of a traced array {self.dtype.name}{list(self.shape)} in "
-            f"function '{self.trace.fn_name}' at {where}: while tracing, arrays have a shape "
+            f"function '{self._trace.fn_name}' at {where}: while tracing, arrays have a shape "
             f"and dtype but no value. Fix: pass this value as a static argument "
             f"(aotc.jit(f, static_argnums=...) or static_argnames=...), or express the "
             f"choice with array operations such as aotc.numpy.where (structured control "

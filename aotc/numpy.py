@@ -18,6 +18,7 @@ operators and ndarray methods of traced arrays (``aotc/array_methods.py``).
 
 from __future__ import annotations
 
+import abc as _abc
 import sys as _sys
 
 import numpy as _np
@@ -25,29 +26,35 @@ import numpy as _np
 from . import array_methods as _array_methods
 from . import linalg  # noqa: F401  (anp.linalg.norm, as np.linalg.norm)
 from . import namespaces as _namespaces
+from . import scalar_types as _scalar_types
 from .core import Tracer as _Tracer
+from .runtime.array import Array as _RuntimeArray
 from .ops.elementwise import UFUNCS  # noqa: F401  (numpy ufunc name of each function)
 
-ndarray = _Tracer
 
-# dtypes under their numpy names, so `anp.float32` works as in numpy.
-bool_ = _np.bool_
-int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
-float16, float32, float64 = _np.float16, _np.float32, _np.float64
-complex64, complex128 = _np.complex64, _np.complex128
+class ndarray(_abc.ABC):  # noqa: N801 - numpy's name
+    """The type of aotc's arrays in ``isinstance`` checks, as ``jax.numpy.ndarray`` (which
+    is ``jax.Array``): traced arrays and the runtime's arrays (``aotc.runtime.Array``) are
+    instances, numpy arrays are not."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("aotc.numpy.ndarray is for isinstance checks; make arrays with "
+                        "aotc.numpy.asarray(...) or aotc.numpy.array(...)")
+
+
+ndarray.register(_Tracer)
+ndarray.register(_RuntimeArray)
+
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 dtype = _np.dtype
-# numpy's other names for them, its abstract scalar types (for issubdtype) and its dtype
-# queries, as jax.numpy re-exports them.
-bool = _np.bool_  # noqa: A001 - numpy's name
-half, single, double = _np.float16, _np.float32, _np.float64
-float_, int_, uint = _np.float64, _np.int64, _np.uint64
+# numpy's abstract scalar types (for issubdtype) and its dtype queries, as jax.numpy
+# re-exports them; the concrete scalar types (float32, ...) are below.
 generic, number, integer, signedinteger, unsignedinteger = (
     _np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger)
 inexact, floating, character, flexible = _np.inexact, _np.floating, _np.character, _np.flexible
-csingle, cdouble, complex_, complexfloating = (
-    _np.complex64, _np.complex128, _np.complex128, _np.complexfloating)
+complexfloating = _np.complexfloating
 ComplexWarning = _np.exceptions.ComplexWarning
 finfo, iinfo = _np.finfo, _np.iinfo
 promote_types, can_cast, issubdtype, isdtype = (
@@ -55,6 +62,9 @@ promote_types, can_cast, issubdtype, isdtype = (
 
 # Functions of the ops modules that declare them in their EXPORTS table (aotc/namespaces.py).
 globals().update(_namespaces.collect("numpy"))
+# numpy's scalar types under their names (float32, int8, single, ...): numpy's types,
+# which on traced values construct arrays, as JAX's (aotc/scalar_types.py).
+globals().update(_scalar_types.scalar_types(asarray))  # noqa: F821 - collected above
 
 
 def supported_functions() -> list[str]:

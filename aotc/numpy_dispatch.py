@@ -53,16 +53,17 @@ REDUCE_NEUTRAL = {"dtype": None, "keepdims": False}
 
 # ndarray methods that modify the array in place -> the functional form to write instead.
 IN_PLACE_METHODS = {
-    "partition": "x = aotc.numpy.partition(x, kth)",
     "resize": "x = aotc.numpy.reshape(x, new_shape) (or aotc.numpy.resize(x, new_shape))",
-    "put": "x = x.ravel().at[indices].set(values).reshape(x.shape)",
     "itemset": "x = x.at[index].set(value)",
 }
 # ndarray methods whose numpy function takes the array in another position, or differs:
-# x.conj() of a real array is x itself (numpy.conj of bool computes in int8).
+# x.conj() of a real array is a copy of x (numpy.conj of bool computes in int8).
+def _conjugate(x):
+    return ("conjugate" if x.dtype.kind == "c" else "copy", (x,), {})
+
+
 REORDERED_METHODS = {"compress": lambda x, condition, *a, **k: ("compress", (condition, x) + a, k),
-                     "conj": lambda x: ("copy", (x,), {}),
-                     "conjugate": lambda x: ("copy", (x,), {})}
+                     "conj": _conjugate, "conjugate": _conjugate}
 
 
 def numpy_name(func: Callable) -> str:
@@ -338,7 +339,7 @@ def conversion_error(x) -> Exception:
     return TracerConversionError(
         f"conversion to a numpy array (np.asarray / np.array) was asked of a traced array "
         f"{x.dtype.name}{list(x.shape)} "
-        f"in function '{x.trace.fn_name}' at {call_site()}: while tracing, arrays have a "
+        f"in function '{x._trace.fn_name}' at {call_site()}: while tracing, arrays have a "
         f"shape and dtype but no value to convert. Fix: drop the conversion (numpy "
         f"functions and ufuncs called on traced arrays are traced), use "
         f"aotc.numpy.asarray / aotc.numpy.stack, or pass the value as a static argument "

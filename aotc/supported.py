@@ -127,9 +127,15 @@ def render_array_methods() -> list[str]:
         "", "## Array methods", "",
         "Methods of traced arrays, each running the `aotc.numpy` function of its name:", "",
         ", ".join(f"`x.{n}()`" for n in methods) + ".", "",
+        "Also `x.view(dtype)` (the bytes read as another dtype, a view as in numpy), "
+        "`x.T`, `x.mT`, `x.real`, `x.imag`, `x.at[...]` (JAX's updates and `get` with "
+        "their `mode=`), `x.shape`, `x.ndim`, `x.size`, `x.dtype`, `x.itemsize`, "
+        "`x.nbytes`, `x.strides`, and Python's `round(x)`, `divmod(x, y)`, `copy.copy(x)`.",
+        "",
         "Writes work as in numpy (`x[i] = v`, `x += y` and the other augmented "
-        "assignments, `x.sort()`, `x.fill(v)`, `out=` of ufuncs, `np.add.at`), through "
-        "views too; arguments written into are updated after the call.",
+        "assignments, `x.sort()`, `x.fill(v)`, `x.partition(k)`, `x.put(i, v)`, `out=` of "
+        "ufuncs, `np.add.at`), through views too; arguments written into are updated after "
+        "the call.",
         f"Other in-place methods ({refused}) raise an error naming the functional form.",
     ]
 

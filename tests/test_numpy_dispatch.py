@@ -270,7 +270,6 @@ def test_unsupported_keyword_is_named():
 IN_PLACE = {
     # (in-place methods numpy has that aotc does not write in place yet)
     "resize": (lambda x: x.resize((2, 2)), "x.resize(...)", "aotc.numpy.reshape(x, new_shape)"),
-    "put": (lambda x: x.put([0], 1.0), "x.put(...)", "x.ravel().at[indices].set(values)"),
 }
 
 

@@ -11,8 +11,8 @@ from .. import dtypes
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from . import elementwise as ew
-from .arguments import as_tracer, broadcast_result_shape
-from .shape import broadcast_to, ravel, reshape
+from .arguments import as_operand, as_tracer, broadcast_result_shape
+from .shape import broadcast_to, ravel, reshape, stack
 from .static_args import static_ints
 
 EXPORTS: dict[str, list[str]] = {
@@ -101,13 +101,91 @@ def identity(n, dtype=float) -> Tracer:
     return eye(n, dtype=dtype)
 
 
-def asarray(a, dtype=None) -> Tracer:
+def _holds_tracer(obj) -> bool:
+    if isinstance(obj, Tracer):
+        return True
+    return isinstance(obj, (list, tuple)) and any(_holds_tracer(o) for o in obj)
+
+
+def _leaves(obj, out: list, where: str) -> list:
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            _leaves(o, out, where)
+    else:
+        out.append(as_operand(obj, where))
+    return out
+
+
+def _nested(obj, dtype: np.dtype, where: str) -> Tracer:
+    """A (nested) list or tuple of traced arrays, arrays and scalars as one array: the
+    elements cast to ``dtype`` and stacked, level by level (every element of a level of
+    one shape, as numpy requires)."""
+    if not isinstance(obj, (list, tuple)):
+        if isinstance(obj, Tracer):
+            return ew.astype(obj, dtype)
+        return _constant(np.asarray(obj, dtype=dtype), where)  # OverflowError as numpy
+    if not obj:
+        return _constant(np.zeros((0,), dtype), where)
+    parts = [_nested(o, dtype, where) for o in obj]
+    for k, p in enumerate(parts[1:], 1):
+        if p.shape != parts[0].shape:
+            raise TracingError(
+                f"{where}: the sequence has an inhomogeneous shape: element 0 has shape "
+                f"{parts[0].shape}, element {k} has shape {p.shape}. Fix: give every "
+                f"element of a level the same shape (broadcast_to, reshape)")
+    return stack(parts)
+
+
+def _check_order(order, where: str) -> None:
+    if order not in (None, "K", "A", "C"):
+        raise TracingError(f"{where}: order={order!r} is not supported: traced arrays are "
+                           f"laid out row-major (order 'K', 'A', 'C' or None)")
+
+
+def asarray(a, dtype=None, order=None, *, copy=None) -> Tracer:
+    """numpy.asarray: ``a`` as an array, ``a`` itself when it is one of ``dtype``
+    (``copy=True``: always a new array; ``copy=False``: an error if a copy is needed).
+    A (nested) list or tuple holding traced arrays is their stack (numpy's shape rule,
+    the dtype by aotc's promotion: Python scalars are weak, as in JAX)."""
+    _check_order(order, "asarray")
     if isinstance(a, Tracer):
-        return a if dtype is None else ew.astype(a, dtype)
-    return _constant(np.asarray(a, dtype=dtype), "asarray")
+        dt = a.dtype if dtype is None else dtypes.canonicalize(dtype, "asarray dtype")
+        if dt == a.dtype:
+            return Tracer(a.value, a.shape, a.dtype, weak=a.weak) if copy else a
+        if copy is False:
+            raise TracingError(f"asarray: copy=False, but converting {a.dtype} to {dt} makes "
+                               f"a copy (numpy's ValueError: Unable to avoid copy). Fix: "
+                               f"copy=None")
+        return ew.astype(a, dt)
+    if _holds_tracer(a):
+        leaves = _leaves(a, [], "asarray")
+        dt = dtypes.canonicalize(
+            dtype if dtype is not None
+            else np.result_type(*[ew._promotion_operand(o) for o in leaves]), "asarray")
+        if copy is False:
+            raise TracingError("asarray: copy=False, but a sequence of traced arrays is "
+                               "stacked into a new array. Fix: copy=None")
+        return _nested(a, dt, "asarray")
+    return _constant(np.asarray(a, dtype=dtype, copy=copy), "asarray")
 
 
-array = asarray
+def array(object, dtype=None, *, copy=True, order="K", ndmin=0) -> Tracer:  # noqa: A002
+    """numpy.array: a new array from ``object`` (``copy=False``: ``object`` itself where
+    no copy is needed, numpy's rule); ``ndmin`` leading axes of size 1 added as needed.
+    A (nested) list or tuple with traced arrays is stacked as ``asarray`` does.
+
+    >>> f = aotc.jit(lambda t: aotc.numpy.array([[t, 1.0], [2.0, t]]))
+    >>> f(np.float32(3))
+    Array([[3., 1.],
+           [2., 3.]], dtype=float32)
+    """
+    _check_order(order, "array")
+    if not (isinstance(object, Tracer) or _holds_tracer(object)):
+        return _constant(np.array(object, dtype=dtype, copy=copy, ndmin=ndmin), "array")
+    out = asarray(object, dtype, copy=copy)
+    if out.ndim < ndmin:
+        out = reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out
 
 
 # ---- grids -----------------------------------------------------------------------------

@@ -179,9 +179,13 @@ def _axes_used(kind: str, value) -> int:
     return value.ndim if kind == "mask" else 1
 
 
-def parse_index(shape: Sequence[int], index, where: str = "index") -> list[Item]:
+def parse_index(shape: Sequence[int], index, where: str = "index",
+                static_out_of_range: str = "raise") -> list[Item]:
     """The index as one item per axis of an array of ``shape`` (and one per None), with
-    ``...`` expanded, static masks turned into integer arrays, static values normalized."""
+    ``...`` expanded, static masks turned into integer arrays, static values normalized.
+    A static integer (or array) out of range raises numpy's IndexError-like error, or with
+    ``static_out_of_range="traced"`` becomes a constant that takes the traced rule of the
+    caller's mode (JAX's ``at[...]`` modes: fill, clip, drop)."""
     raw = index if isinstance(index, tuple) else (index,)
     entries = [_classify(item, where) for item in raw]
     kinds = [k for k, _ in entries]
@@ -222,6 +226,8 @@ def parse_index(shape: Sequence[int], index, where: str = "index") -> list[Item]
             start, stop, step = value.indices(n)
             count = len(range(start, stop, step))
             items.append(Slice(axis, start if count else 0, step, count, value))
+        elif kind == "int" and static_out_of_range == "traced" and not -n <= value < n:
+            items.append(ScalarIndex(axis, current_trace().constant(np.asarray(value))))
         elif kind == "int":
             if not -n <= value < n:
                 raise TracingError(
@@ -229,6 +235,9 @@ def parse_index(shape: Sequence[int], index, where: str = "index") -> list[Item]
             items.append(Int(axis, value % n))
         elif kind == "scalar":
             items.append(ScalarIndex(axis, value))
+        elif (static_out_of_range == "traced" and isinstance(value, np.ndarray)
+              and ((value < -n) | (value >= n)).any()):
+            items.append(Array(axis, current_trace().constant(value)))
         else:
             items.append(Array(axis, static_in_bounds(value, n, axis, where)
                                if isinstance(value, np.ndarray) else value))
@@ -448,7 +457,11 @@ def getitem(x: Tracer, index) -> Tracer:
     if not builtins.any(isinstance(item, ARRAY_LIKE_INDEX)
                         for item in (index if isinstance(index, tuple) else (index,))):
         return shape_ops.basic_getitem(x, index)
-    items = parse_index(x.shape, index)
+    return getitem_items(x, parse_index(x.shape, index))
+
+
+def getitem_items(x: Tracer, items: Sequence[Item]) -> Tracer:
+    """``x[index]`` for a parsed index: traced indices still out of range are clamped."""
     if is_advanced(items):
         return gather(x, items)
     if builtins.any(isinstance(it, ScalarIndex) for it in items):

@@ -139,15 +139,9 @@ def _convert_element_type(operand, new_dtype) -> Tracer:
     return astype(operand, new_dtype)
 
 
-def _bitcast_convert_type(operand, new_dtype) -> Tracer:
-    """jax.lax.bitcast_convert_type between dtypes of one width: the same bits."""
+def _bitcast_same_width(t: Tracer, dt: np.dtype) -> Tracer:
     from .._mlir import arith
 
-    t = as_tracer(operand, "lax.bitcast_convert_type")
-    dt = dtypes.canonicalize(new_dtype, "lax.bitcast_convert_type new_dtype")
-    if dtypes.info(dt).bits != dtypes.info(t.dtype).bits or np.bool_ in (dt, t.dtype):
-        raise TracingError(f"lax.bitcast_convert_type: only dtypes of the same width (not "
-                           f"bool) are supported, got {t.dtype} to {dt}")
     if dt == t.dtype:
         return t
     return elementwise([t], [t.dtype], dt,
@@ -155,13 +149,61 @@ def _bitcast_convert_type(operand, new_dtype) -> Tracer:
                        "lax.bitcast_convert_type")
 
 
+def _bitcast_convert_type(operand, new_dtype) -> Tracer:
+    """jax.lax.bitcast_convert_type: the same bits read as ``new_dtype``. A narrower dtype
+    adds a trailing axis of the width ratio, a wider one takes that axis away, the bytes
+    in little-endian order (as numpy's ``view`` on the CPUs aotc targets)."""
+    t = as_tracer(operand, "lax.bitcast_convert_type")
+    dt = dtypes.canonicalize(new_dtype, "lax.bitcast_convert_type new_dtype")
+    if dt == t.dtype:
+        return t
+    if {dtypes.kind(t.dtype), dtypes.kind(dt)} & {"bool", "complex"}:
+        raise UnsupportedDtypeError(
+            f"lax.bitcast_convert_type: bool and complex values need the operand and the new "
+            f"dtype to match, got {t.dtype} to {dt}. Fix: use x.view(dtype), which handles them")
+    a, b = dtypes.info(t.dtype).bits, dtypes.info(dt).bits
+    if a == b:
+        return _bitcast_same_width(t, dt)
+    word = np.dtype(f"uint{max(a, b)}")
+    if a > b:  # each element becomes a // b narrower ones, the lowest bits first
+        u = _bitcast_same_width(t, word)
+        parts = [astype(ufunc("right_shift", u, word.type(j * b)), f"uint{b}")
+                 for j in range(a // b)]
+        return _bitcast_same_width(concatenate([expand_dims(p, -1) for p in parts], -1), dt)
+    if t.ndim == 0 or t.shape[-1] != b // a:
+        raise TracingError(
+            f"lax.bitcast_convert_type: {t.dtype} to the wider {dt} needs a last axis of "
+            f"{b // a} elements, got shape {t.shape}")
+    u = astype(_bitcast_same_width(t, np.dtype(f"uint{a}")), word)
+    out = take(u, 0, axis=-1)
+    for j in range(1, b // a):
+        out = ufunc("bitwise_or", out, ufunc("left_shift", take(u, j, axis=-1), word.type(j * a)))
+    return _bitcast_same_width(out, dt)
+
+
 # ---- selection, clamping ---------------------------------------------------------------------
 
 def _select(pred, on_true, on_false) -> Tracer:
-    """jax.lax.select: ``on_true`` where the bool ``pred``, else ``on_false`` (same dtypes)."""
+    """jax.lax.select: ``on_true`` where ``pred``, else ``on_false``. As in JAX, the cases
+    have one shape and dtype (no broadcasting; a Python scalar is a 0-d case), ``pred`` is
+    a bool (or an integer 0/1, as ``select_n``) scalar or array of the cases' shape."""
     _same_dtypes("select", on_true, on_false)
-    if as_operand(pred, "lax.select pred").dtype != np.bool_:
-        raise UnsupportedDtypeError("lax.select: pred must be a bool array")
+    p = as_operand(pred, "lax.select pred")
+    if dtypes.kind(p.dtype) not in ("bool", "int", "uint"):
+        raise UnsupportedDtypeError(f"lax.select: pred must be a bool (or integer) scalar or "
+                                    f"array, got {p.dtype}")
+    shapes = [tuple(np.shape(c)) if not isinstance(c, Tracer) else c.shape
+              for c in (on_true, on_false)]
+    if shapes[0] != shapes[1]:
+        raise TracingError(f"lax.select: the cases must have the same shapes, got {shapes}. "
+                           f"Fix: broadcast them (lax.broadcast_in_dim), or use "
+                           f"aotc.numpy.where, which broadcasts")
+    p_shape = p.shape if isinstance(p, Tracer) else tuple(np.shape(p.value))
+    if p_shape not in ((), shapes[0]):
+        raise TracingError(f"lax.select: pred must be a scalar or have the cases' shape "
+                           f"{shapes[0]}, got shape {p_shape}")
+    if p.dtype != np.bool_:
+        pred = ufunc("not_equal", pred, 0)
     return elementwise_where(pred, on_true, on_false)
 
 

@@ -134,24 +134,40 @@ def _sort_axis(a, axis, name: str) -> tuple[Tracer, int]:
     return x, normalize_axis(axis, x.ndim, name)
 
 
-def sort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tracer:
+def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False) -> Tracer:
     """numpy.sort: sorted copy along ``axis`` (None: of the flattened array); NaNs last.
 
-    ``kind`` and ``stable`` are accepted for numpy's signature; every sort is stable."""
+    ``kind`` and ``stable`` are accepted for numpy's signature; every sort is stable.
+    ``descending=True`` (JAX's and the array API's) is the ascending sort reversed, as
+    in JAX: NaNs first."""
     _no_order(order, "sort")
     x, axis = _sort_axis(a, axis, "sort")
-    return _sort(x, axis, LESS[dtypes.kind(x.dtype)])[0]
+    out = _sort(x, axis, LESS[dtypes.kind(x.dtype)])[0]
+    return shape_ops.flip(out, axis) if descending else out
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None) -> Tracer:
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False,
+            dtype=None) -> Tracer:
     """numpy.argsort: int64 indices that sort ``a`` along ``axis``, stable (equal elements
-    keep their order, as numpy's kind="stable"); NaNs last. A 0-d array gives ``[0]``."""
+    keep their order, as numpy's kind="stable"); NaNs last. A 0-d array gives ``[0]``.
+
+    JAX's ``descending=True``: indices from the largest, equal elements still in their
+    order when stable (the default; ``stable=False`` gives JAX's reversed ascending
+    order); ``dtype``: the indices' integer dtype."""
     _no_order(order, "argsort")
     x = as_tracer(a, "argsort")
     x, axis = _sort_axis(x, None if x.ndim == 0 else axis, "argsort")
+    less = LESS[dtypes.kind(x.dtype)]
     # int64 (numpy's intp) throughout: a separate int32 -> int64 conversion fails to
     # compile for Vulkan (IREE 3.13: "failed to legalize operation 'vector.extract'").
-    return _sort(x, axis, LESS[dtypes.kind(x.dtype)], np.int64)[1]
+    if not descending:
+        out = _sort(x, axis, less, np.int64)[1]
+    elif stable is False:
+        out = shape_ops.flip(_sort(x, axis, less, np.int64)[1], axis)
+    else:  # JAX's rule: sort the reversed array, map back, reverse
+        order = _sort(shape_ops.flip(x, axis), axis, less, np.int64)[1]
+        out = shape_ops.flip(ew.ufunc("subtract", np.int64(x.shape[axis] - 1), order), axis)
+    return out if dtype is None else ew.astype(out, dtypes.canonicalize(dtype, "argsort dtype"))
 
 
 def _no_order(order, name: str):

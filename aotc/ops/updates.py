@@ -33,6 +33,7 @@ from . import elementwise as ew
 from . import reductions as red
 from . import shape as shape_ops
 from .arguments import as_tracer
+from .indexing import Array as IndexArray
 from .indexing import (
     Int,
     NewAxis,
@@ -43,6 +44,7 @@ from .indexing import (
     dynamic_starts,
     gather,
     getitem,
+    getitem_items,
     in_dim,
     in_range,
     is_advanced,
@@ -75,6 +77,7 @@ METHODS = {
 
 # ``mode=`` of the update methods -> drop out-of-range traced indices (True) or clamp them.
 DROPS = {None: True, "drop": True, "fill": True, "clip": False, "promise_in_bounds": False}
+GET_MODES = ("clip", "fill", "promise_in_bounds")
 
 
 class IndexUpdateHelper:
@@ -111,13 +114,27 @@ class IndexUpdateRef:
 
     def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
             fill_value=None) -> Tracer:
-        """``x[index]``; ``mode="fill"`` reads ``fill_value`` at out-of-range indices."""
-        if mode == "fill":
-            items = parse_index(self.array.shape, self.index, "at[...].get")
-            if is_advanced(items):
-                fill = default_fill(self.array.dtype) if fill_value is None else fill_value
-                return gather(self.array, items, "fill", fill)
-        return getitem(self.array, self.index)
+        """``x[index]``, with JAX's ``mode``: None (aotc's rule: constant indices out of
+        range raise, traced ones are clamped), "clip" or "promise_in_bounds" (every index
+        clamped, negative ones counted from the end first), "fill" (an integer index out of
+        range reads ``fill_value``: by default NaN, the most negative signed int, the largest
+        unsigned int, True; slices are clamped as always)."""
+        if mode is None:
+            return getitem(self.array, self.index)
+        if mode not in GET_MODES:
+            raise TracingError(f"at[...].get: mode must be one of {GET_MODES} or None, got "
+                               f"{mode!r}")
+        x = self.array
+        items = parse_index(x.shape, self.index, "at[...].get", static_out_of_range="traced")
+        if mode != "fill":
+            return getitem_items(x, items)
+        if not builtins.any(isinstance(it, (ScalarIndex, IndexArray)) for it in items):
+            return getitem_items(x, items)
+        fill = default_fill(x.dtype) if fill_value is None else fill_value
+        # Traced scalars as 0-d index arrays: one gather, which reads fill_value outside.
+        items = [IndexArray(it.axis, it.value) if isinstance(it, ScalarIndex) else it
+                 for it in items]
+        return gather(x, items, "fill", fill)
 
     def __repr__(self) -> str:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
@@ -128,7 +145,9 @@ def _update_method(method: str, what: str):
         if mode not in DROPS:
             raise TracingError(f"at[...].{method}: mode must be one of "
                                f"{sorted(m for m in DROPS if m)} or None, got {mode!r}")
-        return update(self.array, self.index, values, method, DROPS[mode], bool(unique_indices))
+        # With a mode, constant indices out of range follow it as traced ones do (JAX's).
+        return update(self.array, self.index, values, method, DROPS[mode], bool(unique_indices),
+                      "raise" if mode is None else "traced")
 
     apply.__name__ = apply.__qualname__ = method
     apply.__doc__ = f"``x`` with ``{what}``."
@@ -163,11 +182,11 @@ def _combine(method: str, old: Tracer, new: Tracer) -> Tracer:
 
 
 def update(x: Tracer, index, values, method: str, drop: bool = True,
-           unique: bool = False) -> Tracer:
+           unique: bool = False, static_out_of_range: str = "raise") -> Tracer:
     """``x`` with ``x[index]`` combined with ``values`` by ``method`` (a ``METHODS`` key)."""
     where = f"at[...].{method}"
     x = as_tracer(x, where)
-    items = parse_index(x.shape, index, where)
+    items = parse_index(x.shape, index, where, static_out_of_range)
     v = _values_for(x, values, layout(items, where).out_shape, where)
     if is_advanced(items):
         return _scatter(x, items, v, method, drop, unique, where)

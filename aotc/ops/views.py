@@ -23,8 +23,10 @@ from typing import Callable
 
 import numpy as np
 
+from .. import dtypes
 from ..core import Tracer, View, check_usable, current_trace
 from ..errors import TracingError, UnsupportedOpError
+from . import complex_parts, lax_ops
 from . import elementwise as ew
 from . import indexing
 from . import shape as shape_ops
@@ -42,7 +44,7 @@ def _stand_in(x: Tracer) -> np.ndarray:
     """An array with x's shape and numpy strides over one byte: numpy's view functions
     run on it without touching memory (element strides = byte strides, int8)."""
     return np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape=x.shape,
-                                           strides=x.strides)
+                                           strides=x.element_strides)
 
 
 def _make_view(base: Tracer, out: Tracer, read: Callable, write: Callable | None,
@@ -51,8 +53,8 @@ def _make_view(base: Tracer, out: Tracer, read: Callable, write: Callable | None
         out = Tracer(base.value, base.shape, base.dtype, weak=base.weak)
     view = View(base, read, write, what)
     view.seen = view.root.version
-    out.view = view
-    out.strides = tuple(int(s) for s in strides)
+    out.view_of = view
+    out.element_strides = tuple(int(s) for s in strides)
     return out
 
 
@@ -108,7 +110,7 @@ def _permuted_view(x: Tracer, numpy_fn: Callable, what: str) -> Tracer:
     perm = tuple(sizes.index(d) for d in numpy_fn(probe).shape)
     inverse = tuple(int(i) for i in np.argsort(perm))
     out = shape_ops.transpose(x, perm)
-    strides = tuple(x.strides[p] for p in perm)
+    strides = tuple(x.element_strides[p] for p in perm)
     return _make_view(x, out, lambda b: shape_ops.transpose(b, perm),
                       lambda b, new: shape_ops.transpose(new, inverse), what, strides)
 
@@ -129,6 +131,77 @@ def moveaxis_view(a, source, destination) -> Tracer:
     x = as_tracer(a, "moveaxis")
     shape_ops.moveaxis(x, source, destination)
     return _permuted_view(x, lambda p: np.moveaxis(p, source, destination), "moveaxis")
+
+
+def matrix_transpose_view(a) -> Tracer:
+    """``x.mT``: the last two axes swapped, a view (numpy's)."""
+    x = as_tracer(a, "x.mT")
+    if x.ndim < 2:
+        raise TracingError(f"x.mT: matrix transpose with ndim < 2 is undefined (got shape "
+                           f"{x.shape})")
+    return _permuted_view(x, lambda p: np.swapaxes(p, -1, -2), "mT")
+
+
+# ---- reading the bytes as another dtype --------------------------------------------------
+
+
+def _as_bits(x: Tracer) -> Tracer:
+    """x's bytes as integers or floats that ``lax.bitcast_convert_type`` takes: a bool as
+    uint8 (0 or 1, numpy's bytes), a complex as its (real, imaginary) pairs on a last axis
+    twice as long."""
+    kind = dtypes.kind(x.dtype)
+    if kind == "bool":
+        return ew.astype(x, np.uint8)
+    if kind == "complex":
+        pairs = shape_ops.stack([complex_parts.real(x), complex_parts.imag(x)], axis=-1)
+        return shape_ops.reshape(pairs, x.shape[:-1] + (2 * x.shape[-1],) if x.ndim else (2,))
+    return x
+
+
+def _reinterpret(x: Tracer, dt: np.dtype, shape: tuple) -> Tracer:
+    """x's bytes read as ``dt`` in ``shape`` (numpy's ``view``, checked by numpy already)."""
+    if dt == x.dtype:
+        return x
+    kind = dtypes.kind(dt)
+    bits = _as_bits(x)
+    target = (np.dtype(np.uint8) if kind == "bool"
+              else np.dtype(f"float{dt.itemsize * 4}") if kind == "complex" else dt)
+    ratio = bits.dtype.itemsize / target.itemsize
+    if ratio < 1:  # wider elements: group the last axis
+        last = int(round(1 / ratio))
+        bits = shape_ops.reshape(bits, bits.shape[:-1] + (bits.shape[-1] // last, last))
+    out = lax_ops.LAX["bitcast_convert_type"](bits, target)
+    if kind == "bool":
+        out = ew.ufunc("not_equal", out, np.uint8(0))
+    elif kind == "complex":
+        pairs = shape_ops.reshape(out, tuple(shape) + (2,))
+        out = complex_parts.complex_from_parts(*(shape_ops.basic_getitem(pairs, (Ellipsis, k))
+                                                 for k in (0, 1)))
+    return shape_ops.reshape(out, tuple(shape))
+
+
+def dtype_view(a, dtype=None, type=None) -> Tracer:
+    """``x.view(dtype)``: x's bytes read as ``dtype``, as numpy's ``view`` (a different
+    itemsize rescales the last axis, which must be contiguous; a 0-d array keeps its
+    itemsize), little-endian; a view, so writes into it reach x."""
+    x = as_tracer(a, "x.view")
+    if type is not None:
+        raise UnsupportedOpError(f"x.view(type={type!r}): aotc has one array type; drop type=")
+    dt = x.dtype if dtype is None else dtypes.canonicalize(dtype, "x.view dtype")
+    probe = np.lib.stride_tricks.as_strided(np.zeros(1, x.dtype), shape=x.shape,
+                                            strides=x.strides)
+    try:
+        numpy_view = probe.view(dt)
+    except ValueError as e:
+        raise TracingError(f"x.view({dt.name}) of a {x.dtype.name}{list(x.shape)} array: "
+                           f"{e}") from None
+    shape = numpy_view.shape
+    out = _reinterpret(x, dt, shape)
+    if any(s % dt.itemsize for s in numpy_view.strides):
+        return _fresh(out)
+    return _make_view(x, out, lambda b: _reinterpret(b, dt, shape),
+                      lambda b, new: _reinterpret(new, b.dtype, b.shape), "view",
+                      tuple(s // dt.itemsize for s in numpy_view.strides))
 
 
 # ---- indexing ----------------------------------------------------------------------------
@@ -332,4 +405,4 @@ VIEW_FUNCTIONS: dict[str, Callable] = {
     "expand_dims": expand_dims_view, "transpose": transpose_view, "swapaxes": swapaxes_view,
     "moveaxis": moveaxis_view,
 }
-SAME_OBJECT = frozenset({"asarray"})
+SAME_OBJECT = frozenset({"asarray", "array"})  # array(x, copy=False)
