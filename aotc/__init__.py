@@ -38,7 +38,8 @@ _LAZY = {
     "device_put": ("aotc.runtime", "device_put"),
 }
 
-__all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "runtime", "config", "__version__"]
+__all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "runtime", "config", "tree_util",
+                          "__version__"]
 
 
 def __getattr__(name: str):
@@ -48,6 +49,6 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     if name in ("numpy", "lax", "nn", "random", "runtime", "passes", "errors", "targets",
-                "config"):
+                "config", "tree_util"):
         return importlib.import_module(f"aotc.{name}")
     raise AttributeError(f"module 'aotc' has no attribute {name!r}")

@@ -22,11 +22,17 @@ from .targets import Target, get_target
 
 def _flat_caller(out_tree: tree.TreeDef, call_flat):
     """``leaves -> result pytree``, composed once: the common result structures skip
-    tree.unflatten and a Python frame on the per-call path."""
+    unflattening and a Python frame on the per-call path; the others are rebuilt with the
+    traced structure, so results have the exact types the function returned."""
+    from .signature import traced_result_tree
+
     if out_tree.kind == "leaf":
         return lambda leaves: call_flat(leaves)[0]
     if out_tree.kind == "tuple" and all(c.kind == "leaf" for c in out_tree.children):
         return lambda leaves: tuple(call_flat(leaves))
+    traced = traced_result_tree(out_tree)
+    if traced is not None:
+        return lambda leaves: traced.spec.unflatten(call_flat(leaves))
     return lambda leaves: tree.unflatten(out_tree, call_flat(leaves))
 
 

@@ -23,7 +23,7 @@ from . import dtypes
 from ._mlir import func, ir
 from .constants import dense_constant
 from .errors import TracedValueStoredError, TracerConversionError, TracingError
-from .runtime import tree
+from . import tree_util
 
 _AOTC_DIR = os.path.dirname(os.path.abspath(__file__))
 # Frames that are not the user's: aotc's own, and contextlib's (aotc's `with` helpers).
@@ -415,7 +415,7 @@ class TracedFunction:
     func_op: Any
     in_avals: list[ShapeDtypeStruct]
     out_avals: list[ShapeDtypeStruct]
-    out_tree: tree.TreeDef
+    out_tree: tree_util.PyTreeDef
     # Leaf indices of the arguments the function writes into; their final values are the
     # function's results after ``out_avals``.
     mutated: list[int]
@@ -424,7 +424,7 @@ class TracedFunction:
 def trace_function(
     fn: Callable,
     name: str,
-    args_tree: tree.TreeDef,
+    args_tree: tree_util.PyTreeDef,
     in_avals: Sequence[ShapeDtypeStruct],
     rebuild_args: Callable[[list], tuple[tuple, dict]],
     trace: Trace | None = None,
@@ -460,7 +460,7 @@ def trace_function(
                     if isinstance(reason, TracedValueStoredError):
                         raise TracedValueStoredError(str(reason)) from None
                     raise
-                out_leaves, out_tree = tree.flatten(out)
+                out_leaves, out_tree = tree_util.tree_flatten(out)
                 out_tracers = [_as_output(leaf, i, trace) for i, leaf in enumerate(out_leaves)]
                 # Arguments the function wrote into (numpy's in-place updates): their
                 # final values are returned after the results, for the caller's arrays.
@@ -492,7 +492,10 @@ def _as_output(leaf: Any, index: int, trace: Trace) -> Tracer:
         return leaf
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float)):
         return trace.constant(np.asarray(leaf))
+    name = type(leaf).__name__
     raise TracingError(
-        f"output {index} of '{trace.fn_name}': expected arrays (or tuples, lists, dicts and "
-        f"None of arrays), got {type(leaf).__name__}"
+        f"output {index} of '{trace.fn_name}': expected arrays or pytrees of them (tuples, "
+        f"lists, dicts, None, NamedTuples, registered classes), got {name}. To return its "
+        f"arrays, register {name} as a pytree node (aotc.tree_util.register_dataclass, "
+        f"register_pytree_node or register_pytree_node_class)"
     )

@@ -3,13 +3,18 @@ argument structure, static values, names, and the artifact metadata."""
 
 from __future__ import annotations
 
+import atexit
+import collections
+import dataclasses
 import inspect
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
+import optree
 
-from . import dtypes
+from . import dtypes, tree_util
 from .core import ShapeDtypeStruct, Tracer
 from .errors import AotcError, TracingError
 from .runtime import tree
@@ -49,20 +54,27 @@ def abstractify(x: Any, where: str) -> Aval:
         )
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is None or dtype is None:
-        if isinstance(x, (list, tuple)) or x is None:
-            raise TracingError(f"{where}: unexpected container {type(x).__name__}")
         try:
             arr = np.asarray(x)
         except Exception:
             arr = None
         if arr is None or arr.dtype.kind in "OUSV":  # objects, strings, bytes, records
-            raise TracingError(
-                f"{where}: expected an array, a Python scalar or aotc.ShapeDtypeStruct, got "
-                f"{type(x).__name__}. Pass non-array values as static arguments "
-                f"(static_argnums / static_argnames)."
-            )
+            raise TracingError(f"{where}: {not_an_array(x)}")
         shape, dtype = arr.shape, arr.dtype
     return Aval(tuple(shape), dtypes.canonicalize(dtype, where))
+
+
+def not_an_array(x: Any) -> str:
+    """Why a pytree leaf ``x`` cannot be an array argument, and the fixes."""
+    name = type(x).__name__
+    register = (f"register it with aotc.tree_util.register_dataclass({name})"
+                if dataclasses.is_dataclass(x) else
+                f"register {name} as a pytree node (aotc.tree_util.register_pytree_node, "
+                f"register_pytree_node_class, or register_dataclass for a dataclass)")
+    return (f"expected an array, a Python scalar, aotc.ShapeDtypeStruct or a pytree of them, "
+            f"got {name}, which is none of these. To pass its arrays, {register}; to pass it "
+            f"as a Python value, make it a static argument (static_argnums / "
+            f"static_argnames)")
 
 
 @dataclass(frozen=True)
@@ -70,16 +82,66 @@ class CallSignature:
     """What one call looks like to the compiler: the cache key and how to rebuild args."""
 
     avals: tuple[Aval, ...]
-    args_tree: tree.TreeDef  # tree of (dynamic positional args tuple, dynamic kwargs dict)
+    # The structure of (dynamic positional args tuple, dynamic kwargs dict).
+    args_tree: tree_util.PyTreeDef
     static_args: tuple  # ((position or name, value), ...)
     leaf_names: tuple[str, ...]
     # Indices of the leaves of donated arguments. Not part of the key: the binder's
     # donate_argnums/donate_argnames and the args_tree determine it.
     donated: tuple[int, ...] = ()
 
+    def __post_init__(self):
+        _HELD_SIGNATURES.add(self)
+
     @property
     def key(self) -> tuple:
-        return (tuple(a.key for a in self.avals), self.args_tree, self.static_args)
+        key = self.__dict__.get("_key")
+        if key is None:  # one key object per signature: the one a cache holds is released
+            key = (tuple(a.key for a in self.avals), _Structure(self.args_tree),
+                   self.static_args)
+            object.__setattr__(self, "_key", key)
+        return key
+
+
+class _Structure:
+    """A pytree structure held by a cache (a cache key, a result rebuild).
+
+    optree's ``PyTreeSpec`` keeps its node types out of sight of Python's garbage
+    collector. A structure naming a class of the module that also holds the jitted
+    function (its methods' globals) thus forms a cycle the collector cannot free, which
+    would keep the compiled module alive past interpreter exit (IREE then reports leaked
+    objects). At exit the held structures are dropped (``_release_at_exit``)."""
+
+    __slots__ = ("spec", "_hash", "__weakref__")
+
+    def __init__(self, spec: tree_util.PyTreeDef):
+        self.spec, self._hash = spec, hash(spec)
+        _HELD_STRUCTURES.add(self)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Structure) and self.spec == other.spec
+
+
+_HELD_SIGNATURES: weakref.WeakSet = weakref.WeakSet()
+_HELD_STRUCTURES: weakref.WeakSet = weakref.WeakSet()
+_BINDERS: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _release_at_exit() -> None:
+    """Drops the pytree structures aotc's caches hold (see ``_Structure``) and the
+    pytree registrations, so the collector frees the cycles through user classes."""
+    for signature in list(_HELD_SIGNATURES):
+        object.__setattr__(signature, "args_tree", None)
+    for structure in list(_HELD_STRUCTURES):
+        structure.spec = None
+    for binder in list(_BINDERS):
+        binder._names.clear()
+    _TRACED_RESULTS.clear()
+    tree_util.unregister_all()
 
 
 def _hashable_static(value, where: str):
@@ -121,6 +183,9 @@ class ArgumentBinder:
         self.positional_names = names
         self.donate_argnums, self.donate_argnames = self._donation(
             names, donate_argnums, donate_argnames)
+        # (args_tree, number of positional arguments) -> the leaves' names.
+        self._names: dict[tuple, list[str]] = {}
+        _BINDERS.add(self)
 
     def _donation(self, names: list[str], argnums, argnames) -> tuple[frozenset, frozenset]:
         """JAX's rules: give positions or names (or both); whichever is missing is inferred
@@ -198,48 +263,50 @@ class ArgumentBinder:
                 static.append((k, _hashable_static(v, f"{self.fn_name}() static argument {k}")))
             else:
                 dyn_kwargs[k] = v
-        leaves, args_tree = tree.flatten((tuple(dyn_args), dyn_kwargs))
-        names = self._leaf_names(args, kwargs, args_tree)
+        leaves, args_tree = tree_util.tree_flatten((tuple(dyn_args), dyn_kwargs))
+        names = self._names.get((args_tree, n))
+        if names is None:
+            names = self._names[(args_tree, n)] = self._leaf_names(args, kwargs, args_tree)
         avals = tuple(abstractify(x, f"{self.fn_name}() argument {name}")
                       for x, name in zip(leaves, names))
         donated = self._donated_leaves(args, kwargs, args_tree) if (
             self.donate_argnums or self.donate_argnames) else ()
         return CallSignature(avals, args_tree, tuple(static), tuple(names), donated), leaves
 
-    def _donated_leaves(self, args, kwargs, args_tree: tree.TreeDef) -> tuple[int, ...]:
+    def _donated_leaves(self, args, kwargs, args_tree: tree_util.PyTreeDef) -> tuple[int, ...]:
         """The flat indices of the leaves of donated arguments (positional or keyword)."""
         n = len(args)
         dyn_positions = [i for i in range(n)
                          if not (i in self.static_argnums or (i - n) in self.static_argnums)]
-        pos_tree, kw_tree = args_tree.children
+        pos_tree, kw_tree = args_tree.children()
         out, start = [], 0
-        for i, child in zip(dyn_positions, pos_tree.children):
+        for i, child in zip(dyn_positions, pos_tree.children()):
             count = child.num_leaves
             if self.is_donated(i, n):
                 out.extend(range(start, start + count))
             start += count
-        for key, child in zip(kw_tree.keys, kw_tree.children):
+        for key, child in zip(kw_tree.entries(), kw_tree.children()):
             count = child.num_leaves
             if key in self.donate_argnames:
                 out.extend(range(start, start + count))
             start += count
         return tuple(out)
 
-    def _leaf_names(self, args, kwargs, args_tree: tree.TreeDef) -> list[str]:
+    def _leaf_names(self, args, kwargs, args_tree: tree_util.PyTreeDef) -> list[str]:
         dyn_positions = [i for i in range(len(args))
                          if not (i in self.static_argnums
                                  or (i - len(args)) in self.static_argnums)]
-        pos_tree, kw_tree = args_tree.children
+        pos_tree, kw_tree = args_tree.children()
         names = []
-        for i, child in zip(dyn_positions, pos_tree.children):
+        for i, child in zip(dyn_positions, pos_tree.children()):
             names.extend(leaf_paths(child, self.arg_name(i)))
-        for key, child in zip(kw_tree.keys, kw_tree.children):
+        for key, child in zip(kw_tree.entries(), kw_tree.children()):
             names.extend(leaf_paths(child, str(key)))
         return names
 
     def rebuild(self, signature: CallSignature, leaves: list) -> tuple[tuple, dict]:
         """Puts tracers (or values) back into the call's structure, static values included."""
-        dyn_args, kwargs = tree.unflatten(signature.args_tree, leaves)
+        dyn_args, kwargs = signature.args_tree.unflatten(leaves)
         args = list(dyn_args)
         for where, value in signature.static_args:
             if isinstance(where, int):
@@ -249,24 +316,92 @@ class ArgumentBinder:
         return tuple(args), kwargs
 
 
-def leaf_paths(treedef: tree.TreeDef, prefix: str) -> list[str]:
-    """Readable names of a tree's leaves: ``params['w']``, ``xs[0]``."""
-    if treedef.kind == "leaf":
-        return [prefix]
-    if treedef.kind == "none":
-        return []
-    keys = treedef.keys if treedef.kind == "dict" else range(len(treedef.children))
-    out = []
-    for k, child in zip(keys, treedef.children):
-        out.extend(leaf_paths(child, f"{prefix}[{k!r}]"))
-    return out
+def leaf_paths(treedef: tree_util.PyTreeDef, prefix: str) -> list[str]:
+    """Readable names of a tree's leaves, its key paths after ``prefix``: ``params['w']``,
+    ``xs[0]``, ``state.momentum[0]``."""
+    return [prefix + "".join(map(_key_name, path)) for path in tree_util.treedef_paths(treedef)]
+
+
+def _key_name(key) -> str:
+    """A key path entry in a leaf name: as ``keystr`` writes it, a position in a node
+    registered without keys as ``[0]``."""
+    return f"[{key.key}]" if isinstance(key, tree_util.FlattenedIndexKey) else str(key)
+
+
+# ---- structures in the artifact metadata -----------------------------------------------
+
+# The traced structure of each result tree recorded in this process, by its metadata
+# form: ``aotc.jit`` rebuilds results with it, so they have the exact types the traced
+# function returned (the metadata form rebuilds only types it can import; see
+# aotc/runtime/tree.py).
+_TRACED_RESULTS: dict[tree.TreeDef, _Structure] = {}
+
+
+def traced_result_tree(out_tree: tree.TreeDef) -> _Structure | None:
+    """The traced structure (``.spec``) recorded as ``out_tree`` in this process, None
+    if none was."""
+    return _TRACED_RESULTS.get(out_tree)
+
+
+def metadata_tree(treedef: tree_util.PyTreeDef, where: str) -> tree.TreeDef:
+    """``treedef`` in the form the artifact metadata records (``aotc.runtime.tree``):
+    node types by their importable names, static data as JSON where it can be. Static
+    data must be hashable (it keys the compile cache)."""
+    def node(node_type: type, data: Any, children) -> tree.TreeDef:
+        children = tuple(children)
+        if node_type is type(None):
+            return tree.NONE
+        if node_type in (tuple, list):
+            return tree.TreeDef(node_type.__name__, children)
+        if node_type in (dict, collections.OrderedDict):
+            kind = "dict" if node_type is dict else "ordereddict"
+            return tree.TreeDef(kind, children, _keys(data, where))
+        if node_type is collections.defaultdict:
+            factory, keys = data
+            return tree.TreeDef("defaultdict", children, _keys(keys, where),
+                                tree.type_name(factory))
+        if node_type is collections.deque:
+            return tree.TreeDef("deque", children, aux=tree.encode_text(data))
+        name = tree.type_name(node_type)
+        if optree.is_namedtuple_class(node_type):
+            return tree.TreeDef("namedtuple", children, tuple(node_type._fields), name)
+        if optree.is_structseq_class(node_type):
+            return tree.TreeDef("structseq", children, (), name)
+        try:
+            hash(data)
+        except TypeError:
+            raise TracingError(
+                f"{where}: the pytree node {node_type.__name__} has static data {data!r} "
+                f"({type(data).__name__}), which is not hashable; static data keys the "
+                f"compile cache, so its flatten function must return hashable aux data "
+                f"(e.g. a tuple instead of a list)") from None
+        registered = tree_util.registered_node(node_type)
+        if registered is not None and registered.data_fields is not None:
+            meta = dict(zip(registered.meta_fields, data))
+            return tree.TreeDef("dataclass", children, registered.data_fields, name,
+                                tree.encode_text(meta))
+        return tree.TreeDef("custom", children, (), name, tree.encode_text(data))
+
+    return treedef.walk(range(treedef.num_leaves), node, lambda _: tree.LEAF)
+
+
+def _keys(keys, where: str) -> tuple:
+    for key in keys:
+        try:
+            tree.encode(key)
+        except tree.NotRepresentable:
+            raise TracingError(
+                f"{where}: the dict key {key!r} ({type(key).__name__}) cannot be recorded in "
+                f"the artifact metadata; use str, int, float, bool, None or tuples of them "
+                f"as keys") from None
+    return tuple(keys)
 
 
 def build_metadata(
     name: str,
     signature: CallSignature,
     out_avals: Sequence[ShapeDtypeStruct],
-    out_tree: tree.TreeDef,
+    out_tree: tree_util.PyTreeDef,
     target: str,
     source_hash: str,
     work: float,
@@ -276,9 +411,11 @@ def build_metadata(
     from . import __version__
     from .compiler import iree_version
 
-    pos_tree, kw_tree = signature.args_tree.children
-    in_tree = pos_tree if not kw_tree.children else signature.args_tree
-    out_names = leaf_paths(out_tree, "out") if out_tree.kind != "leaf" else ["out"]
+    pos_tree, kw_tree = signature.args_tree.children()
+    in_tree = pos_tree if not kw_tree.num_children else signature.args_tree
+    out_names = ["out"] if tree_util.treedef_is_leaf(out_tree) else leaf_paths(out_tree, "out")
+    results = metadata_tree(out_tree, f"{name}() results")
+    _TRACED_RESULTS[results] = _Structure(out_tree)
     return FunctionMetadata(
         name=name,
         args=tuple(TensorSpec(n, a.shape, a.dtype.name)
@@ -286,8 +423,8 @@ def build_metadata(
         results=tuple(TensorSpec(n, a.shape, a.dtype.name) for n, a in zip(out_names, out_avals))
         + tuple(TensorSpec(f"{signature.leaf_names[i]} (written)", signature.avals[i].shape,
                            signature.avals[i].dtype.name) for i in mutated),
-        in_tree=in_tree,
-        out_tree=out_tree,
+        in_tree=metadata_tree(in_tree, f"{name}() arguments"),
+        out_tree=results,
         target=target,
         aotc_version=__version__,
         iree_version=iree_version(),
@@ -308,21 +445,21 @@ class _Argument:
     passed: str  # "position" or "keyword"
     static: bool
     value: Any = None  # a static argument's value
-    tree: tree.TreeDef | None = None  # a dynamic argument's structure
+    tree: tree_util.PyTreeDef | None = None  # a dynamic argument's structure
     avals: tuple = ()  # ... its leaves
     leaf_names: tuple = ()
 
 
 def _arguments(signature: CallSignature, arg_name: Callable[[int], str]) -> dict[str, _Argument]:
     """Argument name -> how it was passed, in call order (positions, then keywords)."""
-    pos_tree, kw_tree = signature.args_tree.children
+    pos_tree, kw_tree = signature.args_tree.children()
     static_positions = {w: v for w, v in signature.static_args if isinstance(w, int)}
-    count = len(pos_tree.children) + len(static_positions)
-    children = iter(pos_tree.children)
+    count = pos_tree.num_children + len(static_positions)
+    children = iter(pos_tree.children())
     out: dict[str, _Argument] = {}
     start = 0
 
-    def dynamic(child: tree.TreeDef, passed: str) -> _Argument:
+    def dynamic(child: tree_util.PyTreeDef, passed: str) -> _Argument:
         nonlocal start
         end = start + child.num_leaves
         arg = _Argument(passed, False, tree=child, avals=signature.avals[start:end],
@@ -333,7 +470,7 @@ def _arguments(signature: CallSignature, arg_name: Callable[[int], str]) -> dict
     for i in range(count):
         out[arg_name(i)] = (_Argument("position", True, static_positions[i])
                             if i in static_positions else dynamic(next(children), "position"))
-    for key, child in zip(kw_tree.keys, kw_tree.children):
+    for key, child in zip(kw_tree.entries(), kw_tree.children()):
         out[str(key)] = dynamic(child, "keyword")
     for where, value in signature.static_args:
         if not isinstance(where, int):
@@ -368,7 +505,7 @@ def describe_signature(name: str, signature: CallSignature,
         if arg.static:
             parts.append(f"{arg_key}={_short(arg.value)} static")
         elif not arg.avals:
-            parts.append(f"{arg_key}: {arg.tree}")
+            parts.append(f"{arg_key}: {tree_util.describe(arg.tree)}")
         for leaf, aval in zip(arg.leaf_names, arg.avals):
             if shown == max_leaves:
                 parts.append(f"... ({len(signature.avals) - shown} more arrays)")
@@ -378,17 +515,17 @@ def describe_signature(name: str, signature: CallSignature,
     return f"{name}({', '.join(parts)})"
 
 
-def _tree_difference(new: tree.TreeDef, old: tree.TreeDef, path: str) -> str | None:
+def _tree_difference(new: tree_util.PyTreeDef, old: tree_util.PyTreeDef,
+                     path: str) -> str | None:
     """Where two structures first differ: ``xs[1]: structure * -> (*, *)``."""
     if new == old:
         return None
-    changed = f"{path}: structure {old} -> {new}"
-    if (new.kind != old.kind or len(new.children) != len(old.children)
-            or tuple(new.keys) != tuple(old.keys)):
+    changed = f"{path}: structure {tree_util.describe(old)} -> {tree_util.describe(new)}"
+    if (new.kind != old.kind or new.type != old.type or new.num_children != old.num_children
+            or new.entries() != old.entries()):
         return changed
-    keys = new.keys if new.kind == "dict" else range(len(new.children))
-    for key, a, b in zip(keys, new.children, old.children):
-        found = _tree_difference(a, b, f"{path}[{key!r}]")
+    for key, a, b in zip(tree_util.child_keys(new), new.children(), old.children()):
+        found = _tree_difference(a, b, f"{path}{key}")
         if found:
             return found
     return changed
@@ -433,7 +570,7 @@ def describe_difference(new: CallSignature, old: CallSignature,
         if was is None:
             shown = (f"{_short(arg.value)}, static" if arg.static
                      else ", ".join(describe_aval(a) for a in arg.avals)
-                     or str(arg.tree))
+                     or tree_util.describe(arg.tree))
             lines.append(f"{arg_key}: passed now ({shown}), not before")
         elif arg.passed != was.passed:
             lines.append(f"{arg_key}: passed by {arg.passed} now, by {was.passed} before")

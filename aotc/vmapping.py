@@ -28,9 +28,10 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
+import optree
 
 from .errors import CompileError, VmapError
-from .runtime import tree
+from . import tree_util
 
 # The name the metadata gives a dynamic batch dimension shared by several arguments, so
 # that the runtime checks they agree.
@@ -42,22 +43,15 @@ def _is_axis(value) -> bool:
 
 
 def _check_axes_spec(value, what: str, fn_name: str) -> None:
-    """``value`` is an int, None, or a tuple/list/dict of such (a pytree prefix)."""
-    if _is_axis(value):
-        return
-    if isinstance(value, (tuple, list)):
-        for item in value:
-            _check_axes_spec(item, what, fn_name)
-        return
-    if isinstance(value, dict):
-        for item in value.values():
-            _check_axes_spec(item, what, fn_name)
-        return
-    raise VmapError(
-        f"vmap({fn_name}): {what} contains {value!r} ({type(value).__name__}); give an int "
-        f"axis (negative counts from the end), None, or a tuple/list/dict of them matching "
-        f"the structure of the {'arguments' if what == 'in_axes' else 'results'}"
-    )
+    """``value`` is an int, None, or a pytree of them (a prefix of the arguments' or the
+    results' structure)."""
+    for item in tree_util.tree_leaves(value, is_leaf=_is_axis):
+        if not _is_axis(item):
+            raise VmapError(
+                f"vmap({fn_name}): {what} contains {item!r} ({type(item).__name__}); give an "
+                f"int axis (negative counts from the end), None, or a pytree of them (tuple, "
+                f"list, dict, NamedTuple, ...) matching the structure of the "
+                f"{'arguments' if what == 'in_axes' else 'results'}")
 
 
 class VmappedFunction:
@@ -129,36 +123,52 @@ def vmap(fn: Callable, in_axes=0, out_axes=0, axis_size: int | None = None) -> V
 # Axes: pytree prefixes to one axis per leaf
 # ---------------------------------------------------------------------------------------
 
-def broadcast_prefix(spec, treedef: tree.TreeDef, path: str, what: str, fn_name: str) -> list:
-    """One axis per leaf of ``treedef``: ``spec`` is an axis for the whole subtree or a
-    container matching its structure (tuple and list are interchangeable)."""
+_SEQUENCES = (optree.PyTreeKind.TUPLE, optree.PyTreeKind.LIST)
+_DICTS = (optree.PyTreeKind.DICT, optree.PyTreeKind.ORDEREDDICT, optree.PyTreeKind.DEFAULTDICT)
+
+
+def broadcast_prefix(spec, treedef: tree_util.PyTreeDef, path: str, what: str,
+                     fn_name: str) -> list:
+    """One axis per leaf of ``treedef``: ``spec`` is an axis (int or None) for the whole
+    subtree or a node of the same type with the same keys (JAX's prefix rule; a tuple and
+    a list are interchangeable), whose children are prefixes of the subtree's children."""
     if _is_axis(spec):
         return [spec] * treedef.num_leaves
     kind = treedef.kind
-    fix = (f"give one int/None for the whole of {path}, or a container with its structure "
-           f"({treedef})")
-    if kind in ("tuple", "list") and isinstance(spec, (tuple, list)):
-        if len(spec) != len(treedef.children):
+    shown = tree_util.describe(treedef)
+    fix = f"give one int/None for the whole of {path}, or a container with its structure ({shown})"
+    children = treedef.children()
+    keys = [str(k) for k in tree_util.child_keys(treedef)]
+    if kind in _SEQUENCES and type(spec) in (tuple, list):
+        if len(spec) != len(children):
             raise VmapError(
                 f"vmap({fn_name}): {what} for {path} has {len(spec)} entries {spec!r} but "
-                f"{path} has {len(treedef.children)}; {fix}")
-        out = []
-        for i, (s, child) in enumerate(zip(spec, treedef.children)):
-            out.extend(broadcast_prefix(s, child, f"{path}[{i}]", what, fn_name))
-        return out
-    if kind == "dict" and isinstance(spec, dict):
-        if set(spec) != set(treedef.keys):
+                f"{path} has {len(children)}; {fix}")
+        parts = list(spec)
+    elif kind in _DICTS and isinstance(spec, dict):
+        if set(spec) != set(treedef.entries()):
             raise VmapError(
                 f"vmap({fn_name}): {what} for {path} has keys {sorted(spec)} but {path} has "
-                f"keys {list(treedef.keys)}; {fix}")
-        out = []
-        for key, child in zip(treedef.keys, treedef.children):
-            out.extend(broadcast_prefix(spec[key], child, f"{path}[{key!r}]", what, fn_name))
-        return out
-    given = f"a {type(spec).__name__}"
-    raise VmapError(
-        f"vmap({fn_name}): {what} gives {given} {spec!r} for {path}, which is "
-        f"{'a single value' if kind in ('leaf', 'none') else 'a ' + kind} ({treedef}); {fix}")
+                f"keys {list(treedef.entries())}; {fix}")
+        parts = [spec[key] for key in treedef.entries()]
+    elif (not tree_util.treedef_is_leaf(treedef)
+          and _one_level(spec) == treedef.one_level()):
+        parts = tree_util.flatten_one_level(spec)[0]
+    else:
+        what_it_is = ("a single value" if tree_util.treedef_is_leaf(treedef)
+                      else f"a {treedef.type.__name__}")
+        raise VmapError(
+            f"vmap({fn_name}): {what} gives a {type(spec).__name__} {spec!r} for {path}, "
+            f"which is {what_it_is} ({shown}); {fix}")
+    out = []
+    for part, child, key in zip(parts, children, keys):
+        out.extend(broadcast_prefix(part, child, f"{path}{key}", what, fn_name))
+    return out
+
+
+def _one_level(spec) -> tree_util.PyTreeDef:
+    """The root node of an axes pytree with its children as leaves (None entries too)."""
+    return tree_util.tree_structure(spec, is_leaf=lambda x: x is not spec)
 
 
 def _positional_names(fn, count: int) -> list[str]:
@@ -170,15 +180,16 @@ def _positional_names(fn, count: int) -> list[str]:
     return [params[i] if i < len(params) else f"args[{i}]" for i in range(count)]
 
 
-def _leaf_axes(vm: VmappedFunction, name: str, args_tree: tree.TreeDef) -> tuple[list, list[str]]:
+def _leaf_axes(vm: VmappedFunction, name: str,
+               args_tree: tree_util.PyTreeDef) -> tuple[list, list[str]]:
     """The requested axis and a readable path of every argument leaf."""
     from .signature import leaf_paths
 
-    pos_tree, kw_tree = args_tree.children
-    names = _positional_names(vm.fn, len(pos_tree.children))
-    if isinstance(vm.in_axes, tuple):
-        if len(vm.in_axes) != len(pos_tree.children):
-            n = len(pos_tree.children)
+    pos_tree, kw_tree = args_tree.children()
+    names = _positional_names(vm.fn, pos_tree.num_children)
+    if type(vm.in_axes) is tuple:
+        if len(vm.in_axes) != pos_tree.num_children:
+            n = pos_tree.num_children
             raise VmapError(
                 f"vmap({name}): in_axes has {len(vm.in_axes)} entries {vm.in_axes!r} but the "
                 f"call has {n} positional argument{'' if n == 1 else 's'} "
@@ -186,12 +197,12 @@ def _leaf_axes(vm: VmappedFunction, name: str, args_tree: tree.TreeDef) -> tuple
                 f"prefix) per positional argument, or a single int/None for all of them")
         per_arg = list(vm.in_axes)
     else:
-        per_arg = [vm.in_axes] * len(pos_tree.children)
+        per_arg = [vm.in_axes] * pos_tree.num_children
     axes, paths = [], []
-    for spec, child, arg in zip(per_arg, pos_tree.children, names):
+    for spec, child, arg in zip(per_arg, pos_tree.children(), names):
         axes.extend(broadcast_prefix(spec, child, arg, "in_axes", name))
         paths.extend(leaf_paths(child, arg))
-    for key, child in zip(kw_tree.keys, kw_tree.children):
+    for key, child in zip(kw_tree.entries(), kw_tree.children()):
         axes.extend([0] * child.num_leaves)  # keyword arguments: batched along 0, as in JAX
         paths.extend(leaf_paths(child, str(key)))
     return axes, paths
@@ -289,7 +300,7 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
 
     outer = current_trace()
     name = getattr(vm.fn, "__name__", "function")
-    flat, args_tree = tree.flatten((tuple(args), dict(kwargs)))
+    flat, args_tree = tree_util.tree_flatten((tuple(args), dict(kwargs)))
     axes, paths = _leaf_axes(vm, name, args_tree)
     leaves = _classify(name, flat, axes, paths)
     size = _batch_size(vm, name, leaves)
@@ -299,8 +310,8 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
 
     def rebuild(tracers):
         it = iter(tracers)
-        return tree.unflatten(args_tree, [next(it) if lf.tracer is not None else lf.value
-                                          for lf in leaves])
+        return args_tree.unflatten([next(it) if lf.tracer is not None else lf.value
+                                    for lf in leaves])
 
     base = _unique_base(outer.module, f"{_symbol_name(name)}__vmap")
     names = _Names(f"{base}_example", f"{base}_batched")
@@ -326,7 +337,7 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     outer.contractions.extend((flops * scale, constant) for flops, constant in inner.contractions)
     results = _call(outer, names, result_types, arrays, example_avals, traced.out_avals,
                     out_axes, size)
-    return tree.unflatten(traced.out_tree, results)
+    return traced.out_tree.unflatten(results)
 
 
 @dataclass(frozen=True)
@@ -414,7 +425,7 @@ def _drop(shape: tuple, axis) -> tuple:
     return shape if axis is None else shape[:axis] + shape[axis + 1:]
 
 
-def _out_path(out_tree: tree.TreeDef, k: int) -> str:
+def _out_path(out_tree: tree_util.PyTreeDef, k: int) -> str:
     from .signature import leaf_paths
 
     return leaf_paths(out_tree, "out")[k]

@@ -33,7 +33,7 @@ from .array import (
 from .errors import ArgumentError, DeviceMismatchError, InvocationError
 from .ledger import out_of_memory
 from .metadata import FunctionMetadata
-from .tree import flatten, unflatten
+from .tree import leaves_like, structure, unflatten
 from .validate import ArgPlan, plan_args, prepare, structure_error
 
 _DEVICE_LOCAL = int(rt.MemoryType.DEVICE_LOCAL)
@@ -118,9 +118,9 @@ class Function:
             # the structure it was given when one is a tuple/list/dict).
             outs = self.call_flat(args)
         else:
-            leaves, tree = flatten(args)
-            if tree != meta.in_tree:
-                raise structure_error(meta, tree)
+            leaves = leaves_like(meta.in_tree, args)
+            if leaves is None:
+                raise structure_error(meta, structure(args))
             outs = self.call_flat(leaves)
         if self._single_out:
             return outs[0]
@@ -214,7 +214,7 @@ def _build_call_flat(
 
     def call_flat(leaves: list | tuple) -> list[Array]:
         if len(leaves) != n_args:
-            raise structure_error(meta, flatten(tuple(leaves))[1])
+            raise structure_error(meta, structure(tuple(leaves)))
         args = variant_list(n_args)
         push = args.push_ref
         bindings = None
@@ -371,7 +371,7 @@ def _build_general_call(
 
     def call_flat(leaves: list | tuple) -> list[Array]:
         if len(leaves) != n_args:
-            raise structure_error(meta, flatten(tuple(leaves))[1])
+            raise structure_error(meta, structure(tuple(leaves)))
         args = rt.VmVariantList(n_args)
         bindings: dict = {}
         up = 0
@@ -479,7 +479,7 @@ def _slow_arg(meta: FunctionMetadata, plans: tuple[ArgPlan, ...], device: Any, l
     leaf = leaves[index]
     if leaf is None or isinstance(leaf, (tuple, list, dict)):
         # A pytree node where an array belongs: show the whole structure.
-        raise structure_error(meta, flatten(tuple(leaves))[1])
+        raise structure_error(meta, structure(tuple(leaves)))
     plan = plans[index]
     value = prepare(leaf, plan, bindings)
     if isinstance(value, Array):

@@ -165,6 +165,13 @@ def structure_error(meta: FunctionMetadata, given: TreeDef) -> ArgumentError:
     expected = meta.in_tree
     if _all_leaves(expected) and _all_leaves(given):
         return count_error(meta, given.num_leaves)
+    if str(given) == str(expected):
+        return ArgumentError(
+            f"{meta.name}(): the arguments have the structure {expected}, but the static "
+            f"data of a node (a registered dataclass's meta fields or a custom node's aux "
+            f"data) differs from the exported function's, which is compiled in. Pass "
+            f"objects with the exported static data, or export again for these: "
+            f"{meta.signature}")
     return ArgumentError(
         f"{meta.name}(): expected arguments with structure {expected}, got {given} "
         f"(* is an array). Nest the arguments as the function was exported: "

@@ -1,6 +1,7 @@
-"""How much of jax.numpy's and jax.lax's public surface aotc has: prints the callables
-aotc.numpy and aotc.lax lack, and fails when coverage drops below the figures reached
-(a ratchet: raise them as names are added). Skipped without JAX."""
+"""How much of jax.numpy's, jax.lax's and jax.tree_util's public surface aotc has: prints
+the callables aotc.numpy, aotc.lax and aotc.tree_util lack, and fails when coverage drops
+below the figures reached (a ratchet: raise them as names are added). Skipped without
+JAX."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import pytest
 
 import aotc.lax as alax
 import aotc.numpy as anp
+import aotc.tree_util as atu
 
 # present / JAX's public callables, at least (jax 0.10)
-MIN_COVERAGE = {"numpy": 364 / 402, "lax": 109 / 217}
+MIN_COVERAGE = {"numpy": 364 / 402, "lax": 109 / 217, "tree_util": 34 / 34}
 
 
 def _coverage(reference, ours) -> tuple[float, list[str]]:
@@ -20,11 +22,11 @@ def _coverage(reference, ours) -> tuple[float, list[str]]:
     return (len(names) - len(missing)) / len(names), missing
 
 
-@pytest.mark.parametrize("namespace", ["numpy", "lax"])
+@pytest.mark.parametrize("namespace", ["numpy", "lax", "tree_util"])
 def test_coverage_of_jax_does_not_drop(namespace):
     jax = pytest.importorskip("jax")
-    reference = {"numpy": jax.numpy, "lax": jax.lax}[namespace]
-    ours = {"numpy": anp, "lax": alax}[namespace]
+    reference = {"numpy": jax.numpy, "lax": jax.lax, "tree_util": jax.tree_util}[namespace]
+    ours = {"numpy": anp, "lax": alax, "tree_util": atu}[namespace]
     coverage, missing = _coverage(reference, ours)
     print(f"\njax.{namespace}: {coverage:.1%} covered; missing ({len(missing)}): "
           f"{' '.join(missing)}")

@@ -24,12 +24,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, tree_util
 from .._mlir import arith, index_constant, ir, scf, tensor
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from ..lowering import empty, extract_slice, insert_slice
-from ..runtime import tree
 from ..signature import leaf_paths
 from . import elementwise as ew
 from .arguments import as_operand
@@ -53,10 +52,14 @@ def _as_array(leaf: Any, where: str) -> Tracer:
     return Tracer(constant.value, constant.shape, constant.dtype, weak=o.weak)
 
 
-def _flatten(value: Any, where: str) -> tuple[list[Tracer], tree.TreeDef]:
-    leaves, treedef = tree.flatten(value)
+def _flatten(value: Any, where: str) -> tuple[list[Tracer], tree_util.PyTreeDef]:
+    leaves, treedef = tree_util.tree_flatten(value)
     paths = leaf_paths(treedef, "")
     return [_as_array(leaf, f"{where}{p}") for leaf, p in zip(leaves, paths)], treedef
+
+
+def _rebuild(treedef: tree_util.PyTreeDef, leaves: Sequence) -> Any:
+    return treedef.unflatten(leaves)
 
 
 def _like(values: Sequence[ir.Value], avals: Sequence[Tracer],
@@ -88,7 +91,7 @@ def _callable(fn, name: str, where: str) -> None:
 # ---- regions ---------------------------------------------------------------------------
 
 def _trace(block: ir.Block, fn: Callable, args: Sequence,
-           where: str) -> tuple[list[Tracer], tree.TreeDef]:
+           where: str) -> tuple[list[Tracer], tree_util.PyTreeDef]:
     with current_trace().region(block):
         scope = current_trace().scope
         for a in args:  # the block's own arguments belong to its region (writable there)
@@ -117,10 +120,11 @@ def _index_tensor(iv: ir.Value, dtype: np.dtype, weak: bool) -> Tracer:
 
 # ---- checking what functions return ------------------------------------------------------
 
-def _same_structure(where: str, what: str, expected: tree.TreeDef, got: tree.TreeDef,
+def _same_structure(where: str, what: str, expected: tree_util.PyTreeDef, got: tree_util.PyTreeDef,
                     fix: str) -> None:
     if expected != got:
-        raise TracingError(f"{where}: {what}: expected the structure {expected}, got {got}. {fix}")
+        raise TracingError(f"{where}: {what}: expected the structure "
+                           f"{tree_util.describe(expected)}, got {tree_util.describe(got)}. {fix}")
 
 
 def _join_branches(where: str, names: Sequence[str], outs: Sequence[list[Tracer]],
@@ -156,8 +160,8 @@ class _Promote(Exception):
         self.types = types
 
 
-def _check_carry(where: str, fn_name: str, init: list[Tracer], init_tree: tree.TreeDef,
-                 out: list[Tracer], out_tree: tree.TreeDef) -> None:
+def _check_carry(where: str, fn_name: str, init: list[Tracer], init_tree: tree_util.PyTreeDef,
+                 out: list[Tracer], out_tree: tree_util.PyTreeDef) -> None:
     """JAX's carry rule: same structure, shapes and dtypes as the init. A weakly typed
     init value is promoted to the body's dtype (``_Promote``: trace again); a weakly typed
     output takes the carry's dtype when numpy's rule allows (cast before the yield)."""
@@ -237,7 +241,7 @@ def _if(where: str, condition: ir.Value, names: Sequence[str], fns: Sequence[Cal
         blocks, outs = [], []
         for name, fn in zip(names, fns):
             block = regions.block()
-            outs.append(_trace(block, lambda *a, fn=fn: fn(*tree.unflatten(operand_tree, a)),
+            outs.append(_trace(block, lambda *a, fn=fn: fn(*_rebuild(operand_tree, a)),
                                leaves, f"{where}: {name} output"))
             blocks.append(block)
         for name, (_, t) in zip(names, outs):
@@ -248,7 +252,7 @@ def _if(where: str, condition: ir.Value, names: Sequence[str], fns: Sequence[Cal
         for block, (values, _) in zip(blocks, outs):
             _yield(block, values, [j.dtype for j in joined])
         op = regions.build("scf.if", _types(joined), [condition], blocks)
-    return tree.unflatten(outs[0][1], _like(op.results, joined))
+    return _rebuild(outs[0][1], _like(op.results, joined))
 
 
 def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
@@ -327,22 +331,22 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         types = _types(carry)
         with Regions() as regions:
             before, after = regions.block(types), regions.block(types)
-            oks, ok_tree = _trace(before, lambda *c: cond_fun(tree.unflatten(init_tree, c)),
+            oks, ok_tree = _trace(before, lambda *c: cond_fun(_rebuild(init_tree, c)),
                                   _like(before.arguments, carry), f"{where}: cond_fun output")
-            ok = oks[0] if ok_tree == tree.LEAF else None
+            ok = oks[0] if tree_util.treedef_is_leaf(ok_tree) and oks else None
             if ok is None or ok.shape != () or ok.dtype != np.bool_:
-                got = _describe(ok) if ok is not None else f"a pytree {ok_tree}"
+                got = _describe(ok) if ok is not None else f"a pytree {tree_util.describe(ok_tree)}"
                 raise TracingError(f"{where}: cond_fun must return a scalar bool, got {got}. "
                                    f"Fix: return a comparison such as `i < n`, or anp.any(...) "
                                    f"of an array")
             with trace.region(before):
                 scf.ConditionOp(_scalar(ok), list(before.arguments))
-            out, out_tree = _trace(after, lambda *c: body_fun(tree.unflatten(init_tree, c)),
+            out, out_tree = _trace(after, lambda *c: body_fun(_rebuild(init_tree, c)),
                                    _like(after.arguments, carry), f"{where}: body_fun output")
             _check_carry(where, "body_fun", carry, init_tree, out, out_tree)
             _yield(after, out, [c.dtype for c in carry])
             op = regions.build("scf.while", types, [c.value for c in carry], [before, after])
-        return tree.unflatten(init_tree, _like(op.results, carry, _result_weak(carry, out)))
+        return _rebuild(init_tree, _like(op.results, carry, _result_weak(carry, out)))
 
     return _promoting(build, init)
 
@@ -395,7 +399,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
         """One ``body_fun`` call at index ``iv``: its outputs, and the next carry (the
         outputs cast to the carry's dtypes)."""
         i = _index_tensor(iv, dtype, weak)
-        out, out_tree = _flatten(body_fun(i, tree.unflatten(init_tree, carry)),
+        out, out_tree = _flatten(body_fun(i, _rebuild(init_tree, carry)),
                                  f"{where}: body_fun output")
         _check_carry(where, "body_fun", carry, init_tree, out, out_tree)
         return out, _like([ew.astype(v, c.dtype).value for v, c in zip(out, carry)], carry)
@@ -410,7 +414,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
                 for j in range(k):
                     t = iv if j == 0 else arith.AddIOp(iv, index_constant(j)).result
                     out, state = step(list(state), t)
-                return tree.unflatten(init_tree, out)
+                return _rebuild(init_tree, out)
 
             out, _ = _trace(body, unrolled, _like(list(body.arguments)[1:], carry),
                             f"{where}: body_fun output")
@@ -421,7 +425,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
         state = _like(op.results, carry)
         for s in range(main, n):  # the steps left over by unroll=k, traced in line
             out, state = step(state, index_constant(int(lower) + s))
-        return tree.unflatten(init_tree, _like([v.value for v in state], carry,
+        return _rebuild(init_tree, _like([v.value for v in state], carry,
                                                _result_weak(carry, out)))
 
     return _promoting(build, init)
@@ -429,7 +433,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
 
 # ---- scan ----------------------------------------------------------------------------------
 
-def _scan_length(xs: list[Tracer], xs_tree: tree.TreeDef, length, where: str) -> int:
+def _scan_length(xs: list[Tracer], xs_tree: tree_util.PyTreeDef, length, where: str) -> int:
     lengths = {}
     for path, x in zip(leaf_paths(xs_tree, ""), xs):
         if x.ndim == 0:
@@ -480,7 +484,7 @@ class _ScanStep:
     def __init__(self, f, init_tree, xs, xs_tree, length: int, reverse: bool, where: str):
         self.f, self.init_tree, self.xs, self.xs_tree = f, init_tree, xs, xs_tree
         self.length, self.reverse, self.where = length, reverse, where
-        self.y_tree: tree.TreeDef | None = None
+        self.y_tree: tree_util.PyTreeDef | None = None
         self.weak: list[bool] = []  # per carry leaf, after the last step traced
 
     def index(self, step: ir.Value) -> ir.Value:
@@ -488,8 +492,8 @@ class _ScanStep:
         return arith.SubIOp(index_constant(self.length - 1), step).result if self.reverse else step
 
     def __call__(self, carry: list[Tracer], t: ir.Value) -> tuple[list[Tracer], list[Tracer]]:
-        x = tree.unflatten(self.xs_tree, [_slice_step(x, t) for x in self.xs])
-        out = self.f(tree.unflatten(self.init_tree, carry), x)
+        x = _rebuild(self.xs_tree, [_slice_step(x, t) for x in self.xs])
+        out = self.f(_rebuild(self.init_tree, carry), x)
         if not (isinstance(out, (tuple, list)) and len(out) == 2):
             raise TracingError(f"{self.where}: f must return a pair (carry, y), got "
                                f"{type(out).__name__}. Fix: return (new_carry, y), with y=None "
@@ -559,7 +563,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
             state, ys = step(state, t)
             bufs = [_insert_step(y.value, b, t, y.shape) for y, b in zip(ys, bufs)]
         ys = [Tracer(b, (n, *y.shape), y.dtype, weak=y.weak) for b, y in zip(bufs, y_avals)]
-        return tree.unflatten(init_tree, state), tree.unflatten(step.y_tree, ys)
+        return _rebuild(init_tree, state), _rebuild(step.y_tree, ys)
 
     return _promoting(build, init)
 
@@ -585,4 +589,4 @@ def _empty_scan(step: _ScanStep, init: list[Tracer]):
 
     carry, ys = _promoting(probe, init)
     stacked = [Tracer(_empty_like_stacked(y, 0), (0, *y.shape), y.dtype, weak=y.weak) for y in ys]
-    return tree.unflatten(step.init_tree, carry), tree.unflatten(step.y_tree, stacked)
+    return _rebuild(step.init_tree, carry), _rebuild(step.y_tree, stacked)
