@@ -49,6 +49,11 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
     Option("explain_cache_misses", False, "AOTC_EXPLAIN_CACHE_MISSES", bool,
            "Log (WARNING) why a jitted function compiled again, and disk cache misses, "
            "without the rest of log_compiles."),
+    Option("eager_exact", False, "AOTC_EAGER_EXACT", bool,
+           "Eager calls (aotc.numpy outside a traced function) of math functions, float "
+           "reductions and contractions are compiled, so their values are jit's bit for "
+           "bit, instead of computed by numpy on the host (to numpy's accuracy, far "
+           "faster the first time: no compile). See aotc/eager.py."),
     Option("compile_progress", True, "AOTC_COMPILE_PROGRESS", bool,
            "Show a status line (stage, elapsed time) on stderr while a compile runs, when "
            "stderr is a terminal: after 0.5 s with log_compiles, else after 3 s."),

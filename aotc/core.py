@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dis
 import functools
+import importlib
 import os
 import sys
 import threading
@@ -22,7 +23,8 @@ import numpy as np
 from . import dtypes
 from ._mlir import func, ir
 from .constants import dense_constant
-from .errors import TracedValueStoredError, TracerConversionError, TracingError
+from .errors import (NotTracingError, TracedValueStoredError, TracerConversionError,
+                     TracingError)
 from . import tree_util
 
 _AOTC_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -91,12 +93,13 @@ def user_location() -> ir.Location:
     return ir.Location.file(frame.f_code.co_filename, frame.f_lineno, 0)
 
 
-def traced_at_user_line(fn: Callable) -> Callable:
+def traced_at_user_line(fn: Callable, public: tuple[str, str] | None = None) -> Callable:
     """``fn`` building its MLIR ops at the location of the user's line that called it.
 
     Applied once per public function where names are exported (and to the operators and
     array methods), so every op a public call emits carries the user's file:line, and
-    errors and IREE's diagnostics point there. Outside a trace it only calls ``fn``.
+    errors and IREE's diagnostics point there. Outside a trace a public function
+    (``public``: its namespace and name) runs eagerly; anything else calls ``fn``.
     """
     if getattr(fn, "_aotc_located", False):
         return fn
@@ -104,12 +107,33 @@ def traced_at_user_line(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def located(*args, **kwargs):
         if not _stack():
+            if public is not None:
+                return _run_eagerly(fn, public, args, kwargs)
             return fn(*args, **kwargs)
         with user_location():
             return fn(*args, **kwargs)
 
     located._aotc_located = True
     return located
+
+
+def make_public(namespace: str, scope: dict, names) -> None:
+    """Wraps the functions ``names`` of a module's ``scope`` as aotc/namespaces.py wraps
+    the ops modules' exports (for namespaces defined in one module: aotc.random)."""
+    for name in names:
+        scope[name] = traced_at_user_line(scope[name], (namespace, name))
+
+
+_eager = None
+
+
+def _run_eagerly(fn: Callable, public: tuple[str, str], args: tuple, kwargs: dict):
+    global _eager
+    if _eager is None:
+        # aotc.eager compiles with aotc.api, which builds on the namespaces this serves:
+        # it is bound late, by name, the first time a public function runs eagerly.
+        _eager = importlib.import_module("aotc.eager")
+    return _eager.call_public(fn, public, args, kwargs)
 
 
 def stores_into_numpy_array(frame) -> bool:
@@ -234,10 +258,9 @@ def _stack() -> list[Trace]:
 def current_trace() -> Trace:
     stack = _stack()
     if not stack:
-        raise TracingError(
-            "aotc.numpy functions build compiled programs and run only inside a function "
-            "traced by aotc.jit or aotc.export; call them from such a function, or use numpy "
-            "for eager computation"
+        raise NotTracingError(
+            "this operation builds compiled code and runs only inside a function traced by "
+            "aotc.jit or aotc.export (aotc's public functions run eagerly outside one)"
         )
     return stack[-1]
 

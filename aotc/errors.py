@@ -86,6 +86,12 @@ class TracingError(AotcError, ValueError):
     """Bad arguments to a traced operation (shapes that do not broadcast, bad axes, ...)."""
 
 
+class NotTracingError(TracingError):
+    """An operation that builds compiled code was asked for outside a traced function.
+    aotc's public functions run such calls eagerly (``aotc/eager.py``); this error
+    reaches users only from internal entry points."""
+
+
 class DonationWarning(UserWarning):
     """A donated argument (``donate_argnums``/``donate_argnames``) cannot be used.
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import dtypes
 from . import namespaces as _namespaces
-from .core import Tracer
+from .core import Tracer, make_public
 from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
 from .ops import reductions
@@ -135,6 +135,9 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Tracer:
 def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tracer:
     """numpy.linalg.matrix_norm: the matrix norm of the last two axes."""
     return norm(x, axis=(-2, -1), keepdims=keepdims, ord=ord)
+
+
+make_public("linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)
 
 
 def __getattr__(name: str):

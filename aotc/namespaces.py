@@ -72,7 +72,8 @@ def collect(namespace: str) -> dict:
                                   f"{found[name].__module__} and {module_name}")
             fn = getattr(module, name)
             if namespace != "methods":
-                found[name] = traced_at_user_line(_with_numpy_aliasing(namespace, name, fn))
+                traced = _with_numpy_aliasing(namespace, name, fn)
+                found[name] = traced_at_user_line(traced, (namespace, name))
             else:
                 found[name] = fn
     return found

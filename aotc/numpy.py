@@ -8,8 +8,10 @@
         return anp.maximum(x @ w + b, 0.0)
 
 Functions keep numpy's names, broadcasting, type promotion (numpy 2 rules: Python
-scalars adapt to the array's dtype), negative axes and ``keepdims``. They only work on
-arrays inside a function traced by ``aotc.jit`` or ``aotc.export``.
+scalars adapt to the array's dtype), negative axes and ``keepdims``. Inside a function
+traced by ``aotc.jit`` or ``aotc.export`` they build the compiled program; called
+outside one, on numpy arrays, runtime ``Array``s and Python scalars, they run eagerly
+and return ``Array``s (``aotc/eager.py``).
 
 This module is a namespace: the functions are defined in ``aotc/ops/*`` and listed in
 each module's ``EXPORTS`` table (``aotc/namespaces.py``). Importing it installs the

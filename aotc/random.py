@@ -52,8 +52,8 @@ from . import dtypes
 from . import namespaces as _namespaces
 from . import numpy as anp
 from ._mlir import index_constant
-from .core import Tracer, is_tracing
-from .errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
+from .core import Tracer, is_tracing, make_public
+from .errors import NotTracingError, TracingError, UnsupportedDtypeError, UnsupportedOpError
 from .lowering import loop_index
 from .ops.arguments import as_tracer, normalize_axis
 from .ops.scalar import cmpi, select
@@ -66,10 +66,9 @@ __all__ = ["PRNGKey", "key", "split", "fold_in", "bits", "uniform", "normal", "b
 
 def _require_trace(where: str) -> None:
     if not is_tracing():
-        raise TracingError(
+        raise NotTracingError(
             f"aotc.random.{where} builds compiled code and runs only inside a function traced "
-            f"by aotc.jit or aotc.export; call it there (keys from aotc.random.PRNGKey can "
-            f"be made anywhere and passed in as arguments)"
+            f"by aotc.jit or aotc.export (the public functions run eagerly outside one)"
         )
 
 
@@ -477,6 +476,10 @@ def choice(key, a, shape: Sequence[int] = (), replace: bool = True, p=None,
         result = shuffled[(slice(None),) * (0 if array is None else axis) + (slice(draws),)]
     final = shape if array is None else array.shape[:axis] + shape + array.shape[axis + 1:]
     return anp.reshape(result, final)
+
+
+# Outside a trace each sampler runs eagerly (aotc/eager.py), with the bits it has under jit.
+make_public("random", globals(), __all__)
 
 
 def __getattr__(name: str):

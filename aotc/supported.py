@@ -36,7 +36,8 @@ HEADER = f"""# Supported functions
 
 <!-- Generated from the code by `{REGENERATE}`; do not edit by hand. -->
 
-These functions run inside a function traced by `aotc.jit` or `aotc.export`. numpy's own
+These functions run inside a function traced by `aotc.jit` or `aotc.export`, and eagerly
+(returning `aotc.runtime.Array`s) when called outside one. numpy's own
 functions work on traced arrays too: `np.tanh(x)`, `np.sum(x, axis=0)` or
 `np.linalg.norm(x)` is traced by the `aotc.numpy` function of the same name, so the
 `aotc.numpy` and `aotc.numpy.linalg` lists are also the numpy functions that trace. Any

@@ -9,6 +9,7 @@ the buffer before the device: see ``_HostView`` and the note on ``__slots__``.
 
 from __future__ import annotations
 
+import importlib
 import math
 import operator
 import weakref
@@ -54,13 +55,32 @@ def is_shared(array: Array) -> bool:
     return ref is not None and ref() is array
 
 
+# Eager results (aotc.numpy outside a traced function): not committed to their device,
+# as JAX's, so a function loaded on another device (Vulkan, CUDA) takes them by copying
+# instead of refusing them. id -> weak reference, as SHARED.
+UNCOMMITTED: dict[int, weakref.ref] = {}
+
+
+def mark_uncommitted(array: Array) -> Array:
+    key = id(array)
+    UNCOMMITTED[key] = weakref.ref(array, lambda _ref, key=key: UNCOMMITTED.pop(key, None))
+    return array
+
+
+def is_committed(array: Array) -> bool:
+    ref = UNCOMMITTED.get(id(array))
+    return ref is None or ref() is not array
+
+
 class Array:
     """An array in device memory: what aotc functions return and accept.
 
     ``np.asarray(a)`` (or ``a.to_host()``) gives a read-only numpy array, zero-copy when
     the device shares memory with the host (the CPU drivers); passing ``a`` to another
-    function uses the device buffer directly. Arithmetic and indexing go through numpy
-    on the host.
+    function uses the device buffer directly. Operators, indexing and the ndarray methods
+    (``x.sum()``, ``x.T``, ``x.at[i].set(v)``) return new Arrays computed as under
+    ``aotc.jit`` (aotc/eager.py); with the runtime alone (no compiler installed) numpy
+    computes them on the host and returns numpy arrays.
 
     Example (``double.vmfb`` from the ``aotc.runtime`` example):
       >>> y = runtime.load("double.vmfb").double(np.arange(3, dtype=np.float32))
@@ -68,8 +88,8 @@ class Array:
       ((3,), dtype('float32'), Device('local-sync'))
       >>> np.asarray(y)
       array([0., 2., 4.], dtype=float32)
-      >>> y + 1  # computed by numpy on the host
-      array([1., 3., 5.], dtype=float32)
+      >>> y + 1
+      Array([1., 3., 5.], dtype=float32)
     """
 
     # CPython clears slots in alphabetical order when an object dies: "_bv" and "_host"
@@ -225,20 +245,24 @@ class Array:
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._owner.device.dlpack_device
 
-    # -- numpy-style conveniences, all on the host ------------------------------------
+    # -- Python protocols ---------------------------------------------------------------
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len() of a 0-d Array")
+            raise TypeError("len() of unsized object (a 0-d Array)")
         return self.shape[0]
 
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d Array")
-        return iter(self.to_host())
+        return (self[i] for i in range(self.shape[0]))
 
-    def __getitem__(self, index: Any) -> Any:
-        return self.to_host()[index]
+    def __setitem__(self, index: Any, value: Any) -> None:
+        raise TypeError(
+            "Array does not support item assignment: runtime arrays are immutable, as JAX's. "
+            "Use x = x.at[index].set(value) (a new array), or write into a numpy copy "
+            "(np.array(x))"
+        )
 
     def __bool__(self) -> bool:
         return bool(self.to_host())
@@ -249,8 +273,15 @@ class Array:
     def __float__(self) -> float:
         return float(self.to_host())
 
+    def __complex__(self) -> complex:
+        return complex(self.to_host())
+
     def __index__(self) -> int:
         return operator.index(self.to_host())
+
+    def __format__(self, spec: str) -> str:
+        host = self.to_host()
+        return format(host[()] if host.ndim == 0 else host, spec)
 
     def item(self, *args: Any) -> Any:
         return self.to_host().item(*args)
@@ -258,8 +289,42 @@ class Array:
     def tolist(self) -> Any:
         return self.to_host().tolist()
 
-    def astype(self, dtype: Any) -> np.ndarray:
-        return self.to_host().astype(dtype)
+    def tobytes(self, order: str = "C") -> bytes:
+        return self.to_host().tobytes(order)
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def weak_type(self) -> bool:
+        return False
+
+    def devices(self) -> set:
+        """The devices holding this array (one), as ``jax.Array.devices()``."""
+        return {self.device}
+
+    def copy_to_host_async(self) -> None:
+        """Starts copying to the host: calls are synchronous, so the value is ready and
+        ``np.asarray`` reads it without waiting. Kept for code written against JAX."""
+        self._live()
+
+    @property
+    def at(self) -> Any:
+        """JAX's functional updates: ``x.at[i].set(v)``, ``.add(v)``, ``.get()``, ... return
+        new arrays (needs the compiler)."""
+        return _computed("at")(self)
+
+    # -- pickling and copies: the value and the device's URI --------------------------
+
+    def __reduce__(self) -> tuple:
+        return (_unpickle, (np.array(self.to_host()), self.device.uri))
+
+    def __copy__(self) -> Array:
+        return device_put(np.array(self.to_host()), self.device)
+
+    def __deepcopy__(self, memo: dict) -> Array:
+        return self.__copy__()
 
     def __repr__(self) -> str:
         if self._deleted is not None:
@@ -267,6 +332,8 @@ class Array:
         body = np.array2string(self.to_host(), separator=", ", prefix="Array(")
         return f"Array({body}, dtype={self._dtype})"
 
+    # binary operators with a numpy array on the left come here (ndarray defers)
+    __array_priority__ = 100
     __hash__ = None  # elementwise __eq__, as numpy
 
 
@@ -314,42 +381,87 @@ def make_array(buffer_view: rt.HalBufferView, dtype: np.dtype, owner: Any, nbyte
     return Array(buffer_view, dtype, owner)
 
 
+def reshaped(array: Array, shape: tuple) -> Array:
+    """``array`` (a new result nobody else holds) under another shape of the same size,
+    sharing its buffer: the new array takes over its ledger entry."""
+    bv = array._live()
+    new = rt.HalBufferView(bv.get_buffer(), tuple(shape), bv.element_type)
+    led = getattr(array, "_led", None)
+    if led is None:
+        return Array(new, array.dtype, array._owner)
+    out = TrackedArray(new, array.dtype, array._owner, array._nbytes, led)
+    array._led = None
+    return out
+
+
 def tracked(nbytes: int) -> int:
     """The bytes an array of ``nbytes`` adds to the ledger (0 when it is not tracked)."""
     return nbytes if nbytes > SMALL_HOST_COPY_BYTES else 0
 
 
-def _host(x: Any) -> Any:
-    return x.to_host() if isinstance(x, Array) else x
+# Operators and ndarray methods: computed as a traced array computes them (aotc/eager.py),
+# returning Arrays, when the compiler is installed; with the runtime alone, by numpy on
+# the host (returning numpy arrays).
+OPERATORS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+             "xor", "lshift", "rshift")
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
+UNARY = ("neg", "pos", "abs", "invert")
+METHODS = (
+    "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "choose", "clip",
+    "compress", "conj", "conjugate", "copy", "cumprod", "cumsum", "diagonal", "dot",
+    "flatten", "max", "mean", "min", "nonzero", "prod", "ptp", "ravel", "repeat", "reshape",
+    "round", "searchsorted", "sort", "squeeze", "std", "sum", "swapaxes", "take", "trace",
+    "transpose", "var", "view", "__getitem__",
+)
+PROPERTIES = ("T", "mT", "real", "imag")
+# Methods numpy's ndarray has in place or not at all: computed by these functions instead.
+_HOST_FUNCTIONS = {"sort": np.sort, "ptp": np.ptp, "argpartition": np.argpartition,
+                   "mT": lambda x: np.swapaxes(x, -1, -2)}
+
+_engine: Any = None
 
 
-def _binary(op: Any) -> tuple[Any, Any]:
-    def forward(self: Array, other: Any) -> Any:
-        return op(self.to_host(), _host(other))
-
-    def reverse(self: Array, other: Any) -> Any:
-        return op(_host(other), self.to_host())
-
-    return forward, reverse
-
-
-def _unary(op: Any) -> Any:
-    def method(self: Array) -> Any:
-        return op(self.to_host())
-
-    return method
+def _compute(name: str, array: Array, args: tuple, kwargs: dict) -> Any:
+    global _engine
+    if _engine is None:
+        # The compiler, where it is installed, computes as under jit (results are
+        # Arrays). It sits above the runtime, so it is found by name, not imported.
+        try:
+            _engine = importlib.import_module("aotc.eager").array_method
+        except ImportError:
+            _engine = _on_host
+    return _engine(name, array, args, kwargs)
 
 
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
-              "and", "or", "xor", "lshift", "rshift"):
-    _op = getattr(operator, _name + "_" if _name in ("and", "or") else _name)
-    _fwd, _rev = _binary(_op)
-    setattr(Array, f"__{_name}__", _fwd)
-    setattr(Array, f"__r{_name}__", _rev)
-for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
-    setattr(Array, f"__{_name}__", _binary(getattr(operator, _name))[0])
-for _name in ("neg", "pos", "abs", "invert"):
-    setattr(Array, f"__{_name}__", _unary(getattr(operator, _name)))
+def _on_host(name: str, array: Array, args: tuple, kwargs: dict) -> Any:
+    if name == "at":
+        raise ImportError("x.at[...] on a runtime Array needs the compiler: "
+                          "pip install iree-base-compiler")
+    host = array.to_host()
+    args = tuple(a.to_host() if isinstance(a, Array) else a for a in args)
+    if name in _HOST_FUNCTIONS:
+        return _HOST_FUNCTIONS[name](host, *args, **kwargs)
+    value = getattr(host, name)
+    return value if name in PROPERTIES else value(*args, **kwargs)
+
+
+def _computed(name: str) -> Any:
+    return lambda self, *args, **kwargs: _compute(name, self, args, kwargs)
+
+
+def _unpickle(value: np.ndarray, device_uri: str) -> Array:
+    return device_put(value, device_uri)
+
+
+for _name in OPERATORS:
+    setattr(Array, f"__{_name}__", _computed(f"__{_name}__"))
+    setattr(Array, f"__r{_name}__", _computed(f"__r{_name}__"))
+for _name in COMPARISONS + UNARY:
+    setattr(Array, f"__{_name}__", _computed(f"__{_name}__"))
+for _name in METHODS:
+    setattr(Array, _name, _computed(_name))
+for _name in PROPERTIES:
+    setattr(Array, _name, property(_computed(_name)))
 
 
 class _HostView:

@@ -126,6 +126,9 @@ def get_device(uri: str | Device) -> Device:
             f"get_device: expected a device URI string (e.g. 'local-task') or a Device, "
             f"got {type(uri).__name__}"
         )
+    device = _devices.get(uri)  # the common case, without the lock: created before
+    if device is not None:
+        return device
     uri = uri.strip()
     with _lock:
         device = _devices.get(uri)

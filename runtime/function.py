@@ -24,7 +24,9 @@ from .array import (
     SMALL_HOST_COPY_BYTES,
     Array,
     TrackedArray,
+    device_put,
     host_array,
+    is_committed,
     is_shared,
     make_array,
     mark_shared,
@@ -502,6 +504,8 @@ def _array_buffer(name: str, device: Any, array: Array, label: str) -> rt.HalBuf
     drivers (which ``load`` picks per artifact) must be able to pass results along."""
     source = array.device
     if source is not device and not (source.is_host and device.is_host):
+        if not is_committed(array):  # an eager result: goes where it is used, as in JAX
+            return device_put(array.to_host(), device)._live()
         raise DeviceMismatchError(
             f"{name}(): argument {label}: expected an array on {device.uri}, got one on "
             f"{array.device.uri}. Bring it to the host with np.asarray(...) first, or load "

@@ -13,6 +13,7 @@ import numpy as np
 from .. import dtypes
 from ..core import Tracer, check_usable, current_trace
 from ..errors import TracingError
+from ..runtime.array import Array
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ def as_operand(x, where: str):
         return Scalar(x, np.dtype(type(x) if not isinstance(x, bool) else np.bool_), weak=True)
     if isinstance(x, np.generic):
         return Scalar(x, dtypes.canonicalize(x.dtype, where), weak=False)
+    if isinstance(x, Array):  # a runtime array (an eager result) kept in a closure
+        x = x.to_host()
     if isinstance(x, (np.ndarray, list, tuple)):
         array = np.asarray(x)
         if array.ndim == 0:

@@ -241,8 +241,10 @@ def _float_power(dt, x, y):
 
 
 def _float_sign(dtype, x):
+    """numpy's: 1, -1, 0 (also for -0.0) or NaN."""
     zero, one, minus_one = const(0.0, dtype), const(1.0, dtype), const(-1.0, dtype)
-    return select(cmpf("ogt", x, zero), one, select(cmpf("olt", x, zero), minus_one, x))
+    zero_or_nan = select(cmpf("oeq", x, zero), zero, x)
+    return select(cmpf("ogt", x, zero), one, select(cmpf("olt", x, zero), minus_one, zero_or_nan))
 
 
 def _int_sign(dtype, x):

@@ -16,6 +16,8 @@ argument checks and JAX's samplers on these.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from collections.abc import Callable, Sequence
 
@@ -64,22 +66,60 @@ def _rotate_left(x, r: int):
     return arith.OrIOp(left, arith.ShRUIOp(x, _u32(32 - r)).result).result
 
 
-def threefry2x32(k1, k2, x1, x2) -> tuple[ir.Value, ir.Value]:
-    """The threefry2x32 hash of the counter words (x1, x2) under key (k1, k2): i32 scalars."""
-    ks = (k1, k2, _xor(_xor(k1, k2), _u32(_KEY_PARITY)))
-    x = [_add(x1, ks[0]), _add(x2, ks[1])]
+def _rotate_left_host(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+
+
+# The hash's four word operations, as MLIR ops on i32 scalars (inside a linalg.generic
+# body) or as numpy operations on uint32 arrays (wrapping, as i32 addition does).
+MLIR_WORDS = (_add, _xor, _rotate_left, _u32)
+NUMPY_WORDS = (np.add, np.bitwise_xor, _rotate_left_host, np.uint32)
+
+
+def threefry2x32(k1, k2, x1, x2, words=MLIR_WORDS):
+    """The threefry2x32 hash of the counter words (x1, x2) under key (k1, k2): i32 scalars,
+    or uint32 numpy arrays with ``words=NUMPY_WORDS`` (the same bits, on the host)."""
+    add, xor, rotate_left, u32 = words
+    ks = (k1, k2, xor(xor(k1, k2), u32(_KEY_PARITY)))
+    x = [add(x1, ks[0]), add(x2, ks[1])]
     for group in range(5):
         for r in _ROTATIONS[group % 2]:
-            x[0] = _add(x[0], x[1])
-            x[1] = _xor(x[0], _rotate_left(x[1], r))
-        x[0] = _add(x[0], ks[(group + 1) % 3])
-        x[1] = _add(_add(x[1], ks[(group + 2) % 3]), _u32(group + 1))
+            x[0] = add(x[0], x[1])
+            x[1] = xor(x[0], rotate_left(x[1], r))
+        x[0] = add(x[0], ks[(group + 1) % 3])
+        x[1] = add(add(x[1], ks[(group + 2) % 3]), u32(group + 1))
     return x[0], x[1]
+
+
+def host_key_words(key: np.ndarray, counters: np.ndarray) -> np.ndarray:
+    """``fold_in(key, c)`` for every counter ``c`` (uint32 ``counters``): the two hash
+    words of ``(0, c)``, on the host, shape ``counters.shape + (2,)``. ``split(key, n)``
+    is this for ``c = 0 .. n-1``."""
+    k1, k2 = np.uint32(key[0]), np.uint32(key[1])
+    counters = np.asarray(counters, np.uint32)
+    b1, b2 = threefry2x32(k1, k2, np.zeros_like(counters), counters, NUMPY_WORDS)
+    return np.stack([b1, b2], axis=-1)
 
 
 # ---- the hashing linalg.generic ------------------------------------------------------------
 
 Finish = Callable[[ir.Value, ir.Value], ir.Value]
+
+# The counter of a draw of one element (shape ``()``) while ``counting`` is active: a
+# sampler traced for one element of counter ``c`` and batched over ``c`` (aotc.vmap)
+# draws a whole array of any size with one compiled program, the elements being those
+# of a draw of that many elements (the counter is the row-major index).
+_element_counter = contextvars.ContextVar("aotc_element_counter", default=None)
+
+
+@contextlib.contextmanager
+def counting(counter: Tracer):
+    """Draws of one element use the 0-d uint32 ``counter`` as their counter."""
+    token = _element_counter.set(counter)
+    try:
+        yield
+    finally:
+        _element_counter.reset(token)
 
 
 def flat_index(shape: Sequence[int]) -> ir.Value:
@@ -101,6 +141,8 @@ def hash_draw(key: Tracer, shape: tuple, counted: int, out_dtype, finish: Finish
     """One linalg.generic over ``shape`` whose elements are ``finish(word1, word2)`` of the
     threefry hash of ``key`` and a counter: the row-major index over the first ``counted``
     dimensions (JAX's ``iota_2x32_shape``), or the 0-d uint32 ``counter`` if given."""
+    if counter is None and counted == 0:
+        counter = _element_counter.get()
     count = math.prod(shape[:counted])
     if count > 2**32:
         # The high counter word is 0 below; JAX counts up to 2**64.
