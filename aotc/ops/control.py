@@ -462,12 +462,6 @@ def _slice_step(x: Tracer, t: ir.Value) -> Tracer:
     return Tracer(value, rest, x.dtype, weak=x.weak)
 
 
-def _insert_step(y: ir.Value, buf: ir.Value, t: ir.Value, shape: Sequence[int]) -> ir.Value:
-    """``buf[t] = y`` for an ``index`` value ``t``: a rank-expanding insert_slice."""
-    return insert_slice(y, buf, ir.RankedTensorType(buf.type).shape, [t] + [0] * len(shape),
-                        [1, *shape])
-
-
 def _unroll_factor(unroll, length: int, where: str) -> int:
     """Steps per loop iteration, as JAX: True or 0 unroll the whole loop, False is 1."""
     if isinstance(unroll, (bool, np.bool_)):
@@ -512,10 +506,11 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     along a new leading axis.
 
     One ``scf.for`` over the steps carries the flattened carry and one stacked buffer per
-    y leaf: ``x`` is read with ``tensor.extract_slice`` at the step's (dynamic) offset and
-    ``y`` written with ``tensor.insert_slice`` into the buffer carried as an iter_arg, so
-    IREE updates it in place. ``reverse`` runs from the end (ys keep xs's order);
-    ``unroll=k`` traces ``f`` k times per loop iteration, the remaining steps after it.
+    y type (``_Stacks``): ``x`` is read with ``tensor.extract_slice`` at the step's
+    (dynamic) offset and ``y`` written with ``tensor.insert_slice`` into the buffer
+    carried as an iter_arg, so IREE updates it in place. ``reverse`` runs from the end
+    (ys keep xs's order); ``unroll=k`` traces ``f`` k times per loop iteration, the
+    remaining steps after it.
 
     >>> cumsum = aotc.jit(lambda xs: aotc.lax.scan(lambda c, x: (c + x, c + x), 0.0, xs))
     >>> cumsum(np.arange(1.0, 5.0, dtype=np.float32))      # the final carry, and every carry
@@ -543,17 +538,15 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
                     t = step.index(iv if j == 0 else arith.AddIOp(iv, index_constant(j)).result)
                     state, ys = step(state, t)
                     ys_per_step.append((t, ys))
-                y_avals = ys_per_step[0][1]
-                bufs = [body.add_argument(t, ir.Location.unknown())
-                        for t in _stacked_types(y_avals, n)]
+                stacks = _Stacks(ys_per_step[0][1], n)
+                bufs = [body.add_argument(t, ir.Location.unknown()) for t in stacks.types]
                 for t, ys in ys_per_step:
-                    bufs = [_insert_step(y.value, b, t, y.shape) for y, b in zip(ys, bufs)]
+                    bufs = stacks.insert(bufs, ys, t)
                 scf.YieldOp([s.value for s in state] + bufs)
-            y_inits = [_empty_like_stacked(y, n) for y in y_avals]
             main = n - n % k
             bounds = [index_constant(0), index_constant(main), index_constant(k)]
-            op = regions.build("scf.for", [*_types(carry), *_stacked_types(y_avals, n)],
-                               [*bounds, *[c.value for c in carry], *y_inits], [body])
+            op = regions.build("scf.for", [*_types(carry), *stacks.types],
+                               [*bounds, *[c.value for c in carry], *stacks.inits()], [body])
         _outer_work(trace, before_work, n // k)
         results = list(op.results)
         state = _like(results[: len(carry)], carry, step.weak)
@@ -561,15 +554,56 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
         for s in range(main, n):  # the steps left over by unroll=k, traced in line
             t = step.index(index_constant(s))
             state, ys = step(state, t)
-            bufs = [_insert_step(y.value, b, t, y.shape) for y, b in zip(ys, bufs)]
-        ys = [Tracer(b, (n, *y.shape), y.dtype, weak=y.weak) for b, y in zip(bufs, y_avals)]
-        return _rebuild(init_tree, state), _rebuild(step.y_tree, ys)
+            bufs = stacks.insert(bufs, ys, t)
+        return _rebuild(init_tree, state), _rebuild(step.y_tree, stacks.stacked(bufs))
 
     return _promoting(build, init)
 
 
-def _stacked_types(ys: Sequence[Tracer], n: int) -> list[ir.Type]:
-    return [dtypes.tensor_type((n, *y.shape), y.dtype) for y in ys]
+class _Stacks:
+    """Where scan stacks its ys: one loop-carried buffer per y type. A type's only y has a
+    buffer ``[n, *shape]``; ``m`` ys of one type share one ``[m, n, *shape]`` (y ``j`` in
+    row ``j``). Separate buffers would each start from a ``tensor.empty`` that CSE makes
+    one value, and IREE 3.13 then gives them the same memory: every y came back with the
+    last one's values."""
+
+    def __init__(self, ys: Sequence[Tracer], n: int):
+        self.ys, self.n = list(ys), n
+        groups: dict = {}  # (shape, dtype) -> positions of its ys
+        for i, y in enumerate(self.ys):
+            groups.setdefault((tuple(y.shape), y.dtype), []).append(i)
+        # y -> (its buffer, its row in it, or None when the buffer is its alone)
+        self.where = [None] * len(self.ys)
+        self.shapes, self.dtypes = [], []
+        for g, ((shape, dtype), members) in enumerate(groups.items()):
+            for row, i in enumerate(members):
+                self.where[i] = (g, None if len(members) == 1 else row)
+            self.shapes.append(((len(members),) if len(members) > 1 else ()) + (n, *shape))
+            self.dtypes.append(dtype)
+        self.types = [dtypes.tensor_type(s, d) for s, d in zip(self.shapes, self.dtypes)]
+
+    def inits(self) -> list[ir.Value]:
+        return [empty(s, d) for s, d in zip(self.shapes, self.dtypes)]
+
+    def insert(self, bufs: list[ir.Value], ys: Sequence[Tracer], t: ir.Value) -> list[ir.Value]:
+        """The buffers with step ``t``'s ys written."""
+        bufs = list(bufs)
+        for y, (g, row) in zip(ys, self.where):
+            lead = [] if row is None else [row]
+            bufs[g] = insert_slice(y.value, bufs[g], self.shapes[g],
+                                   lead + [t] + [0] * len(y.shape), [1] * len(lead) + [1, *y.shape])
+        return bufs
+
+    def stacked(self, bufs: list[ir.Value]) -> list[Tracer]:
+        """The ys stacked along a new first axis, read from the loop's final buffers."""
+        out = []
+        for y, (g, row) in zip(self.ys, self.where):
+            shape = (self.n, *y.shape)
+            value = bufs[g] if row is None else extract_slice(
+                bufs[g], self.shapes[g], [row] + [0] * len(shape), [1, *shape], None, y.dtype,
+                shape)
+            out.append(Tracer(value, shape, y.dtype, weak=y.weak))
+        return out
 
 
 def _empty_like_stacked(y: Tracer, n: int) -> ir.Value:

@@ -189,6 +189,10 @@ LOOP_CASES = {
         _step(m, lax), {"s": x, "n": 0}, _scan_in(xs), reverse=True),
     "scan_unroll": lambda m, lax, x, xs, lo, hi: lax.scan(
         _step(m, lax), {"s": x, "n": 0}, _scan_in(xs), reverse=True, unroll=4),
+    # ys of one type share one stacked buffer (separate ones got the same memory).
+    "scan_ys_of_one_type": lambda m, lax, x, xs, lo, hi: lax.scan(
+        lambda c, xt: (c + xt, (c, xt * 2, {"d": c - xt}, xt > 0, c > 0, xt < 0)), x, xs,
+        unroll=2),
     "scan_length_no_xs": lambda m, lax, x, xs, lo, hi: lax.scan(
         lambda c, _: (c + x, c), x, None, length=4),
     "scan_zero_length": lambda m, lax, x, xs, lo, hi: lax.scan(

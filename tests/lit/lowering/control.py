@@ -5,8 +5,9 @@ branch or body traced into its regions.
 cond is scf.if with tensor results; switch a chain of scf.if on the clamped index;
 while_loop scf.while (scf.condition on a tensor.extract'ed i1); fori_loop with static
 bounds scf.for over index with the counter rebuilt as a 0-d tensor; scan scf.for whose
-iter_args are the carry and then one stacked buffer per y, x read with a dynamic-offset
-tensor.extract_slice and y written with tensor.insert_slice into the carried buffer.
+iter_args are the carry and then one stacked buffer per y type (ys of one type share it,
+a row each), x read with a dynamic-offset tensor.extract_slice and y written with
+tensor.insert_slice into the carried buffer.
 Every op names the module's one device (stream.affinity): without it IREE 3.13 copies
 loop-carried tensors (scan's whole ys) on every iteration.
 
@@ -133,6 +134,23 @@ def fori_traced(lo, hi, x):
 @run(S((4,), "float32"), S((7, 4), "float32"))
 def scan_reverse(h, xs):
     return lax.scan(lambda c, x: (c + x, c * x), h, xs, reverse=True)
+
+
+# Two ys of one type (and one of another): one [2, 7, 4] buffer, a row each, sliced out
+# after the loop. (Two buffers from one CSE'd tensor.empty got the same memory in IREE.)
+# CHECK-LABEL: TEST: scan_ys_of_one_type
+# CHECK-DAG:     %[[PAIR0:.*]] = tensor.empty() : tensor<2x7x4xf32>
+# CHECK-DAG:     %[[ONE0:.*]] = tensor.empty() : tensor<7x4xi1>
+# CHECK:         %[[R:.*]]:3 = scf.for %[[S:.*]] = %{{.*}} iter_args(%[[C:.*]] = %{{.*}}, %[[PAIR:.*]] = %[[PAIR0]], %[[ONE:.*]] = %[[ONE0]]) -> (tensor<4xf32>, tensor<2x7x4xf32>, tensor<7x4xi1>) {
+# CHECK:           %[[W0:.*]] = tensor.insert_slice %[[C]] into %[[PAIR]][0, %[[S]], 0] [1, 1, 4] [1, 1, 1] : tensor<4xf32> into tensor<2x7x4xf32>
+# CHECK:           %[[W1:.*]] = tensor.insert_slice %{{.*}} into %[[W0]][1, %[[S]], 0] [1, 1, 4] [1, 1, 1] : tensor<4xf32> into tensor<2x7x4xf32>
+# CHECK:           %[[W2:.*]] = tensor.insert_slice %{{.*}} into %[[ONE]][%[[S]], 0] [1, 4] [1, 1] : tensor<4xi1> into tensor<7x4xi1>
+# CHECK:           scf.yield %{{.*}}, %[[W1]], %[[W2]] : tensor<4xf32>, tensor<2x7x4xf32>, tensor<7x4xi1>
+# CHECK:         %{{.*}} = tensor.extract_slice %[[R]]#1[0, 0, 0] [1, 7, 4] [1, 1, 1] : tensor<2x7x4xf32> to tensor<7x4xf32>
+# CHECK:         %{{.*}} = tensor.extract_slice %[[R]]#1[1, 0, 0] [1, 7, 4] [1, 1, 1] : tensor<2x7x4xf32> to tensor<7x4xf32>
+@run(S((4,), "float32"), S((7, 4), "float32"))
+def scan_ys_of_one_type(h, xs):
+    return lax.scan(lambda c, x: (c + x, (c, c * x, x > 0)), h, xs)
 
 
 # xs=None with length: no slices; a cond inside the body nests an scf.if in the scf.for.
