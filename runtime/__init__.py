@@ -57,7 +57,7 @@ from .memory import (
     trim,
 )
 from .metadata import FunctionMetadata, TensorSpec
-from .module import Module, load
+from .module import Module, UnpickleCacheInfo, clear_unpickle_cache, load, unpickle_cache_info
 from .tree import TreeDef
 
 __all__ = [
@@ -88,7 +88,9 @@ __all__ = [
     "TensorSpec",
     "TrackedArray",
     "TreeDef",
+    "UnpickleCacheInfo",
     "allocator_specs",
+    "clear_unpickle_cache",
     "configure_reuse",
     "default_device_uri",
     "device_put",
@@ -100,4 +102,5 @@ __all__ = [
     "reuse_config",
     "track_memory",
     "trim",
+    "unpickle_cache_info",
 ]

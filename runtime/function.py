@@ -11,6 +11,7 @@ cannot be refilled), and a reused result list would keep the previous call's res
 
 from __future__ import annotations
 
+import operator
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -165,6 +166,17 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<aotc Function {self.signature} on {self._device.uri}>"
+
+    def __reduce__(self) -> tuple:
+        # As (module, name): the module's runtime state pickles as the module
+        # (module.py), so a module and its functions pickled together carry it once.
+        return (operator.getitem, (self._loaded, self.name))
+
+    def __copy__(self) -> Function:
+        return self  # a loaded function does not change: a copy would be the same
+
+    def __deepcopy__(self, memo: dict) -> Function:
+        return self
 
 
 def _build_call_flat(
