@@ -30,7 +30,9 @@ MODULES = (
     "aotc.ops.rearrange",
     "aotc.ops.matrix",
     "aotc.ops.control",
+    "aotc.ops.scan",
     "aotc.ops.convolution",
+    "aotc.ops.pooling",
     "aotc.ops.nn",
     "aotc.ops.statistics",
     "aotc.ops.views",
@@ -99,7 +101,9 @@ def _has(module_name: str, name: str) -> bool:
     if module_name.split(".")[0] == "numpy":
         import numpy  # noqa: F401  (numpy.linalg is a submodule numpy imports itself)
     module = sys.modules.get(module_name)
-    return module is not None and hasattr(module, name)
+    # (not aotc's own namespace standing in for the reference under an import alias)
+    return (module is not None and getattr(module, "__name__", None) == module_name
+            and hasattr(module, name))
 
 
 def missing_name(namespace: str, name: str) -> AttributeError:

@@ -1,11 +1,11 @@
-"""Convolutions and pooling: ``lax.conv_general_dilated`` and ``nn.max_pool``/``avg_pool``.
+"""Convolutions: ``lax.conv_general_dilated`` (pooling, built on its helpers: pooling.py).
 
 Every convolution is brought to one canonical form, channel-last: input
 ``(N, spatial..., C)``, kernel ``(spatial..., I, O)``, output ``(N, spatial..., O)``
 (``NHWC``/``HWIO``). Other layouts are ``linalg.transpose``s around it, the kernel's
 behind a ``util.optimization_barrier`` (``materialized``); padding is a ``tensor.pad``,
 input dilation a strided ``tensor.insert_slice`` into zeros. The canonical convolution
-is linalg's named op where one exists (tables ``_CONV``, ``_DEPTHWISE``, ``_POOL``), the
+is linalg's named op where one exists (tables ``_CONV``, ``_DEPTHWISE``), the
 form IREE's convolution-specific rewrites look for; measured, a 3x3 convolution of
 8x32x32x32 to 64 features runs as fast as the same loops written as a ``linalg.generic``
 (IREE 3.13, CPU) and as fast as jax.jit's. Grouped convolutions that are not depthwise,
@@ -28,7 +28,6 @@ from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from ..lowering import (
     add_work,
     dim_map,
-    empty,
     extract_slice,
     fill,
     generic,
@@ -42,12 +41,12 @@ from .arguments import as_tracer
 from .contraction import is_constant
 from .rearrange import constant_pad
 from .scalar import UFUNC_RULES
-from .shape import reshape, transpose
+from .shape import transpose
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": [],
     "lax": ["conv_general_dilated", "conv", "conv_with_general_padding"],
-    "nn": ["max_pool", "avg_pool"],
+    "nn": [],
 }
 
 # ---- named linalg ops, by number of spatial dimensions -----------------------------------
@@ -60,14 +59,6 @@ _DEPTHWISE = {1: linalg.depthwise_conv_1d_nwc_wc, 2: linalg.depthwise_conv_2d_nh
 # Depthwise with a channel multiplier M: kernel (S..., C, M), output (N, S..., C, M).
 _DEPTHWISE_MULTIPLIER = {1: linalg.depthwise_conv_1d_nwc_wcm, 2: linalg.depthwise_conv_2d_nhwc_hwcm,
                          3: linalg.depthwise_conv_3d_ndhwc_dhwcm}
-# Pooling over a window: input (N, S..., C), output (N, S..., C).
-_POOL = {
-    "max": {1: linalg.pooling_nwc_max, 2: linalg.pooling_nhwc_max, 3: linalg.pooling_ndhwc_max},
-    "sum": {1: linalg.pooling_nwc_sum, 2: linalg.pooling_nhwc_sum, 3: linalg.pooling_ndhwc_sum},
-}
-# The scalar rule combining an accumulator with a window element, per pooling kind.
-_POOL_COMBINE = {"max": "maximum", "sum": "add"}
-
 
 # ---- the plan: every size and index, checked, before any IR is built ----------------------
 
@@ -103,18 +94,19 @@ class ConvPlan:
         return tuple(shape)
 
 
-def _spatial_tuple(value, rank: int, name: str, default: int = 1) -> tuple[int, ...]:
+def _spatial_tuple(value, rank: int, name: str, default: int = 1,
+                   where: str = "conv_general_dilated") -> tuple[int, ...]:
     if value is None:
         return (default,) * rank
     if isinstance(value, (int, np.integer)):
         raise TracingError(
-            f"conv_general_dilated: {name} must be a sequence of {rank} positive ints (one per "
+            f"{where}: {name} must be a sequence of {rank} positive ints (one per "
             f"spatial dimension), got the int {value}; write ({value},) * {rank}")
     values = tuple(value)
     if len(values) != rank or not builtins.all(
             isinstance(v, (int, np.integer)) and v >= 1 for v in values):
         raise TracingError(
-            f"conv_general_dilated: {name} must be {rank} positive ints (one per spatial "
+            f"{where}: {name} must be {rank} positive ints (one per spatial "
             f"dimension), got {value!r}")
     return tuple(int(v) for v in values)
 
@@ -458,117 +450,3 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
                                 rhs_dilation=rhs_dilation, precision=precision,
                                 preferred_element_type=preferred_element_type)
-
-
-# ---- pooling ------------------------------------------------------------------------------
-
-def _pool_windows(inputs, window_shape, strides, padding, where: str):
-    """flax.linen.pool's conventions: inputs (batch..., window dims..., features), batch
-    optional. Returns the input as canonical (N, S..., C), its batch shape, window, strides
-    and (low, high) pads."""
-    x = as_tracer(inputs, f"{where} inputs")
-    if isinstance(window_shape, (int, np.integer)) or not builtins.all(
-            isinstance(k, (int, np.integer)) and k >= 1 for k in window_shape):
-        raise TracingError(f"{where}: window_shape must be a tuple of positive ints, "
-                           f"got {window_shape!r}")
-    window = tuple(int(k) for k in window_shape)
-    rank = len(window)
-    if x.ndim < rank + 1:
-        raise TracingError(
-            f"{where}: inputs of shape {x.shape} have too few dimensions for window_shape "
-            f"{window}: expected (batch..., {rank} window dims, features)")
-    strides = _spatial_tuple(strides, rank, "strides")
-    batch_shape = x.shape[: x.ndim - rank - 1]
-    n = int(np.prod(batch_shape, dtype=np.int64))
-    x = reshape(x, (n,) + x.shape[len(batch_shape):])
-    pads = padding_pairs(padding, x.shape[1:-1], window, strides, where)
-    return x, batch_shape, window, strides, pads
-
-
-def _pool(x: Tracer, window, strides, pads, kind: str, init) -> Tracer:
-    """Reduces each window of canonical ``x`` (N, S..., C) with ``kind``, padding with ``init``."""
-    rank = len(window)
-    out_spatial = tuple(_out_size(n, 1, lo, hi, k, 1, s)
-                        for n, k, s, (lo, hi) in zip(x.shape[1:-1], window, strides, pads))
-    out_shape = (x.shape[0],) + out_spatial + (x.shape[-1],)
-    if 0 in out_shape:
-        return wrap(fill(out_shape, x.dtype, init), out_shape, x.dtype)
-    pads = _exact_pads(x.shape[1:-1], (1,) * rank, pads, window, strides, out_spatial)
-    x = _pad(x, pads, (1,) * rank, init)
-    init_value = fill(out_shape, x.dtype, init)
-    add_work(float(np.prod(out_shape, dtype=np.float64)) * float(np.prod(window)))
-    named = _POOL[kind].get(rank)
-    if named is not None and dtypes.kind(x.dtype) in ("float", "int"):
-        result = _named(named, [x.value, empty(window, x.dtype)], init_value, strides, (1,) * rank)
-        return wrap(result, out_shape, x.dtype)
-    n_loops = 2 * rank + 2
-    out_dims = list(range(1, rank + 1))
-    window_dims = list(range(rank + 2, 2 * rank + 2))
-    x_map = _window_map(n_loops, out_dims, window_dims, strides, (1,) * rank, [0], [rank + 1])
-    out_map = dim_map(n_loops, [0] + out_dims + [rank + 1])
-    combine = UFUNC_RULES[_POOL_COMBINE[kind]]
-    iterators = [PARALLEL] * (rank + 2) + [REDUCTION] * rank
-    # The window operand only gives the window loops their sizes, as in the named ops.
-    window_operand = (empty(window, x.dtype), dim_map(n_loops, window_dims))
-    (result,) = generic([(x.value, x_map), window_operand], [(init_value, out_map)], iterators,
-                        lambda v, _, acc: [combine(x.dtype, acc, v)])
-    return wrap(result, out_shape, x.dtype)
-
-
-def _restore_batch(y: Tracer, batch_shape: tuple) -> Tracer:
-    return reshape(y, batch_shape + y.shape[1:])
-
-
-def _lowest(dtype: np.dtype):
-    return -np.inf if dtypes.is_float(dtype) else np.iinfo(dtype).min
-
-
-def max_pool(inputs, window_shape, strides=None, padding="VALID") -> Tracer:
-    """flax.linen.max_pool: the maximum over each window.
-
-    Args:
-      inputs: (batch..., window dims..., features); the batch dims may be absent.
-      window_shape: a tuple, one size per window dim.
-      strides: a tuple or None (1 each).
-      padding: 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs; padding never wins.
-    """
-    x, batch_shape, window, strides, pads = _pool_windows(
-        inputs, window_shape, strides, padding, "max_pool")
-    if dtypes.kind(x.dtype) in ("uint", "bool"):
-        raise UnsupportedDtypeError(
-            f"max_pool: {x.dtype.name} inputs are not supported; convert with .astype(...)")
-    return _restore_batch(_pool(x, window, strides, pads, "max", _lowest(x.dtype)), batch_shape)
-
-
-def avg_pool(inputs, window_shape, strides=None, padding="VALID", count_include_pad=True) -> Tracer:
-    """flax.linen.avg_pool: the mean over each window.
-
-    With ``count_include_pad=True`` every window sum is divided by the window size; with
-    False, by the number of input (not padding) elements the window covers.
-    """
-    x, batch_shape, window, strides, pads = _pool_windows(
-        inputs, window_shape, strides, padding, "avg_pool")
-    if dtypes.kind(x.dtype) in ("uint", "bool"):
-        raise UnsupportedDtypeError(
-            f"avg_pool: {x.dtype.name} inputs are not supported; convert with .astype(...)")
-    total = _pool(x, window, strides, pads, "sum", 0)
-    if count_include_pad:
-        divisor = float(np.prod(window))  # a Python float: float inputs keep their dtype
-    else:
-        counts = _window_counts(x.shape[1:-1], window, strides, pads)
-        divisor = counts.reshape((1,) + counts.shape + (1,)).astype(
-            total.dtype if dtypes.is_float(total.dtype) else np.float64)
-    return _restore_batch(ew.ufunc("divide", total, divisor), batch_shape)
-
-
-def _window_counts(spatial, window, strides, pads) -> np.ndarray:
-    """How many input elements each window covers (numpy, at trace time)."""
-    per_axis = []
-    for n, k, s, (lo, hi) in zip(spatial, window, strides, pads):
-        m = _out_size(n, 1, lo, hi, k, 1, s)
-        starts = np.arange(m) * s - lo
-        per_axis.append(np.clip(starts + k, 0, n) - np.clip(starts, 0, n))
-    counts = per_axis[0]
-    for c in per_axis[1:]:
-        counts = np.multiply.outer(counts, c)
-    return counts

@@ -405,3 +405,40 @@ def test_pool_errors_name_the_problem():
         lower(lambda x: ann.avg_pool(x, (2, 2, 2, 2)), S((4, 3), "float32"))
     with raises_match(TracingError, "strides", "2 positive ints"):
         lower(lambda x: ann.max_pool(x, (2, 2), strides=(1,)), x)
+
+
+REDUCE_WINDOW_CASES = [
+    ("max", -np.inf, (1, 3, 2, 1), (1, 2, 2, 1), "VALID"),
+    ("max", -np.inf, (1, 2, 2, 1), (1, 2, 2, 1), "SAME"),
+    ("add", 0.0, (1, 3, 3, 1), (1, 1, 2, 1), ((0, 0), (1, 2), (0, 1), (0, 0))),
+    ("min", np.inf, (2, 2, 1, 1), (1, 1, 1, 1), "VALID"),
+    ("mul", 1.0, (1, 2, 1, 2), (1, 1, 1, 1), "VALID"),
+]
+
+
+@pytest.mark.parametrize("case", REDUCE_WINDOW_CASES, ids=lambda c: f"{c[0]}-{c[4]!s:.6}")
+def test_reduce_window_matches_jax(case):
+    jax = pytest.importorskip("jax")
+    import aotc.lax as alax
+
+    name, init, window, strides, padding = case
+    x = np.random.default_rng(1).uniform(0.5, 1.5, (2, 7, 6, 3)).astype(np.float32)
+    got = aotc.jit(lambda v: alax.reduce_window(v, init, getattr(alax, name), window, strides,
+                                                padding))(x)
+    want = jax.lax.reduce_window(x, init, getattr(jax.lax, name), window, strides, padding)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5)
+    if window[0] != 1:
+        return  # the window spans the batch: no per-example form
+    batched = aotc.vmap(lambda v: alax.reduce_window(v, init, getattr(alax, name), window[1:],
+                                                     strides[1:], padding if isinstance(
+                                                         padding, str) else padding[1:]))(x)
+    np.testing.assert_allclose(np.asarray(batched), np.asarray(want), rtol=1e-5)
+
+
+def test_reduce_window_refuses_other_computations():
+    import aotc.lax as alax
+
+    with pytest.raises(aotc.UnsupportedOpError,
+                       match="computation .* is not supported; use lax.max"):
+        aotc.jit(lambda v: alax.reduce_window(v, 0.0, lambda a, b: a - b, (2,), (1,), "VALID"))(
+            np.ones(4, np.float32))
