@@ -36,6 +36,9 @@ _LAZY = {
     "DonationWarning": ("aotc.errors", "DonationWarning"),
     "DonationError": ("aotc.errors", "DonationError"),
     "device_put": ("aotc.runtime", "device_put"),
+    "device_get": ("aotc.eager_values", "device_get"),
+    "block_until_ready": ("aotc.eager_values", "block_until_ready"),
+    "Array": ("aotc.runtime", "Array"),
 }
 
 __all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "runtime", "config", "tree_util",

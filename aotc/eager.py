@@ -214,7 +214,10 @@ def call(op: EagerOp, args: tuple, kwargs: dict) -> Any:
         h_args, h_kwargs = _unflatten(structure, hosted)
         try:
             with np.errstate(all="ignore"):
-                return to_arrays(op.host(*h_args, **h_kwargs))
+                out = op.host(*h_args, **h_kwargs)
+            # numpy answers some with Python numbers (array_equal, count_nonzero): Arrays,
+            # as under jit
+            return to_arrays(np.asarray(out) if type(out) in _PYTHON_KINDS else out)
         except Exception:  # noqa: BLE001 - numpy refused: the compiled route says why
             pass
     if not op.needs_trace:

@@ -63,3 +63,18 @@ def static_key(x: Any) -> Any:
             f"compiled ops and must be hashable. Pass a tuple instead of a list, or an array"
         ) from None
     return (kind, x)
+
+
+def block_until_ready(x: Any) -> Any:
+    """``jax.block_until_ready``: waits for every array of the pytree ``x`` and returns it
+    (calls are synchronous: it checks they are alive)."""
+    for leaf in tree.flatten(x)[0]:
+        getattr(leaf, "block_until_ready", lambda: None)()
+    return x
+
+
+def device_get(x: Any) -> Any:
+    """``jax.device_get``: the pytree ``x`` with its Arrays as numpy arrays."""
+    leaves, structure = tree.flatten(x)
+    return tree.unflatten(structure, [np.asarray(v) if isinstance(v, Array) else v
+                                      for v in leaves])

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-import run  # noqa: E402  (print_rows)
+import run  # noqa: E402  (run.jax: JAX where installed)
 
 
 def script(jnp, random, np_=np):
@@ -159,10 +159,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     warm = warm_ops(args.calls)
     print("warm eager op on float32[16] (us per call, median of interleaved blocks)")
-    run.print_rows(warm, width=14)
+    print(f"{'op':<26} {'aotc us':>9} {'jax us':>9} {'aotc/jax':>9}")
+    for r in warm:
+        print(f"{r['op']:<26} {r['aotc_us']:>9.1f} {r.get('jax_us', float('nan')):>9.1f} "
+              f"{r.get('aotc/jax', float('nan')):>9.2f}")
     cold = {lib: cold_script_seconds(lib) for lib in ("aotc", "jax")}
-    print("\nscript of 50 distinct eager ops, new process, empty compile cache (s)")
-    run.print_rows([{"library": lib, "seconds": s} for lib, s in cold.items() if s is not None])
+    print("\nscript of 50 distinct eager ops, new process, empty compile cache")
+    for lib, seconds in cold.items():
+        if seconds is not None:
+            print(f"  {lib:<6} {seconds:6.2f} s")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"warm_us": warm, "cold_script_s": cold}, indent=1))
