@@ -35,14 +35,18 @@ from .runtime.array import Array, mark_uncommitted, reshaped
 ELEMENTWISE = ("bits", "uniform", "normal", "bernoulli", "randint")
 
 _programs: dict[tuple, Callable] = {}
+_signatures: dict[Callable, inspect.Signature] = {}
 _lock = threading.Lock()
 
 
 def route(fn: Callable, name: str, args: tuple, kwargs: dict) -> Any:
     """``aotc.random.<name>(*args, **kwargs)`` now, or ``NotImplemented`` to leave the call
     to the general eager route."""
+    signature = _signatures.get(fn)
+    if signature is None:
+        signature = _signatures[fn] = inspect.signature(fn)
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
     except TypeError:
         return NotImplemented
     bound.apply_defaults()
