@@ -46,6 +46,28 @@ def _jitted(fn, *args, **kwargs):
     return aotc.jit(program)(*[leaves[i] for i in positions])
 
 
+def _jitted_table(cases: dict) -> dict:
+    """``{key: fn(*args)}`` for ``cases = {key: (fn, args)}``, all computed by one jitted
+    function (one compile), the array arguments passed as its arguments."""
+    keys = sorted(cases)
+    flat = [aotc.runtime.tree.flatten(cases[k][1]) for k in keys]
+    positions = [[i for i, x in enumerate(leaves) if isinstance(x, (np.ndarray, np.generic))]
+                 for leaves, _ in flat]
+
+    def program(*arrays):
+        it = iter(arrays)
+        out = {}
+        for key, (leaves, structure), where in zip(keys, flat, positions):
+            filled = list(leaves)
+            for i in where:
+                filled[i] = next(it)
+            out[key] = cases[key][0](*aotc.runtime.tree.unflatten(structure, filled))
+        return out
+
+    inputs = [leaves[i] for (leaves, _), where in zip(flat, positions) for i in where]
+    return aotc.jit(program)(*inputs)
+
+
 def _same_bits(got, want):
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape,
@@ -100,12 +122,21 @@ def _elementwise_cases():
             yield pytest.param(name, args, id=f"{name}-{dtype}")
 
 
-@pytest.mark.parametrize("name,args", list(_elementwise_cases()))
-def test_host_elementwise_is_jit_bit_for_bit(name, args, no_compile):
-    fn = getattr(anp, name)
-    got = fn(*args)
+ELEMENTWISE_CASES = {p.id: p.values for p in _elementwise_cases()}
+
+
+@pytest.fixture(scope="module")
+def jitted_elementwise():
+    return _jitted_table({k: (getattr(anp, name), args)
+                          for k, (name, args) in ELEMENTWISE_CASES.items()})
+
+
+@pytest.mark.parametrize("case", sorted(ELEMENTWISE_CASES))
+def test_host_elementwise_is_jit_bit_for_bit(case, jitted_elementwise, no_compile):
+    name, args = ELEMENTWISE_CASES[case]
+    got = getattr(anp, name)(*args)
     assert isinstance(got, Array)
-    _same_bits(got, _jitted(fn, *args))  # (no_compile patches the eager route only)
+    _same_bits(got, jitted_elementwise[case])  # (no_compile patches the eager route only)
 
 
 SHAPE_CASES = {
@@ -136,14 +167,19 @@ SHAPE_CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def jitted_shape_cases():
+    return _jitted_table({k: (getattr(anp, name), make())
+                          for k, (make, name) in SHAPE_CASES.items()})
+
+
 @pytest.mark.parametrize("case", sorted(SHAPE_CASES))
-def test_host_data_movement_and_creation_is_jit_bit_for_bit(case, no_compile):
+def test_host_data_movement_and_creation_is_jit_bit_for_bit(case, jitted_shape_cases,
+                                                           no_compile):
     make, name = SHAPE_CASES[case]
-    args = make()
-    fn = getattr(anp, name)
-    got = fn(*args)
+    got = getattr(anp, name)(*make())
     assert isinstance(got, Array), type(got)
-    _same_bits(got, _jitted(fn, *args))
+    _same_bits(got, jitted_shape_cases[case])
 
 
 NUMERIC_CASES = {
@@ -159,25 +195,34 @@ NUMERIC_CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def numeric_inputs():
+    return {k: make() for k, (make, _, _) in NUMERIC_CASES.items()}
+
+
+@pytest.fixture(scope="module")
+def jitted_numeric(numeric_inputs):
+    return _jitted_table({k: (getattr(anp, NUMERIC_CASES[k][1]), args)
+                          for k, args in numeric_inputs.items()})
+
+
 @pytest.mark.parametrize("case", sorted(NUMERIC_CASES))
-def test_host_math_matches_jit_to_numpy_accuracy(case, no_compile):
-    make, name, rtol = NUMERIC_CASES[case]
-    args = make()
-    fn = getattr(anp, name)
-    got = fn(*args)
-    want = np.asarray(_jitted(fn, *args))
+def test_host_math_matches_jit_to_numpy_accuracy(case, numeric_inputs, jitted_numeric,
+                                                 no_compile):
+    _, name, rtol = NUMERIC_CASES[case]
+    got = getattr(anp, name)(*numeric_inputs[case])
+    want = np.asarray(jitted_numeric[case])
     assert np.asarray(got).dtype == want.dtype and np.shape(got) == want.shape
     np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol)
 
 
 @pytest.mark.parametrize("case", ["tanh-f32", "sum-f32", "matmul-f32", "sin-f64"])
-def test_eager_exact_compiles_what_numpy_rounds_differently(case):
-    make, name, _ = NUMERIC_CASES[case]
-    args = make()
-    fn = getattr(anp, name)
+def test_eager_exact_compiles_what_numpy_rounds_differently(case, numeric_inputs,
+                                                            jitted_numeric):
+    _, name, _ = NUMERIC_CASES[case]
     with config.override(eager_exact=True):
-        got = fn(*args)
-    _same_bits(got, _jitted(fn, *args))
+        got = getattr(anp, name)(*numeric_inputs[case])
+    _same_bits(got, jitted_numeric[case])
 
 
 def test_numeric_host_route_is_refused_under_eager_exact(no_compile):
@@ -249,13 +294,21 @@ SAMPLERS = {
 }
 
 
-@pytest.mark.parametrize("sampler", sorted(SAMPLERS))
-def test_random_eager_draws_the_bits_of_jit(sampler):
-    draw = SAMPLERS[sampler]
+RANDOM_SHAPES = [(5,), (3, 7), (2, 1, 4)]
+
+
+@pytest.fixture(scope="module")
+def jitted_draws():
     key = np.array([0, 1234], np.uint32)
-    for shape in [(5,), (3, 7), (2, 1, 4)]:
-        got = draw(arandom.PRNGKey(1234), shape)
-        _same_bits(got, aotc.jit(lambda k: draw(k, shape))(key))
+    return {shape: aotc.jit(lambda k: {n: d(k, shape) for n, d in SAMPLERS.items()})(key)
+            for shape in RANDOM_SHAPES}
+
+
+@pytest.mark.parametrize("sampler", sorted(SAMPLERS))
+def test_random_eager_draws_the_bits_of_jit(sampler, jitted_draws):
+    for shape in RANDOM_SHAPES:
+        got = SAMPLERS[sampler](arandom.PRNGKey(1234), shape)
+        _same_bits(got, jitted_draws[shape][sampler])
 
 
 def test_random_eager_compiles_once_for_every_shape():
