@@ -100,6 +100,8 @@ def cold_script_seconds(lib: str) -> float | None:
 
 
 def warm_ops(calls: int) -> list[dict]:
+    import aotc.lax as alax
+    import aotc.nn as ann
     import aotc.numpy as anp
     import aotc.random as arandom
 
@@ -111,8 +113,10 @@ def warm_ops(calls: int) -> list[dict]:
         "x[3] (host)": (lambda: x[3], "lambda: jx[3]"),
         "reshape (host)": (lambda: x.reshape(4, 4), "lambda: jx.reshape(4, 4)"),
         "shape (direct)": (lambda: anp.shape(x), "lambda: jnp.shape(jx)"),
-        "tanh (compiled)": (lambda: anp.tanh(x), "lambda: jnp.tanh(jx)"),
-        "sum (compiled)": (lambda: x.sum(), "lambda: jx.sum()"),
+        "tanh (host, numpy's)": (lambda: anp.tanh(x), "lambda: jnp.tanh(jx)"),
+        "x.sum() (host, numpy's)": (lambda: x.sum(), "lambda: jx.sum()"),
+        "nn.relu (compiled)": (lambda: ann.relu(x), "lambda: jax.nn.relu(jx)"),
+        "lax.cumsum (compiled)": (lambda: alax.cumsum(x), "lambda: jax.lax.cumsum(jx)"),
         "random.normal (compiled)": (lambda: arandom.normal(key, (16,)),
                                      "lambda: jax.random.normal(jkey, (16,))"),
     }
