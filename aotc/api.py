@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from . import build, cache, compile_log
+from . import build, cache, compile_log, x64
 from .compiler import compile_bytecode, iree_version
 from .core import is_tracing
 from .errors import AotcError
@@ -325,6 +325,7 @@ class JittedFunction:
         # The per-call fast path's keys -> Compiled.call_flat: the arguments' (shape,
         # dtype), with the values of static arguments at their positions.
         self._fast: dict[tuple, Callable] = {}
+        self._fast32: dict[tuple, Callable] = {}  # the same with aotc.config.x64 off
         static = self._binder.static_argnums
         self._no_static = not static
         self._static_positions = (frozenset(static) if static and min(static) >= 0 else None)
@@ -339,12 +340,13 @@ class JittedFunction:
         # before. Its key is the arguments' (shape, dtype), static values as they are;
         # containers and Python scalars have no .shape and go through the full binding
         # below, which keys on the whole call signature.
+        fast = self._fast if x64.enabled() else self._fast32
         if not kwargs and self._no_static:
             try:
                 key = tuple([(a.shape, a.dtype) for a in args])
             except AttributeError:
                 key = None
-            run = self._fast.get(key)
+            run = fast.get(key)
             if run is not None and not is_tracing():
                 return run(args)
         elif not kwargs and self._static_positions is not None:
@@ -352,7 +354,7 @@ class JittedFunction:
             try:
                 key = tuple([a if i in static else (a.shape, a.dtype)
                              for i, a in enumerate(args)])
-                run = self._fast.get(key)
+                run = fast.get(key)
             except (AttributeError, TypeError):  # not an array; an unhashable static value
                 key = run = None
             if run is not None and not is_tracing():
@@ -372,7 +374,10 @@ class JittedFunction:
                     compiled = self._compile_miss(signature)
                     self._compiled[signature.key] = compiled
         if key is not None:  # every argument had a shape and dtype or was static
-            self._fast[key] = compiled.call_flat
+            fast[key] = compiled.call_flat
+            if fast is self._fast32 and any(getattr(a, "dtype", None) in x64.NARROW
+                                            for a in args):
+                fast[key] = _narrowing(compiled.call_flat, signature.avals)
         return compiled.call_flat(leaves)
 
     def __get__(self, obj, objtype=None):
@@ -447,6 +452,14 @@ class JittedFunction:
     def clear_cache(self) -> None:
         self._compiled.clear()
         self._fast.clear()
+        self._fast32.clear()
+
+
+def _narrowing(call_flat: Callable, avals) -> Callable:
+    """``call_flat`` for 64-bit arrays given to a function traced with x64 off."""
+    from .signature import narrow_leaves
+
+    return lambda leaves: call_flat(narrow_leaves(list(leaves), avals))
 
 
 class BoundJittedFunction:

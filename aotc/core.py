@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, x64
 from ._mlir import func, ir
 from .constants import dense_constant
 from .errors import (NotTracingError, TracedValueStoredError, TracerConversionError,
@@ -106,12 +106,20 @@ def traced_at_user_line(fn: Callable, public: tuple[str, str] | None = None) -> 
 
     @functools.wraps(fn)
     def located(*args, **kwargs):
+        # With the option x64 off, a call from the user's code takes JAX's dtypes: its
+        # 64-bit arguments and requested dtypes narrowed, and its results (aotc/x64.py;
+        # jax.random's warnings name no function).
+        narrow = not x64.enabled() and x64.from_user(sys._getframe(1))
+        if narrow:
+            name = None if public is None else "" if public[0] == "random" else public[1]
+            args, kwargs = x64.narrow_arguments(name, fn, args, kwargs)
         if not _stack():
             if public is not None:
                 return _run_eagerly(fn, public, args, kwargs)
             return fn(*args, **kwargs)
         with user_location():
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
+            return x64.narrow_results(out) if narrow else out
 
     located._aotc_located = True
     return located
@@ -166,6 +174,8 @@ class Trace:
         # (flops, has a constant operand) per contraction: decides data tiling.
         self.contractions: list[tuple[float, bool]] = []
         self._constants: dict[int, tuple[Any, "Tracer"]] = {}
+        # id(tracer) -> (tracer, value) of every constant (the tracer kept: ids stay unique)
+        self._constant_values: dict[int, tuple["Tracer", np.ndarray]] = {}
         # Where new tracers are defined: the function body, or the innermost control-flow
         # region being traced. A region's values are usable only while its scope is open.
         self.scope = Scope(None)
@@ -181,7 +191,16 @@ class Trace:
         tracer = Tracer(dense_constant(value), value.shape,
                         dtypes.canonicalize(value.dtype, "constant"))
         self._constants[key] = (array, tracer)  # keep the array alive so its id stays unique
+        self._constant_values[id(tracer)] = (tracer, value)
         return tracer
+
+    def constant_value(self, tracer: "Tracer") -> np.ndarray | None:
+        """The value of a tracer ``constant`` made and nothing wrote into since (None for
+        any other)."""
+        hit = self._constant_values.get(id(tracer))
+        if hit is None or hit[0] is not tracer or tracer.version or tracer.view_of is not None:
+            return None
+        return hit[1]
 
     @contextlib.contextmanager
     def region(self, block: ir.Block):
@@ -514,7 +533,8 @@ def _as_output(leaf: Any, index: int, trace: Trace) -> Tracer:
         check_usable(leaf, f"output {index} of '{trace.fn_name}'")
         return leaf
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float)):
-        return trace.constant(np.asarray(leaf))
+        value = np.asarray(leaf)
+        return trace.constant(value if x64.enabled() else value.astype(x64.narrow(value.dtype)))
     name = type(leaf).__name__
     raise TracingError(
         f"output {index} of '{trace.fn_name}': expected arrays or pytrees of them (tuples, "

@@ -3,7 +3,8 @@
 aotc computes every op in the dtype numpy would use. Rather than re-deriving numpy's
 promotion rules, it asks numpy: ``ufunc.resolve_dtypes`` gives the loop dtypes of a ufunc
 for given operand dtypes, with Python scalars as weak types (NEP 50), exactly as numpy
-2 computes them.
+2 computes them. With the option ``x64`` off, promotion is JAX's and numpy is asked for
+the loop of the promoted dtype (aotc/x64.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import x64
 from .errors import UnsupportedDtypeError
 from .runtime import dtypes as _runtime_dtypes
 from .runtime.dtypes import DType
@@ -80,24 +82,70 @@ def tensor_type(shape, dtype: np.dtype):
     return ir.RankedTensorType.get(dims, mlir_type(dtype))
 
 
-@lru_cache(maxsize=None)
 def ufunc_loop(ufunc_name: str, operand_types: tuple) -> tuple[np.dtype, ...]:
     """numpy's loop dtypes for a ufunc: (inputs..., output).
 
-    ``operand_types`` holds numpy dtypes for arrays and the Python types ``bool``, ``int``,
-    ``float`` for weakly typed Python scalars.
+    ``operand_types`` holds numpy dtypes for arrays and the Python types ``int``,
+    ``float``, ``complex`` for weakly typed Python scalars. With ``x64`` off, the loop
+    numpy picks for the operands' JAX-promoted dtype (``x64.ufunc_loop``).
     """
-    ufunc = getattr(np, ufunc_name)
-    signature = tuple(operand_types) + (None,) * ufunc.nout
+    return ufunc_signature(ufunc_name, operand_types)[0]
+
+
+def ufunc_signature(ufunc_name: str, operand_types: tuple) -> tuple[tuple[np.dtype, ...], bool]:
+    """``ufunc_loop`` and whether the result is weak (JAX's rule; with ``x64`` on, only a
+    ufunc of weak operands alone has a weak result, and the caller knows that)."""
     try:
-        loop = ufunc.resolve_dtypes(signature)
+        if x64.enabled():
+            return _numpy_loop(ufunc_name, operand_types), False
+        return x64.ufunc_loop(ufunc_name, operand_types)
     except TypeError as e:
         names = ", ".join(getattr(t, "name", getattr(t, "__name__", str(t))) for t in operand_types)
         raise UnsupportedDtypeError(
             f"{ufunc_name}: numpy has no loop for operand dtypes ({names}): {e}"
         ) from e
+
+
+@lru_cache(maxsize=None)
+def _numpy_loop(ufunc_name: str, operand_types: tuple) -> tuple[np.dtype, ...]:
+    ufunc = getattr(np, ufunc_name)
+    loop = ufunc.resolve_dtypes(tuple(operand_types) + (None,) * ufunc.nout)
     return tuple(np.dtype(t) for t in loop)
 
 
-def result_type(*dtypes_or_scalars) -> np.dtype:
-    return np.result_type(*dtypes_or_scalars)
+_PYTHON_SCALARS = (int, float, complex)
+
+
+def result_type(*operands) -> np.dtype:
+    """The promoted dtype of ``operands`` (dtypes, arrays, numpy scalars, Python scalars,
+    which are weak): ``np.result_type``, or JAX's lattice with ``x64`` off."""
+    if x64.enabled():
+        return np.result_type(*operands)
+    return x64.result_type(*(_promotion_type(o) for o in operands))
+
+
+def _promotion_type(o):
+    if type(o) in _PYTHON_SCALARS:
+        return type(o)
+    if o is int or o is float or o is complex:  # JAX: Python's types are weak too
+        return o
+    if type(o) is bool:
+        return np.dtype(np.bool_)
+    dtype = getattr(o, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) else np.dtype(o)
+
+
+def weak_kind(dtype: np.dtype) -> type | np.dtype:
+    """What promotion sees of a weak value of ``dtype``: the Python type of its kind
+    (``int`` for int64, and for int32 with ``x64`` off); a bool is never weak."""
+    return _WEAK_BY_KIND[DTYPES[np.dtype(dtype).name].kind]
+
+
+_WEAK_BY_KIND = {"bool": np.dtype(np.bool_), "int": int, "uint": int, "float": float,
+                 "complex": complex}
+
+
+def index_dtype() -> np.dtype:
+    """The dtype of indices and counts aotc returns: numpy's intp, JAX's int32 with
+    ``x64`` off."""
+    return np.dtype(np.int64) if x64.enabled() else np.dtype(np.int32)

@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import random_eager
+from . import random_eager, x64
 from .core import is_tracing
 from .eager_values import static_key, to_arrays, uncommitted
 from .errors import NotTracingError, TracerConversionError, TracingError
@@ -154,6 +154,8 @@ class EagerOp:
     # The operand dtype kinds for which ``host`` gives the op's values bit for bit; for
     # other kinds its values are numpy's (see ``eager_exact``).
     host_kinds: str = ""
+    # The numpy ufunc it is (None: not one), for JAX's dtypes with x64 off (host_call).
+    ufunc: str | None = None
     # A namespace's own first route, ``route(fn, name, args, kwargs)``; it returns
     # NotImplemented to leave the call to the others (aotc/random_eager.py).
     route: Callable | None = None
@@ -190,7 +192,14 @@ def _public_op(fn: Callable, namespace: str, name: str) -> EagerOp:
         if callable(host) and not isinstance(host, type):
             op.host = host
             op.host_kinds = HOST_EXACT.get(name, "") if namespace == "numpy" else ""
+            op.ufunc = _ufunc_name(name) if namespace == "numpy" else None
     return op
+
+
+def _ufunc_name(name: str) -> str | None:
+    from .ops.elementwise import UFUNCS
+
+    return UFUNCS.get(name)
 
 
 # Set while a function is called directly (route 2): a public function it calls in turn
@@ -211,15 +220,20 @@ def call(op: EagerOp, args: tuple, kwargs: dict) -> Any:
     if op.host is not None and _host_applies(op, leaves):
         # (a deleted Array raises here, naming the deletion)
         hosted = [x.to_host() if isinstance(x, Array) else x for x in leaves]
-        h_args, h_kwargs = _unflatten(structure, hosted)
-        try:
-            with np.errstate(all="ignore"):
-                out = op.host(*h_args, **h_kwargs)
-            # numpy answers some with Python numbers (array_equal, count_nonzero): Arrays,
-            # as under jit
-            return to_arrays(np.asarray(out) if type(out) in _PYTHON_KINDS else out)
-        except Exception:  # noqa: BLE001 - numpy refused: the compiled route says why
-            pass
+        if not x64.enabled():
+            out = _host_call_x32(op, hosted, structure)
+            if out is not NotImplemented:
+                return out
+        else:
+            h_args, h_kwargs = _unflatten(structure, hosted)
+            try:
+                with np.errstate(all="ignore"):
+                    out = op.host(*h_args, **h_kwargs)
+                # numpy answers some with Python numbers (array_equal, count_nonzero):
+                # Arrays, as under jit
+                return to_arrays(np.asarray(out) if type(out) in _PYTHON_KINDS else out)
+            except Exception:  # noqa: BLE001 - numpy refused: the compiled route says why
+                pass
     if not op.needs_trace:
         _direct.active = True
         try:
@@ -250,6 +264,24 @@ def _unflatten(structure: Any, leaves: list) -> tuple[tuple, dict]:
     if type(structure) is int:
         return tuple(leaves), {}
     return tree.unflatten(structure, leaves)
+
+
+def _host_call_x32(op: EagerOp, hosted: list, structure) -> Any:
+    """The host route with x64 off: numpy computes in JAX's dtypes (a ufunc's operands
+    cast to JAX's loop), or NotImplemented where its dtypes would not be JAX's: the call
+    is compiled then (aotc/x64.py, host_operands and host_result)."""
+    cast = x64.host_operands(op.ufunc, hosted)
+    if cast is None:
+        return NotImplemented
+    h_args, h_kwargs = _unflatten(structure, cast[0])
+    try:
+        with np.errstate(all="ignore"):
+            out = op.host(*h_args, **h_kwargs)
+    except Exception:  # noqa: BLE001 - numpy refused: the compiled route says why
+        return NotImplemented
+    out = x64.host_result(op.name, np.asarray(out) if type(out) in _PYTHON_KINDS else out,
+                          cast[0], cast[1])
+    return out if out is NotImplemented else to_arrays(out)
 
 
 def _host_applies(op: EagerOp, leaves: list) -> bool:
@@ -332,7 +364,8 @@ def _program(op: EagerOp, structure, leaves: list, is_dynamic) -> Callable:
         for i, value in zip(positions, dynamic):
             filled[i] = value
         args, kwargs = _unflatten(structure, filled)
-        return op.fn(*args, **kwargs)
+        out = op.fn(*args, **kwargs)
+        return out if x64.enabled() else x64.narrow_results(out)
 
     program.__name__ = program.__qualname__ = op.name
     return JittedFunction(program)
@@ -384,6 +417,7 @@ def _method_op(name: str) -> EagerOp:
         op = EagerOp(traced, f"array_{name.strip('_').split()[0]}")
         if host is not None and function not in NOT_ON_HOST:
             op.host, op.host_kinds = host, kinds
+            op.ufunc = _ufunc_name(function)
         _method_ops[name] = op
     return op
 
@@ -398,9 +432,17 @@ def array_method(name: str, x: Array, args: tuple, kwargs: dict) -> Any:
         from .core import current_trace
 
         return _method_op(name).fn(current_trace().constant(x.to_host()), *args, **kwargs)
+    if not x64.enabled():  # JAX's dtypes: 64-bit operands and requested dtypes narrowed
+        (x, *args), kwargs = x64.narrow_arguments(name.strip("_"), None, (x,) + tuple(args),
+                                                  kwargs, _METHOD_DTYPE_POSITIONS.get(name, ()))
     if name == "astype" and not _astype_exact(x, *args, **kwargs):
         name = "astype (numeric)"
     return call(_method_op(name), (x,) + tuple(args), kwargs)
+
+
+# Where methods take a dtype by position (counting x): x.astype(dtype), x.sum(axis, dtype).
+_METHOD_DTYPE_POSITIONS = {"astype": (1,), "sum": (2,), "prod": (2,), "mean": (2,),
+                           "cumsum": (2,), "cumprod": (2,), "var": (2,), "std": (2,)}
 
 
 def _astype_exact(x: Array, dtype: Any = None, *args, **kwargs) -> bool:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from . import x64
 from .errors import AotcError
 from .runtime import tree
 from .runtime.array import Array, mark_uncommitted
@@ -20,15 +21,21 @@ def device_put(x: np.ndarray) -> Array:
 
 
 def to_arrays(out: Any) -> Any:
-    """numpy arrays among a result's leaves become runtime Arrays (as jit returns)."""
+    """numpy arrays among a result's leaves become runtime Arrays (as jit returns); with
+    the option x64 off, 64-bit ones 32-bit (aotc/x64.py)."""
+    narrow = None if x64.enabled() else x64.NARROW
     if type(out) is np.ndarray and out.dtype.kind in "biufc":
-        return device_put(out)
+        return device_put(_narrowed(out, narrow))
     leaves, structure = tree.flatten(out)
     if not any(isinstance(x, (np.ndarray, np.generic)) for x in leaves):
         return out
     return tree.unflatten(structure, [
-        device_put(np.asarray(x)) if isinstance(x, (np.ndarray, np.generic))
+        device_put(_narrowed(np.asarray(x), narrow)) if isinstance(x, (np.ndarray, np.generic))
         and x.dtype.kind in "biufc" else x for x in leaves])
+
+
+def _narrowed(x: np.ndarray, narrow: dict | None) -> np.ndarray:
+    return x if narrow is None or x.dtype not in narrow else x.astype(narrow[x.dtype])
 
 
 def uncommitted(out: Any) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, x64
 from . import namespaces as _namespaces
 from .core import Tracer, make_public
 from .errors import TracingError, UnsupportedOpError
@@ -28,7 +28,7 @@ _SVD_ORDERS = (2, -2, "nuc")
 
 def _inexact(x) -> Tracer:
     t = as_tracer(x, "linalg.norm")
-    return t if dtypes.is_float(t.dtype) else ew.astype(t, np.float64)
+    return t if dtypes.is_float(t.dtype) else ew.astype(t, x64.default_float())
 
 
 def _abs(x: Tracer) -> Tracer:

@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import dtypes
 from .core import Tracer, stored_into_numpy_array, stores_into_numpy_array, user_frame
 from .ops import views
 from .errors import TracerConversionError, UnsupportedOpError
@@ -247,7 +248,7 @@ def _ufunc_call(ufunc: np.ufunc, inputs: tuple, kwargs: dict):
 def _loop_type(x):
     """What numpy's loop resolution sees: a dtype, or Python's type for a weak scalar."""
     if isinstance(x, Tracer):
-        return {"int64": int, "float64": float}.get(x.dtype.name, x.dtype) if x.weak else x.dtype
+        return dtypes.weak_kind(x.dtype) if x.weak else x.dtype
     if type(x) in (int, float):
         return type(x)
     return np.asarray(x).dtype

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import optree
 
-from . import dtypes, tree_util
+from . import dtypes, tree_util, x64
 from .core import ShapeDtypeStruct, Tracer
 from .errors import AotcError, TracingError
 from .runtime import tree
@@ -37,10 +37,18 @@ class Aval(ShapeDtypeStruct):
 
 
 _PY_SCALAR_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+# With x64 off (JAX's dtypes): Python complexes are weak too, and 64-bit dtypes narrowed.
+_PY_SCALAR_DTYPES_X32 = {t: x64.DEFAULTS[t] for t in (bool, int, float, complex)}
 
 
 def abstractify(x: Any, where: str) -> Aval:
     """The abstract value of one argument leaf."""
+    if not x64.enabled():
+        return _abstractify_x32(x, where)
+    return _abstractify(x, where)
+
+
+def _abstractify(x: Any, where: str) -> Aval:
     if isinstance(x, Aval):
         return x
     if isinstance(x, ShapeDtypeStruct):
@@ -62,6 +70,34 @@ def abstractify(x: Any, where: str) -> Aval:
             raise TracingError(f"{where}: {not_an_array(x)}")
         shape, dtype = arr.shape, arr.dtype
     return Aval(tuple(shape), dtypes.canonicalize(dtype, where))
+
+
+def _abstractify_x32(x: Any, where: str) -> Aval:
+    """``abstractify`` with x64 off: Python scalars weak int32/float32/complex64, numpy's
+    64-bit arrays and specs 32-bit (JAX converts them silently)."""
+    dtype = _PY_SCALAR_DTYPES_X32.get(type(x))
+    if dtype is not None:
+        return Aval((), dtype, weak=True)
+    aval = _abstractify(x, where)
+    narrowed = x64.narrow(aval.dtype)
+    return aval if narrowed == aval.dtype else Aval(aval.shape, narrowed, aval.weak)
+
+
+def narrow_leaves(leaves: list, avals: Sequence[Aval]) -> list:
+    """The call's leaves as the compiled function takes them with x64 off: each 64-bit
+    array converted to its aval's dtype, Python complexes to complex64 arrays (other
+    Python scalars the runtime converts itself)."""
+    out = leaves
+    for i, (x, aval) in enumerate(zip(leaves, avals)):
+        dtype = getattr(x, "dtype", None)
+        if isinstance(x, ShapeDtypeStruct):  # a spec to lower or export: no data
+            continue
+        if (type(x) is complex or isinstance(dtype, np.dtype) and dtype != aval.dtype
+                and not aval.weak):
+            if out is leaves:
+                out = list(leaves)
+            out[i] = np.asarray(x).astype(aval.dtype)
+    return out
 
 
 def not_an_array(x: Any) -> str:
@@ -89,6 +125,8 @@ class CallSignature:
     # Indices of the leaves of donated arguments. Not part of the key: the binder's
     # donate_argnums/donate_argnames and the args_tree determine it.
     donated: tuple[int, ...] = ()
+    # aotc.config.x64 when the call was bound: the dtype rules it traces with.
+    x64: bool = True
 
     def __post_init__(self):
         _HELD_SIGNATURES.add(self)
@@ -98,7 +136,7 @@ class CallSignature:
         key = self.__dict__.get("_key")
         if key is None:  # one key object per signature: the one a cache holds is released
             key = (tuple(a.key for a in self.avals), _Structure(self.args_tree),
-                   self.static_args)
+                   self.static_args, self.x64)
             object.__setattr__(self, "_key", key)
         return key
 
@@ -271,7 +309,11 @@ class ArgumentBinder:
                       for x, name in zip(leaves, names))
         donated = self._donated_leaves(args, kwargs, args_tree) if (
             self.donate_argnums or self.donate_argnames) else ()
-        return CallSignature(avals, args_tree, tuple(static), tuple(names), donated), leaves
+        wide = x64.enabled()
+        if not wide:
+            leaves = narrow_leaves(leaves, avals)
+        return CallSignature(avals, args_tree, tuple(static), tuple(names), donated,
+                             wide), leaves
 
     def _donated_leaves(self, args, kwargs, args_tree: tree_util.PyTreeDef) -> tuple[int, ...]:
         """The flat indices of the leaves of donated arguments (positional or keyword)."""
@@ -565,6 +607,8 @@ def describe_difference(new: CallSignature, old: CallSignature,
     """
     before, now = _arguments(old, arg_name), _arguments(new, arg_name)
     lines: list[str] = []
+    if new.x64 != old.x64:
+        lines.append(f"aotc.config.x64: {old.x64} -> {new.x64}")
     for arg_key, arg in now.items():
         was = before.get(arg_key)
         if was is None:

@@ -208,12 +208,12 @@ def test_config_table_update_and_errors(monkeypatch):
     assert aotc.config.log_compiles is True  # the environment again
     aotc.config.update("explain_cache_misses", None)
     with pytest.raises(ConfigError, match="expected one of the options compile_progress, "
-                                          ".*log_compiles, got 'log'"):
+                                          ".*log_compiles, x64, got 'log'"):
         aotc.config.update("log", True)
     with pytest.raises(ConfigError, match="takes a bool, got str 'yes'"):
         aotc.config.update("log_compiles", "yes")
-    with pytest.raises(AttributeError, match="no option 'x64'"):
-        aotc.config.x64  # noqa: B018
+    with pytest.raises(AttributeError, match="no option 'enable_x64'"):
+        aotc.config.enable_x64  # noqa: B018
     monkeypatch.setenv("AOTC_LOG_COMPILES", "maybe")
     with pytest.raises(ConfigError, match="AOTC_LOG_COMPILES='maybe': expected 1 or 0"):
         aotc.config.log_compiles  # noqa: B018

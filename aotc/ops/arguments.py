@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, x64
 from ..core import Tracer, check_usable, current_trace
 from ..errors import TracingError
 from ..runtime.array import Array
@@ -35,7 +35,7 @@ def as_operand(x, where: str):
         return x
     # not isinstance: np.float64 subclasses float but is strongly typed
     if type(x) in PY_SCALARS:
-        return Scalar(x, np.dtype(type(x) if not isinstance(x, bool) else np.bool_), weak=True)
+        return Scalar(x, x64.python_dtype(type(x)), weak=True)  # int64 or int32, ...
     if isinstance(x, np.generic):
         return Scalar(x, dtypes.canonicalize(x.dtype, where), weak=False)
     if isinstance(x, Array):  # a runtime array (an eager result) kept in a closure

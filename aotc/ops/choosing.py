@@ -34,7 +34,7 @@ def _promoted(values) -> np.dtype:
     """numpy's result dtype of ``values``: Python scalars are weak (NEP 50)."""
     operands = [v if type(v) in PY_SCALARS else
                 (v.dtype if isinstance(v, Tracer) else np.asarray(v).dtype) for v in values]
-    return dtypes.canonicalize(np.result_type(*operands), "result dtype")
+    return dtypes.canonicalize(dtypes.result_type(*operands), "result dtype")
 
 
 def _bool_conditions(condlist, where: str) -> list[Tracer]:

@@ -66,7 +66,7 @@ def sort_complex(a) -> Tracer:
 
     t = as_tracer(a, "sort_complex")
     if not dtypes.is_complex(t.dtype):
-        t = ew.astype(t, np.result_type(t.dtype, np.complex64))
+        t = ew.astype(t, dtypes.result_type(t.dtype, np.complex64))
     return sort(t)
 
 
@@ -74,8 +74,8 @@ def complex_from_parts(re, im) -> Tracer:
     """``re + 1j * im`` in numpy's complex dtype for the parts, built directly (a complex
     multiply by 1j would turn inf * 0 into NaN)."""
     re_t, im_t = as_tracer(re, "complex_from_parts"), as_tracer(im, "complex_from_parts")
-    part = np.result_type(re_t.dtype, im_t.dtype, np.float32)  # no complex32
-    dtype = np.result_type(part, np.complex64)
+    part = dtypes.result_type(re_t.dtype, im_t.dtype, np.float32)  # no complex32
+    dtype = dtypes.result_type(part, np.complex64)
     return ew.elementwise([re_t, im_t], [part, part], dtype,
                           lambda a, b: cx.CreateOp(dtypes.mlir_type(dtype), a, b).result,
                           "complex_from_parts")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes, x64
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedOpError
 from .arguments import as_tracer
@@ -67,8 +68,8 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0) 
     if not any(isinstance(v, Tracer) for v in (start, stop, base)):
         return current_trace().constant(np.logspace(start, stop, num, endpoint, base, dtype,
                                                      axis))
-    exponent_dtype = np.result_type(*(v.dtype if isinstance(v, Tracer) else v
-                                      for v in (start, stop)), float(num))
+    exponent_dtype = dtypes.result_type(*(v.dtype if isinstance(v, Tracer) else v
+                                          for v in (start, stop)), float(num))
     low, high = _traced_pair(start, stop, exponent_dtype, "logspace")
     exponents = _evenly_spaced(low, high, num, endpoint)
     if isinstance(base, Tracer) or np.ndim(base):
@@ -92,8 +93,8 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0) -> Tracer:
     num = _count(num, "geomspace")
     if not any(isinstance(v, Tracer) for v in (start, stop)):
         return current_trace().constant(np.geomspace(start, stop, num, endpoint, dtype, axis))
-    computed = np.result_type(*(v.dtype if isinstance(v, Tracer) else np.asarray(v) * 1.0
-                                for v in (start, stop)), float(num), np.float64)
+    computed = dtypes.result_type(*(v.dtype if isinstance(v, Tracer) else np.asarray(v) * 1.0
+                                    for v in (start, stop)), float(num), x64.default_float())
     low, high = _traced_pair(start, stop, computed, "geomspace")
     sign = ufunc("sign", low)
     low, high = ufunc("divide", low, sign), ufunc("divide", high, sign)

@@ -158,7 +158,7 @@ def einsum(subscripts: str, *operands, dtype=None, casting: str = "safe", optimi
 
 def _einsum_dtype(tracers: list[Tracer], dtype, casting: str) -> np.dtype:
     if dtype is None:
-        return dtypes.canonicalize(np.result_type(*[t.dtype for t in tracers]), "einsum")
+        return dtypes.canonicalize(dtypes.result_type(*[t.dtype for t in tracers]), "einsum")
     out = dtypes.canonicalize(dtype, "einsum dtype")
     for i, t in enumerate(tracers):
         if not np.can_cast(t.dtype, out, casting):

@@ -3,9 +3,7 @@ analytic weights), in float64 unless a dtype is given, as numpy computes them.""
 
 from __future__ import annotations
 
-import numpy as np
-
-from .. import dtypes
+from .. import dtypes, x64
 from ..core import Tracer
 from ..errors import TracingError
 from .arguments import as_tracer
@@ -31,7 +29,7 @@ def _variables(a, dtype, rowvar: bool, where: str) -> Tracer:
 def _weights(values, n: int, name: str) -> Tracer | None:
     if values is None:
         return None
-    w = astype(as_tracer(values, f"cov {name}"), np.float64)
+    w = astype(as_tracer(values, f"cov {name}"), x64.default_float())
     if w.shape != (n,):
         raise TracingError(f"cov: {name} must be 1-d with one weight per observation ({n}), "
                            f"got shape {w.shape}")
@@ -44,8 +42,9 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     ``rowvar=False``), ``y``'s appended; squeezed as numpy does."""
     if ddof is not None and ddof != int(ddof):
         raise TracingError(f"cov: ddof must be an integer, got {ddof!r}")
-    dtype = (np.result_type(*(as_tracer(v, "cov").dtype for v in (m, y) if v is not None),
-                            np.float64) if dtype is None else dtypes.canonicalize(dtype, "cov"))
+    dtype = (dtypes.result_type(*(as_tracer(v, "cov").dtype for v in (m, y) if v is not None),
+                                x64.default_float()) if dtype is None
+             else dtypes.canonicalize(dtype, "cov"))
     x = _variables(m, dtype, rowvar, "cov m")
     if x.shape[0] == 0:
         return zeros((0, 0), dtype)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, x64
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from . import elementwise as ew
@@ -22,8 +22,13 @@ EXPORTS: dict[str, list[str]] = {
 }
 
 
-def _constant(array: np.ndarray, where: str) -> Tracer:
+def _constant(array: np.ndarray, where: str, weak_from=None) -> Tracer:
+    """``array`` as a constant; with x64 off it is weak when made from a Python scalar
+    ``weak_from`` without a dtype, as JAX's ``full(3, 1.0)`` and ``array(1.0)`` are."""
     dtypes.canonicalize(array.dtype, where)
+    if type(weak_from) in (int, float, complex) and not x64.enabled():
+        out = current_trace().constant(array.astype(x64.narrow(array.dtype)))
+        return Tracer(out.value, out.shape, out.dtype, weak=True)
     return current_trace().constant(array)
 
 
@@ -38,7 +43,8 @@ def full(shape, fill_value, dtype=None) -> Tracer:
     if isinstance(fill_value, Tracer):
         value = fill_value if dtype is None else ew.astype(fill_value, dtype)
         return broadcast_to(value, shape)
-    return _constant(np.full(shape, fill_value, dtype=dtype), "full")
+    return _constant(np.full(shape, fill_value, dtype=dtype), "full",
+                     fill_value if dtype is None else None)
 
 
 def zeros(shape, dtype=float) -> Tracer:
@@ -161,12 +167,13 @@ def asarray(a, dtype=None, order=None, *, copy=None) -> Tracer:
         leaves = _leaves(a, [], "asarray")
         dt = dtypes.canonicalize(
             dtype if dtype is not None
-            else np.result_type(*[ew._promotion_operand(o) for o in leaves]), "asarray")
+            else dtypes.result_type(*[ew._promotion_operand(o) for o in leaves]), "asarray")
         if copy is False:
             raise TracingError("asarray: copy=False, but a sequence of traced arrays is "
                                "stacked into a new array. Fix: copy=None")
         return _nested(a, dt, "asarray")
-    return _constant(np.asarray(a, dtype=dtype, copy=copy), "asarray")
+    return _constant(np.asarray(a, dtype=dtype, copy=copy), "asarray",
+                     a if dtype is None else None)
 
 
 def array(object, dtype=None, *, copy=True, order="K", ndmin=0) -> Tracer:  # noqa: A002
@@ -181,7 +188,8 @@ def array(object, dtype=None, *, copy=True, order="K", ndmin=0) -> Tracer:  # no
     """
     _check_order(order, "array")
     if not (isinstance(object, Tracer) or _holds_tracer(object)):
-        return _constant(np.array(object, dtype=dtype, copy=copy, ndmin=ndmin), "array")
+        return _constant(np.array(object, dtype=dtype, copy=copy, ndmin=ndmin), "array",
+                         object if dtype is None else None)
     out = asarray(object, dtype, copy=copy)
     if out.ndim < ndmin:
         out = reshape(out, (1,) * (ndmin - out.ndim) + out.shape)

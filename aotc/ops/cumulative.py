@@ -9,7 +9,7 @@ dispatches for 1M elements and round differently.
 
 from __future__ import annotations
 
-from .. import dtypes
+from .. import dtypes, x64
 from .._mlir import ir
 from ..core import Tracer
 from ..errors import TracingError
@@ -55,6 +55,9 @@ def _accumulate(name: str, ufunc: str, identity, a, axis, dtype,
     else:
         axis = normalize_axis(axis, x.ndim, name)
     # numpy's rule, asked of numpy: bool and small ints accumulate in the platform int.
+    # JAX's with x64 off: integers in their own dtype, bools in int32.
+    if dtype is None and not x64.enabled() and dtypes.kind(x.dtype) in ("int", "uint"):
+        dtype = x.dtype
     out_dtype = dtypes.canonicalize(
         dtype if dtype is not None else _numpy_result_dtype(name, x.dtype),
         f"{name} dtype (pass dtype= to accumulate in a supported dtype)",

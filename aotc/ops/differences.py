@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, x64
 from ..core import Tracer
 from ..errors import TracingError, UnsupportedDtypeError
 from .arguments import as_tracer, normalize_axis
@@ -100,7 +100,7 @@ def ediff1d(ary, to_end=None, to_begin=None) -> Tracer:
 
 
 def _inexact(x: Tracer) -> Tracer:
-    return x if dtypes.is_float(x.dtype) else astype(x, np.float64)
+    return x if dtypes.is_float(x.dtype) else astype(x, x64.default_float())
 
 
 def _combine(terms) -> Tracer:
@@ -232,7 +232,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi) -> Tracer:
     axis = normalize_axis(axis, t.ndim, "unwrap")
     steps = _difference(t, axis)
     discont = period / 2 if discont is None else discont
-    dtype = np.result_type(steps.dtype, period)
+    dtype = dtypes.result_type(steps.dtype, period)
     if np.issubdtype(dtype, np.integer):
         high, remainder = divmod(period, 2)
         ambiguous = remainder == 0
@@ -254,9 +254,10 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tracer:
     """numpy.interp: piecewise-linear interpolation of the points (``xp`` increasing,
     ``fp``) at ``x``, in float64; ``left``/``right`` (default ``fp[0]``/``fp[-1]``)
     outside them; with ``period``, ``xp`` is periodic and need not be sorted."""
-    points = astype(as_tracer(x, "interp x"), np.float64)
-    xs = astype(as_tracer(xp, "interp xp"), np.float64)
-    ys = astype(as_tracer(fp, "interp fp"), np.float64)
+    floating = x64.default_float()
+    points = astype(as_tracer(x, "interp x"), floating)
+    xs = astype(as_tracer(xp, "interp xp"), floating)
+    ys = astype(as_tracer(fp, "interp fp"), floating)
     if xs.ndim != 1 or ys.ndim != 1 or xs.shape != ys.shape or xs.shape[0] == 0:
         raise TracingError(f"interp: xp and fp must be 1-d arrays of the same, non-zero "
                            f"length, got shapes {xs.shape} and {ys.shape}")
@@ -286,7 +287,7 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> Tracer:
     above = getitem(ys, -1) if right is None else right
     out = elementwise_where(ufunc("less", points, getitem(xs, 0)), below, inside)
     out = elementwise_where(ufunc("greater", points, getitem(xs, -1)), above, out)
-    return astype(out, np.float64)
+    return astype(out, floating)
 
 
 # Where numpy's modes cut the full correlation (n + m - 1 long) of lengths n and m:
@@ -343,7 +344,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None) -> Tracer:
     if any(s not in (2, 3) for s in sizes):
         raise TracingError(f"cross: incompatible dimensions for cross product (dimension must "
                            f"be 2 or 3), got {sizes[0]} and {sizes[1]}")
-    dtype = np.result_type(x.dtype, y.dtype)
+    dtype = dtypes.result_type(x.dtype, y.dtype)
 
     def components(t):
         cs = [getitem(t, (Ellipsis, i)) for i in range(t.shape[-1])]

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, x64
 from ..constants import scalar_constant
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
@@ -28,17 +28,10 @@ from . import scalar_complex, scalar_extra  # noqa: F401  (add rules to UFUNC_RU
 from .arguments import Scalar, as_operand, broadcast_result_shape
 from .scalar import UFUNC_RULES, convert, loop_body
 
-# Python bool is not weak in numpy 2 (NEP 50): it is np.bool_, and resolve_dtypes rejects
-# the `bool` type, so weak bools promote as their dtype.
-_WEAK_TYPES = {"bool": np.dtype(np.bool_), "int64": int, "float64": float,
-               "complex128": complex}
-
-
 def _operand_type(o):
-    """What numpy's promotion sees: a dtype, or a Python type for weak scalars."""
-    if isinstance(o, Tracer):
-        return _WEAK_TYPES[o.dtype.name] if o.weak else o.dtype
-    return _WEAK_TYPES[o.dtype.name] if o.weak else o.dtype
+    """What promotion sees: a dtype, or a Python type for weak scalars (numpy 2 treats
+    Python bools as np.bool_ (NEP 50), and resolve_dtypes rejects the `bool` type)."""
+    return dtypes.weak_kind(o.dtype) if o.weak else o.dtype
 
 
 def elementwise(
@@ -85,22 +78,28 @@ def _cast_scalar(s: Scalar, dtype: np.dtype, where: str):
                            f"{e}") from None
 
 
+_WEAK_VALUES = {"bool": False, "int": 0, "uint": 0, "float": 0.0, "complex": 0j}
+
+
 def _promotion_operand(o):
-    if isinstance(o, Tracer):
-        return ({"bool": False, "int64": 0, "float64": 0.0, "complex128": 0j}[o.dtype.name]
-                if o.weak else o.dtype)
-    return o.value if o.weak else o.dtype
+    """What ``dtypes.result_type`` sees: a dtype, or a Python scalar for weak values."""
+    if o.weak:
+        return o.value if isinstance(o, Scalar) else _WEAK_VALUES[dtypes.kind(o.dtype)]
+    return o.dtype
 
 
 def ufunc(name: str, *args) -> Tracer:
     """Applies numpy ufunc ``name`` to traced arrays, numpy arrays and scalars."""
     operands = [as_operand(a, f"{name}() argument {i}") for i, a in enumerate(args)]
-    # numpy finds no loop for Python types alone ((int, int) -> object): when every operand
-    # is weak (a Python scalar argument or loop carry with a Python scalar), compute in
-    # their own dtypes (int64, float64), as numpy does for Python scalars.
     weak_only = all(o.weak for o in operands)
-    types = tuple(o.dtype if weak_only else _operand_type(o) for o in operands)
-    loop = dtypes.ufunc_loop(name, types)
+    if x64.enabled():
+        # numpy finds no loop for Python types alone ((int, int) -> object): when every
+        # operand is weak (a Python scalar argument or loop carry with a Python scalar),
+        # compute in their own dtypes (int64, float64), as numpy does for Python scalars.
+        types = tuple(o.dtype if weak_only else _operand_type(o) for o in operands)
+        loop, weak = dtypes.ufunc_loop(name, types), weak_only
+    else:
+        loop, weak = dtypes.ufunc_signature(name, tuple(_operand_type(o) for o in operands))
     in_dtypes, out_dtype = loop[: len(operands)], loop[len(operands)]
     for dt in loop:
         dtypes.canonicalize(dt, f"{name}() computes in")
@@ -114,8 +113,9 @@ def ufunc(name: str, *args) -> Tracer:
         raise UnsupportedDtypeError(
             f"{name}: no implementation for dtype {in_dtypes[0].name}"
         ) from None
-    # Only weak operands (Python scalars passed as arguments): the result stays weak.
-    result.weak = all(o.weak for o in operands)
+    # Weak operands alone (Python scalars passed as arguments), or JAX's weak result with
+    # x64 off (x_i8 * 2.0): the result stays weak.
+    result.weak = weak
     return result
 
 
@@ -134,10 +134,11 @@ def elementwise_where(condition, x, y) -> Tracer:
     (aotc.numpy.where, in ops/indexing.py, also takes the one-argument form)."""
     c, a, b = (as_operand(v, f"where() argument {n}")
                for v, n in ((condition, "condition"), (x, "x"), (y, "y")))
-    out_dtype = dtypes.canonicalize(
-        np.result_type(*(_promotion_operand(o) for o in (a, b))),
-        "where",
-    )
+    if x64.enabled():
+        promoted, weak = dtypes.result_type(*(_promotion_operand(o) for o in (a, b))), False
+    else:
+        promoted, weak = x64.promote(_operand_type(a), _operand_type(b))
+    out_dtype = dtypes.canonicalize(promoted, "where")
     if not any(isinstance(o, Tracer) for o in (c, a, b)):
         return current_trace().constant(np.where(c.value, a.value, b.value).astype(out_dtype))
     from .._mlir import arith
@@ -147,7 +148,9 @@ def elementwise_where(condition, x, y) -> Tracer:
 
     operands = [c, a, b]
     in_dtypes = [np.dtype(np.bool_), out_dtype, out_dtype]
-    return elementwise(operands, in_dtypes, out_dtype, body, "where")
+    result = elementwise(operands, in_dtypes, out_dtype, body, "where")
+    result.weak = weak
+    return result
 
 
 # ---- the ufuncs as functions of numpy's names ------------------------------------------
@@ -225,7 +228,7 @@ def round(a, decimals=0):  # noqa: A001 - numpy's name
             return a  # numpy returns integers unchanged
         # numpy rounds integers in float64 (half to even: 25 -> 20) and casts back.
         scale = 10.0 ** -decimals
-        scaled = ufunc("rint", ufunc("divide", astype(a, np.float64), scale))
+        scaled = ufunc("rint", ufunc("divide", astype(a, x64.default_float()), scale))
         return astype(ufunc("multiply", scaled, scale), dtype)
     if decimals == 0:
         return ufunc("rint", a)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, x64
 from ..core import Tracer
 from ..errors import UnsupportedDtypeError
 from .arguments import as_operand, as_tracer
@@ -100,7 +100,7 @@ def sinc(x) -> Tracer:
     """numpy.sinc: sin(pi x) / (pi x), 1 at 0; integers are computed in float64."""
     t = as_tracer(x, "sinc")
     if not dtypes.is_float(t.dtype):
-        t = astype(t, np.float64)
+        t = astype(t, x64.default_float())
     y = ufunc("multiply", np.array(np.pi, t.dtype), t)
     # numpy: where pi * x == 0 it divides sin(eps) by eps (1.0 in every dtype).
     eps = np.array(np.finfo(t.dtype).eps, t.dtype)

@@ -54,7 +54,7 @@ def _edges(a: Tracer, bins, value_range, where: str, dtype=None) -> Tracer:
     if count == 0:
         raise TracingError(f"{where}: bins must be positive, when an integer")
     if dtype is None:  # numpy's histogram: the data's float dtype (histogramdd: float64)
-        dtype = np.result_type(a.dtype, 1.0) if not dtypes.is_float(a.dtype) else a.dtype
+        dtype = dtypes.result_type(a.dtype, 1.0) if not dtypes.is_float(a.dtype) else a.dtype
     if value_range is not None:
         first, last = value_range
         if first > last:

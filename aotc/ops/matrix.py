@@ -157,7 +157,7 @@ def vander(x, N=None, increasing=False) -> Tracer:
     columns_count = v.shape[0] if N is None else int(N)
     if columns_count < 0:
         raise TracingError(f"vander: N must be non-negative, got {columns_count}")
-    dtype = dtypes.canonicalize(np.promote_types(v.dtype, int), "vander")
+    dtype = dtypes.canonicalize(dtypes.result_type(v.dtype, int), "vander")
     if columns_count == 0:
         return asarray(np.zeros((v.shape[0], 0), dtype))
     base = ew.astype(v, dtype)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, x64
 from ..core import Tracer
 from ..errors import TracingError
 from .arguments import as_tracer, normalize_axes
@@ -97,8 +97,8 @@ def _nan_quantile(name: str, a, q, axis, out, method, keepdims, scale) -> Tracer
     x = as_tracer(a, name)
     # numpy interpolates in the array's float dtype; an array q (not a Python number)
     # promotes the result's dtype afterwards
-    floating = x.dtype if dtypes.is_float(x.dtype) else np.dtype(np.float64)
-    out_dtype = floating if type(q) in (int, float) else np.result_type(floating, qs.dtype)
+    floating = x.dtype if dtypes.is_float(x.dtype) else x64.default_float()
+    out_dtype = floating if type(q) in (int, float) else dtypes.result_type(floating, qs.dtype)
     x = astype(x, floating)
     flat, axes = _to_last_axis(x, axis, name)
     if flat.shape[-1] == 0:
@@ -109,7 +109,7 @@ def _nan_quantile(name: str, a, q, axis, out, method, keepdims, scale) -> Tracer
                  dtype=np.int64)
     last = clip(ufunc("subtract", count, 1), 0, None)
     # one column per q: virtual positions q * (count - 1), as numpy's "linear" method
-    q_row = reshape(astype(qs.ravel(), np.result_type(qs.dtype, floating)),
+    q_row = reshape(astype(qs.ravel(), dtypes.result_type(qs.dtype, floating)),
                     (1,) * (flat.ndim - 1) + (-1,))
     virtual = ufunc("multiply", q_row, astype(last, q_row.dtype))
     below = astype(ufunc("floor", virtual), np.int64)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes, x64
 from ..core import Tracer
 from ..errors import TracingError, UnsupportedOpError
 from .arguments import as_tracer
@@ -107,7 +108,7 @@ def polydiv(u, v) -> tuple[Tracer, Tracer]:
     """numpy.polydiv: quotient and remainder; the remainder has ``u``'s length, leading
     zeros kept (JAX's ``trim_leading_zeros=False``)."""
     dividend, divisor = _coefficients(u, "polydiv u"), _coefficients(v, "polydiv v")
-    dtype = np.result_type(dividend.dtype, divisor.dtype, 1.0)
+    dtype = dtypes.result_type(dividend.dtype, divisor.dtype, 1.0)
     rest = astype(dividend, dtype)
     m, n = dividend.shape[0] - 1, divisor.shape[0] - 1
     scale = ufunc("divide", 1.0, astype(getitem(divisor, 0), dtype))
@@ -129,7 +130,7 @@ def poly(seq_of_zeros) -> Tracer:
                                  "eigenvalues, which aotc cannot compute; pass the roots")
     zeros_ = ravel(zeros_)
     # numpy: mintypecode, float32 stays, every other dtype computes in float64
-    dtype = np.dtype(np.float32 if zeros_.dtype == np.float32 else np.float64)
+    dtype = np.dtype(np.float32 if zeros_.dtype == np.float32 else x64.default_float())
     a = as_tracer(np.ones(1, dtype), "poly")
     for i in range(zeros_.shape[0]):
         root = astype(getitem(zeros_, slice(i, i + 1)), dtype)

@@ -30,10 +30,10 @@ def _as_inexact(y):
     """numpy's isclose converts ``y`` to ``result_type(y, 1.0)`` (float64 for integers)."""
     operand = as_operand(y, "isclose b")
     if isinstance(operand, Tracer):
-        return astype(operand, np.result_type(operand.dtype, 1.0))
+        return astype(operand, dtypes.result_type(operand.dtype, 1.0))
     if operand.weak:
         return float(operand.value)
-    return np.asarray(operand.value).astype(np.result_type(operand.dtype, 1.0))
+    return np.asarray(operand.value).astype(dtypes.result_type(operand.dtype, 1.0))
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tracer:

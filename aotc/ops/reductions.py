@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, x64
 from .._mlir import PARALLEL, REDUCTION, arith, dim_map
 from ..core import Tracer
 from ..errors import TracingError, UnsupportedDtypeError
@@ -43,8 +43,11 @@ def numpy_initial(name: str, x_dtype: np.dtype, initial, **kwargs):
 
 
 def _numpy_result_dtype(name: str, dtype: np.dtype, **kwargs) -> np.dtype:
-    """numpy's result dtype for reduction ``name`` over ``dtype`` (numpy as the oracle)."""
-    return getattr(np, name)(np.ones((1,), dtype), **kwargs).dtype
+    """numpy's result dtype for reduction ``name`` over ``dtype`` (numpy as the oracle);
+    with x64 off, a 64-bit one for a narrower ``dtype`` narrowed (JAX's: the sum of int8
+    is int32, the mean of an integer float32)."""
+    out = getattr(np, name)(np.ones((1,), dtype), **kwargs).dtype
+    return out if x64.enabled() or dtype in x64.NARROW else x64.narrow(out)
 
 
 def _accumulation_dtype(dtype: np.dtype) -> np.dtype:
@@ -209,7 +212,7 @@ def _arg_extremum(name: str, better_float: str, better_int: str, better_uint: st
             axes = (normalize_axis(axis, x.ndim, name),)
         _check_nonempty(x, axes, name)
         dt = x.dtype
-        index_dt = np.dtype(np.int64)
+        index_dt = dtypes.index_dtype()
         kind = dtypes.kind(dt)
         if kind == "float":
             init = np.inf if better_float == "olt" else -np.inf
@@ -239,7 +242,7 @@ def _arg_extremum(name: str, better_float: str, better_int: str, better_uint: st
             return [select(take, v, best), select(take, i, best_index)]
 
         _, index = reduce_generic(x, axes, keepdims and not flat, [dt, index_dt],
-                                  [init, np.iinfo(np.int64).max], combine, name)
+                                  [init, np.iinfo(index_dt).max], combine, name)
         if keepdims and flat:
             from .shape import reshape
             index = reshape(index, (1,) * len(a.shape if isinstance(a, Tracer) else np.shape(a)))

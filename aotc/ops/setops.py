@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from .arguments import as_tracer
@@ -217,7 +218,7 @@ def _set_operation(name: str, numpy_fn, keep, default_fill, pool, doc: str):
 
 
 def _promoted_ar1(a: Tracer, b: Tracer) -> Tracer:
-    return astype(a, np.result_type(a.dtype, b.dtype))
+    return astype(a, dtypes.result_type(a.dtype, b.dtype))
 
 
 intersect1d = _set_operation(

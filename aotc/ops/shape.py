@@ -171,7 +171,7 @@ def concatenate(arrays, axis=0, dtype=None) -> Tracer:
                 f"array {i} has shape {t.shape}"
             )
     out_dtype = dtypes.canonicalize(
-        dtype if dtype is not None else np.result_type(*[t.dtype for t in tracers]),
+        dtype if dtype is not None else dtypes.result_type(*[t.dtype for t in tracers]),
         "concatenate")
     tracers = [ew.astype(t, out_dtype) for t in tracers]
     out_shape = list(tracers[0].shape)
@@ -338,4 +338,7 @@ def size(a):
 
 
 def result_type(*args):
-    return np.result_type(*[(x.dtype if isinstance(x, Tracer) else x) for x in args])
+    """numpy.result_type (jax.numpy's with the option x64 off); traced Python scalars
+    are weak."""
+    return dtypes.result_type(*[(ew._promotion_operand(x) if isinstance(x, Tracer) else x)
+                                for x in args])

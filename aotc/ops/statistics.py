@@ -24,7 +24,7 @@ import builtins
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, x64
 from .._mlir import complex_dialect as cx
 from ..core import Tracer
 from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
@@ -199,8 +199,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     else:
         w = _weights(as_tracer(weights, "average weights"), x, axes)
         exact = dtypes.kind(x.dtype) in ("int", "uint", "bool")
-        result = (np.result_type(x.dtype, w.dtype, "f8") if exact
-                  else np.result_type(x.dtype, w.dtype))
+        result = (dtypes.result_type(x.dtype, w.dtype, x64.default_float()) if exact
+                  else dtypes.result_type(x.dtype, w.dtype))
         scale = red.sum(w, axis=axes, dtype=result, keepdims=keepdims)
         products = ew.ufunc("multiply", ew.astype(x, result), ew.astype(w, result))
         avg = ew.ufunc("divide", red.sum(products, axis=axes, keepdims=keepdims), scale)

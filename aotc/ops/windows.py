@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, x64
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
 from .arguments import as_tracer
@@ -66,7 +66,7 @@ def i0(x) -> Tracer:
         if t.dtype.kind == "c":
             raise UnsupportedDtypeError("i0: complex arguments are not supported (numpy "
                                         f"refuses them too), got {t.dtype}")
-        t = astype(t, np.float64)
+        t = astype(t, x64.default_float())
     a = ufunc("absolute", t)
     grows = ufunc("exp", a)
     small = ufunc("multiply", grows, _chebyshev(ufunc("subtract", ufunc("divide", a, 2.0),
@@ -111,7 +111,7 @@ def kaiser(M, beta) -> Tracer:
         return current_trace().constant(np.ones(max(length, 0)))
     alpha = (length - 1) / 2.0
     ratio = (np.arange(length) - alpha) / alpha
-    beta = astype(beta, np.result_type(beta.dtype, np.float64))
+    beta = astype(beta, dtypes.result_type(beta.dtype, x64.default_float()))
     argument = ufunc("multiply", beta, np.sqrt(1 - ratio * ratio))
     return ufunc("divide", i0(argument), i0(beta))
 
