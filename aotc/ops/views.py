@@ -392,7 +392,8 @@ def returns_new_arrays(fn: Callable) -> Callable:
         if isinstance(out, (tuple, list)) and any(isinstance(o, Tracer) for o in out):
             items = [_fresh(o) if isinstance(o, Tracer) and any(o is a for a in args) else o
                      for o in out]
-            return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
+            make = getattr(type(out), "_make", None)  # a NamedTuple takes its fields apart
+            return make(items) if make is not None else type(out)(items)
         return out
 
     return fresh_results

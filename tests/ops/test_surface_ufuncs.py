@@ -133,8 +133,12 @@ def test_scalar_questions():
 
 
 def test_dtype_names_are_numpys():
-    assert anp.bool is np.bool_ and anp.double is np.float64 and anp.single is np.float32
-    assert anp.int_ is np.int64 and anp.uint is np.uint64 and anp.float_ is np.float64
+    # aotc's scalar types (aotc/scalar_types.py) are numpy's dtypes, and numpy's scalars
+    # are their instances, as with jax.numpy's
+    for name, numpy_type in [("bool", np.bool_), ("double", np.float64), ("single", np.float32),
+                             ("int_", np.int64), ("uint", np.uint64), ("float_", np.float64)]:
+        assert np.dtype(getattr(anp, name)) == np.dtype(numpy_type), name
+        assert isinstance(numpy_type(1), getattr(anp, name)), name
     assert anp.issubdtype(anp.float32, anp.floating)
     assert anp.issubdtype(anp.uint8, anp.unsignedinteger)
     assert not anp.issubdtype(anp.int8, anp.inexact)
