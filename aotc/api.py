@@ -16,7 +16,8 @@ from .errors import AotcError
 from .runtime import tree
 from .runtime.metadata import FunctionMetadata
 from .runtime.module import summary
-from .signature import ArgumentBinder, CallSignature, describe_signature
+from .signature import ArgumentBinder, CallSignature
+from .signature_text import describe_signature
 from .targets import Target, get_target
 
 

@@ -244,7 +244,7 @@ def explain_miss(fn: Any, name: str, owner: int, target: str, signature: Any,
 
 def _closest(signature: Any, previous: list, arg_name: Callable[[int], str]) -> list[str]:
     """The differences from the previous signature with the fewest (the latest on ties)."""
-    from .signature import describe_difference
+    from .signature_text import describe_difference
 
     best: list[str] | None = None
     for old in previous:

@@ -13,7 +13,8 @@ from .errors import AotcError
 from .runtime.ledger import format_bytes
 from .runtime.metadata import FunctionMetadata
 from .runtime.module import summary
-from .signature import ArgumentBinder, describe_signature
+from .signature import ArgumentBinder
+from .signature_text import describe_signature
 from .targets import get_target
 
 

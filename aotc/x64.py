@@ -31,6 +31,7 @@ the lattice forms no 64-bit type from narrower inputs, and nothing else needs it
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import os
 import sys
@@ -385,10 +386,16 @@ def narrow_arguments(name: str | None, fn: Callable | None, args: tuple, kwargs:
     return args, kwargs
 
 
+def _late(module: str):
+    """The tracer and its casts sit above this module (they ask it for dtypes): bound
+    late, by name, as docs/architecture.md's "Layers without circles" says."""
+    return importlib.import_module(module)
+
+
 def narrow_results(out: Any) -> Any:
     """Traced arrays of 64-bit dtypes among a public function's results, narrowed
     (constants stay constants). Anything else is returned as it is."""
-    from .core import Tracer
+    Tracer = _late("aotc.core").Tracer
 
     if isinstance(out, Tracer):
         return _narrow_tracer(out) if out.dtype in NARROW else out
@@ -401,17 +408,13 @@ def narrow_results(out: Any) -> Any:
 
 
 def _narrow_tracer(t):
-    from .core import current_trace
-
-    trace = current_trace()
+    trace = _late("aotc.core").current_trace()
     to = NARROW[t.dtype]
     array = trace.constant_value(t)
     if array is not None:
         out = trace.constant(np.asarray(array).astype(to))
     else:
-        from .ops.elementwise import astype
-
-        out = astype(t, to)
+        out = _late("aotc.ops.elementwise").astype(t, to)
     out.weak = t.weak
     return out
 
