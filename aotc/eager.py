@@ -311,7 +311,6 @@ _STATIC_LEVELS = (
     lambda x: isinstance(x, (Array, np.ndarray, np.generic)),
     lambda x: isinstance(x, Array) or (isinstance(x, np.ndarray) and x.ndim > 0),
     lambda x: False,
-    lambda x: False,  # (no further level: the loop above stops at the last real one)
 )
 
 
@@ -329,8 +328,9 @@ def _compiled(op: EagerOp, leaves: list, structure) -> Any:
             out = uncommitted(program(*dynamic))
         except (TracerConversionError, TracingError):
             # A concrete value was needed (an axis, a size): more leaves static, if any.
-            if not any(_STATIC_LEVELS[level](x) and not _STATIC_LEVELS[level + 1](x)
-                       for x in leaves):
+            last = level + 1 == len(_STATIC_LEVELS)
+            if last or not any(_STATIC_LEVELS[level](x) and not _STATIC_LEVELS[level + 1](x)
+                               for x in leaves):
                 raise
             level += 1
             continue
