@@ -38,9 +38,12 @@ PRINT_OPTIONS = {"threshold": 200, "edgeitems": 3, "linewidth": 100}
 
 def read_artifact(path: str) -> dict:
     """The functions of a ``.vmfb`` and their metadata, read without creating a device
-    (so it works for artifacts built for another machine)."""
+    (so it works for artifacts built for another machine). The container is checked
+    first (``runtime.integrity``), so a damaged file is an error, never a crash."""
     import iree.runtime as rt
 
+    from aotc.runtime.errors import LoadError
+    from aotc.runtime.integrity import verify_container
     from aotc.runtime.metadata import FunctionMetadata
 
     if not os.path.isfile(path):
@@ -48,26 +51,64 @@ def read_artifact(path: str) -> dict:
     with open(path, "rb") as f:
         data = f.read()
     try:
-        vm_module = rt.VmModule.copy_buffer(rt.VmInstance(), data)
+        container = verify_container(data, path)
+    except LoadError as e:
+        detail = str(e).removeprefix(f"{path}: ")
+        raise CliError(f"{path}: not a .vmfb file, or a damaged one: {detail}") from e
+    instance = rt.VmInstance()
+    try:
+        vm_module = rt.VmModule.copy_buffer(instance, data)
     except Exception as e:
         raise CliError(f"{path}: not a .vmfb file that IREE can read ({e})") from e
     functions = {}
     for fname in vm_module.function_names:
         if fname.startswith("__"):
             continue  # IREE's own entry points (__init)
-        reflection = dict(vm_module.lookup_function(fname).reflection)
+        function = vm_module.lookup_function(fname)
+        reflection = dict(function.reflection)
         try:
             meta = FunctionMetadata.from_reflection(reflection)
         except ValueError as e:
             raise CliError(f"{path}: function {fname!r}: {e}") from e
-        functions[fname] = (meta, reflection)
-    return {"path": path, "size": len(data), "module": vm_module.name, "functions": functions}
+        functions[fname] = (meta, reflection, function)
+    # A VmFunction does not keep its module alive: the module (and its instance) stay
+    # in the result for as long as the functions are used.
+    return {"path": path, "size": len(data), "module": vm_module.name, "functions": functions,
+            "container": container, "vm_module": vm_module, "instance": instance}
+
+
+def verify_artifact(info: dict, expected_sha256: str | None) -> dict:
+    """``aotc inspect --verify``: the checks ``runtime.load`` makes (the container's were
+    made by ``read_artifact``), each function's metadata against its ABI, and the pinned
+    SHA-256; a report for printing, or ``CliError`` naming what is wrong."""
+    from aotc.runtime.errors import LoadError
+    from aotc.runtime.integrity import check_abi, check_expected_sha256
+
+    container = info["container"]
+    try:
+        for fname, (meta, _, function) in info["functions"].items():
+            if meta is not None:
+                check_abi(info["path"], fname, function, meta)
+        if expected_sha256 is not None:
+            check_expected_sha256(container, expected_sha256, info["path"], "--expected-sha256")
+    except (LoadError, ValueError, TypeError) as e:
+        raise CliError(f"verification failed: {e}") from e
+    return {
+        "sha256": container.sha256,
+        "sealed": container.sealed,
+        "pinned": expected_sha256 is not None,
+        "members": [{"name": m.name, "offset": m.start, "bytes": m.size, "crc32": f"{m.crc:08x}"}
+                    for m in container.members],
+    }
 
 
 # ---- aotc inspect -------------------------------------------------------------------------
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     info = read_artifact(args.vmfb)
+    if args.expected_sha256 is not None and not args.verify:
+        raise CliError("--expected-sha256 checks the artifact: add --verify", EXIT_USAGE)
+    verified = verify_artifact(info, args.expected_sha256) if args.verify else None
     if args.json:
         out = {
             "path": info["path"],
@@ -75,7 +116,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             "module": info["module"],
             "functions": {},
         }
-        for fname, (meta, reflection) in info["functions"].items():
+        if verified is not None:
+            out["verified"] = verified
+        for fname, (meta, reflection, _) in info["functions"].items():
             if meta is None:
                 out["functions"][fname] = {
                     "signature": reflection.get("iree.abi.declaration", fname),
@@ -92,7 +135,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     functions = info["functions"]
     print(f"{info['path']}: {format_size(info['size'])} ({info['size']} bytes), "
           f"module '{info['module']}', {len(functions)} function{'s' * (len(functions) != 1)}")
-    for fname, (meta, reflection) in functions.items():
+    if verified is not None:
+        _print_verified(verified)
+    for fname, (meta, reflection, _) in functions.items():
         if meta is None:
             print(f"  {reflection.get('iree.abi.declaration', fname)}")
             print("      (no aotc metadata: compiled by something other than aotc)")
@@ -111,6 +156,16 @@ def cmd_inspect(args: argparse.Namespace) -> int:
             print(f"      writes into: {written}")
         print(f"      memory: {_memory_line(_memory_figures(info, fname, meta, args))}")
     return EXIT_OK
+
+
+def _print_verified(verified: dict) -> None:
+    how = ("sealed by aotc, matches the contents" if verified["sealed"]
+           else "no aotc seal: the whole file's")
+    pinned = ", the pinned one" if verified["pinned"] else ""
+    print(f"  verified: SHA-256 {verified['sha256']} ({how}{pinned})")
+    members = ", ".join(f"{m['name']} ({format_size(m['bytes'])})" for m in verified["members"])
+    print(f"  members, CRC-32 checked: {members}")
+    print("  metadata: schema and ABI checked against the compiled functions")
 
 
 def _memory_figures(info: dict, fname: str, meta, args: argparse.Namespace) -> dict:
@@ -298,6 +353,8 @@ examples:
   aotc run predict.vmfb predict --input x.npy --input 3 --output 'y{}.npy'
   # show the functions, signatures, target and versions inside an artifact
   aotc inspect predict.vmfb
+  # check it as aotc.runtime.load does and print its SHA-256 (--expected-sha256 pins it)
+  aotc inspect predict.vmfb --verify
   # list the targets (cpu, aarch64, vulkan, cuda:sm_90, ...) and which can run here
   aotc targets
 
@@ -359,6 +416,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--measure", action="store_true",
                    help="run each function once with zeros on local-sync (CPU artifacts) to "
                         "measure the transient bytes IREE allocates inside a call")
+    p.add_argument("--verify", action="store_true",
+                   help="make the checks aotc.runtime.load makes (every member's CRC-32, the "
+                        "aotc seal's SHA-256, the metadata against the compiled functions) "
+                        "and print the artifact's SHA-256")
+    p.add_argument("--expected-sha256", metavar="HEX", default=None,
+                   help="with --verify: fail unless the artifact has this SHA-256 (the pinned "
+                        "build; runtime.load(..., expected_sha256=...))")
     p.set_defaults(handler=cmd_inspect)
 
     p = sub.add_parser(

@@ -12,6 +12,7 @@ import tempfile
 import threading
 
 from .errors import CompileError
+from .runtime.integrity import seal
 
 _sessions: dict[tuple[str, ...], object] = {}
 _lock = threading.Lock()
@@ -76,13 +77,15 @@ PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable", "--iree-hal-link
 
 
 def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:
-    """Compiles MLIR (text or bytecode) to .vmfb bytes; raises CompileError with diagnostics."""
+    """Compiles MLIR (text or bytecode) to .vmfb bytes, sealed with their SHA-256
+    (``runtime.integrity.seal``: every artifact and disk-cache entry carries it, and the
+    runtime checks it on load); raises CompileError with diagnostics."""
     try:
-        return _compile_once(mlir, tuple(flags), name)
+        return seal(_compile_once(mlir, tuple(flags), name))
     except CompileError as e:
         for symptom, extra in FALLBACKS:
             if symptom in e.diagnostics:
-                return _compile_once(mlir, tuple(flags) + extra, name)
+                return seal(_compile_once(mlir, tuple(flags) + extra, name))
         raise
 
 

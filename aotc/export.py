@@ -30,6 +30,15 @@ class Artifact:
     flags: tuple[str, ...] = field(default=())
 
     @property
+    def sha256(self) -> str:
+        """The artifact's SHA-256 (64 hex digits), sealed into the ``.vmfb`` by the
+        compiler: what a device pins with ``aotc.runtime.load(..., expected_sha256=...)``
+        and what ``aotc inspect --verify`` prints."""
+        from .runtime.integrity import artifact_sha256
+
+        return artifact_sha256(self.vmfb)
+
+    @property
     def metadata(self) -> dict:
         """Per-function metadata as plain JSON-ready dicts."""
         return {name: json.loads(m.to_json()) for name, m in self.functions.items()}

@@ -18,6 +18,13 @@ call the artifact with this package alone:
   (3,)
 
 The examples in this package's modules load this ``double.vmfb``.
+
+A ``.vmfb`` is native code: loading one runs what its author compiled, so load only
+artifacts from a source you trust. ``load`` detects damage before IREE reads the bytes
+(every zip member's CRC-32, the SHA-256 aotc seals into each artifact, the metadata
+against the compiled functions) and raises ``LoadError`` naming it; a call's failures are
+``CallError``s. A device that must run only a given build pins it with
+``load(..., expected_sha256=...)`` (``Module.sha256``, ``aotc inspect --verify``).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from .errors import (
     AotcRuntimeError,
     ArgumentError,
     ArtifactNotFoundError,
+    CallError,
     DeletedArrayError,
     DeviceError,
     DeviceMismatchError,
@@ -44,9 +52,11 @@ from .errors import (
     InvocationError,
     LoadError,
     OutOfMemoryError,
+    ResultError,
     ShapeError,
 )
 from .function import Function, RawSignature
+from .integrity import artifact_sha256
 from .memory import (
     MemoryBlock,
     MemoryStats,
@@ -69,6 +79,7 @@ __all__ = [
     "ArgumentError",
     "Array",
     "ArtifactNotFoundError",
+    "CallError",
     "DeletedArrayError",
     "Device",
     "DeviceError",
@@ -83,6 +94,7 @@ __all__ = [
     "Module",
     "OutOfMemoryError",
     "RawSignature",
+    "ResultError",
     "ReuseConfig",
     "ShapeError",
     "TensorSpec",
@@ -90,6 +102,7 @@ __all__ = [
     "TreeDef",
     "UnpickleCacheInfo",
     "allocator_specs",
+    "artifact_sha256",
     "clear_unpickle_cache",
     "configure_reuse",
     "default_device_uri",

@@ -34,6 +34,7 @@ from .array import (
     tracked,
 )
 from .errors import ArgumentError, DeviceMismatchError, InvocationError
+from .integrity import check_result, result_checks
 from .ledger import out_of_memory
 from .metadata import FunctionMetadata
 from .tree import leaves_like, structure, unflatten
@@ -208,7 +209,14 @@ def _build_call_flat(
         not isinstance(d, int) for spec in (*meta.args, *meta.results) for d in spec.shape)
     single = (result_dtypes[0], result_bytes[0]) if n_results == 1 else None
     single_tracked = single is not None and tracked(single[1]) > 0
-    results_spec = tuple(zip(range(n_results), result_dtypes, result_bytes))
+    # What each result must come back as: its element type and, for a static shape, the
+    # shape as the list IREE gives (one int and one list compare per result per call).
+    result_types, result_shapes = result_checks(meta)
+    kept = tuple(tracked(nb) for nb in result_bytes)
+    results_spec = tuple(zip(range(n_results), result_dtypes, result_bytes, result_types,
+                             result_shapes, (sum(kept[k:]) for k in range(n_results))))
+    if single is not None:
+        single = (*single, result_types[0], result_shapes[0])
     hal = device.hal
     # local-sync and local-task arrays are both host memory: either is passed in place.
     on_host = device.is_host
@@ -283,12 +291,20 @@ def _build_call_flat(
         if track:
             led.in_use += kept_bytes
         if single is not None:
+            bv = results.get_as_object(0, buffer_view)
+            if bv.element_type != single[2] or bv.shape != single[3]:
+                check_result(meta, 0, bv, led, kept_bytes if track else 0)
             if single_tracked:
-                return [tracked_array(results.get_as_object(0, buffer_view), single[0], loaded,
-                                      single[1], led)]
-            return [array(results.get_as_object(0, buffer_view), single[0], loaded)]
+                return [tracked_array(bv, single[0], loaded, single[1], led)]
+            return [array(bv, single[0], loaded)]
         get = results.get_as_object
-        return [make(get(k, buffer_view), dt, loaded, nb, led) for k, dt, nb in results_spec]
+        outs = []
+        for k, dt, nb, element_type, shape, unclaimed in results_spec:
+            bv = get(k, buffer_view)
+            if bv.element_type != element_type or bv.shape != shape:
+                check_result(meta, k, bv, led, unclaimed if track else 0)
+            outs.append(make(bv, dt, loaded, nb, led))
+        return outs
 
     return call_flat
 
@@ -360,6 +376,9 @@ def _build_general_call(
     fresh_bytes = sum(nb for k, nb in enumerate(result_bytes) if k not in paired)
     out_bytes = sum(result_bytes)
     kept_bytes = sum(tracked(nb) for nb in result_bytes)
+    result_types, result_shapes = result_checks(meta)
+    kept = [tracked(nb) for nb in result_bytes]
+    unclaimed = [sum(kept[k:]) for k in range(n_results)]  # ledger bytes of results k..
     # Results returned in a buffer that is also an argument's or another result's.
     alias_args: dict[int, int] = {}
     alias_outs: dict[int, int] = {}
@@ -443,8 +462,12 @@ def _build_general_call(
         led.bytes_allocated += up + fresh_bytes
         led.bytes_donated += out_bytes - fresh_bytes
         get = results.get_as_object
-        outs = [make_array(get(k, rt.HalBufferView), dt, loaded, result_bytes[k], led)
-                for k, dt in enumerate(result_dtypes)]
+        outs = []
+        for k, dt in enumerate(result_dtypes):
+            bv = get(k, rt.HalBufferView)
+            if bv.element_type != result_types[k] or bv.shape != result_shapes[k]:
+                check_result(meta, k, bv, led, unclaimed[k])
+            outs.append(make_array(bv, dt, loaded, result_bytes[k], led))
         for k, i in alias_args.items():
             mark_shared(outs[k])
             leaf = leaves[i]

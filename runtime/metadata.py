@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import schema as _schema
 from .tree import TreeDef
 
 REFLECTION_KEY = "aotc"
@@ -89,13 +90,17 @@ class FunctionMetadata:
 
     @staticmethod
     def from_json(text: str) -> FunctionMetadata:
+        """Reads a record back, checking it first (``runtime/schema.py``): a record
+        that is not what this runtime reads is a ``ValueError`` naming the field."""
         data = json.loads(text)
-        schema = data.pop("schema", None)
+        schema = data.get("schema") if isinstance(data, dict) else None
         if schema != SCHEMA_VERSION:
             raise ValueError(
                 f"artifact metadata has schema {schema}, this runtime reads schema "
                 f"{SCHEMA_VERSION}; re-export the artifact with this version of aotc"
             )
+        _schema.check(data)
+        del data["schema"]
         data["args"] = tuple(_spec(a) for a in data["args"])
         data["results"] = tuple(_spec(r) for r in data["results"])
         data["in_tree"] = TreeDef.from_json(data["in_tree"])

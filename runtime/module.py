@@ -1,9 +1,11 @@
 """``load`` and ``Module``: a ``.vmfb`` artifact loaded on a device.
 
-Loading reads the aotc metadata of every function (from ``iree.reflection``), picks a
-device when none is given, and links the module into its own ``VmContext`` right away,
-so an artifact compiled for another target fails here, with a clear error, and not at
-its first call.
+Loading checks the container before IREE reads it (``integrity.verify_container``:
+every zip member's CRC-32, the layout IREE reads, the aotc seal's SHA-256), reads and
+checks the aotc metadata of every function (from ``iree.reflection``; ``schema.py``)
+against the function's ABI, picks a device when none is given, and links the module
+into its own ``VmContext`` right away, so a damaged artifact, or one compiled for another
+target, fails here with a ``LoadError`` and not at its first call.
 
 Modules pickle as their ``.vmfb`` bytes and the URI of their device, and a process loads
 each (bytes, device) pair it unpickles once (``unpickle_cache_info``), so tasks shipped
@@ -24,8 +26,15 @@ from typing import Any, NamedTuple, Union
 import iree.runtime as rt
 
 from .device import Device, default_device_uri, get_device, vm_instance
-from .errors import ArtifactNotFoundError, DeviceError, FunctionNotFoundError, LoadError
+from .errors import (
+    AotcRuntimeError,
+    ArtifactNotFoundError,
+    DeviceError,
+    FunctionNotFoundError,
+    LoadError,
+)
 from .function import Function, RawSignature
+from .integrity import check_abi, check_expected_sha256, verify_container
 from .metadata import FunctionMetadata
 from .targets import (
     device_runs,
@@ -51,14 +60,15 @@ class _Loaded:
     Slots are cleared alphabetically when it dies: the context goes before the device.
     """
 
-    __slots__ = ("context", "device", "digest", "hal_module", "vm_module", "where")
+    __slots__ = ("context", "device", "digest", "hal_module", "sha256", "vm_module", "where")
 
     def __init__(self, context: rt.VmContext, device: Device, hal_module: rt.VmModule,
-                 vm_module: rt.VmModule, where: str) -> None:
+                 vm_module: rt.VmModule, where: str, sha256: str = "") -> None:
         self.context = context
         self.device = device
-        self.digest: str | None = None
+        self.digest: str | None = None  # of the whole blob, for unpickling
         self.hal_module = hal_module
+        self.sha256 = sha256  # the artifact's (integrity.artifact_sha256)
         self.vm_module = vm_module
         self.where = where
 
@@ -73,8 +83,16 @@ class _Loaded:
         return (_unpickle, (self.digest, blob, self.device.uri, self.where))
 
 
-def load(path_or_bytes: PathOrBytes, device: str | Device | None = None) -> Module:
+def load(path_or_bytes: PathOrBytes, device: str | Device | None = None, *,
+         expected_sha256: str | None = None) -> Module:
     """Loads an exported artifact (``.vmfb``) for running.
+
+    A ``.vmfb`` is native code for its target: loading one runs what its author
+    compiled, so load only artifacts from a source you trust. ``load`` detects damage,
+    not malice: before IREE reads the bytes it checks every zip member's CRC-32, the
+    container's layout, the SHA-256 that aotc seals into every artifact it writes, the
+    metadata's schema, and each function's metadata against its compiled ABI; a device
+    that must run only a given build pins it with ``expected_sha256``.
 
     Example (``double.vmfb`` from the ``aotc.runtime`` example: ``2 * x`` of a float32[3]):
       >>> m = runtime.load("double.vmfb")
@@ -83,7 +101,7 @@ def load(path_or_bytes: PathOrBytes, device: str | Device | None = None) -> Modu
       >>> m.double(np.ones(3, np.float32))
       Array([2., 2., 2.], dtype=float32)
       >>> with open("double.vmfb", "rb") as f:
-      ...     m2 = runtime.load(f.read(), device="local-task")
+      ...     m2 = runtime.load(f.read(), device="local-task", expected_sha256=m.sha256)
       >>> m2.where, m2.device
       ('<... bytes>', Device('local-task'))
 
@@ -95,28 +113,36 @@ def load(path_or_bytes: PathOrBytes, device: str | Device | None = None) -> Modu
         (local-sync when every function is small, ``LOCAL_SYNC_MAX_WORK``, else
         local-task), else its first GPU target's driver. An artifact for several targets
         ("cpu,aarch64,vulkan") runs on any device one of them fits.
+      expected_sha256: the artifact's SHA-256 as 64 hex digits (``Module.sha256``,
+        ``Artifact.sha256``, ``aotc inspect --verify``; ``sha256sum`` of an unsealed
+        file): any other artifact is a ``LoadError``.
     Raises:
       ArtifactNotFoundError: the path does not exist (a ``FileNotFoundError``).
-      LoadError: not a valid ``.vmfb``, unreadable metadata, or compiled for no target the
-        device runs; the message lists the artifact's targets, what the device runs, and
-        the target to compile for.
+      LoadError: not an intact ``.vmfb`` (the message names the damaged part), not the
+        pinned one, metadata that is unreadable or disagrees with the code, or compiled
+        for no target the device runs; the message lists the artifact's targets, what
+        the device runs, and the target to compile for.
       DeviceError: the device cannot be created.
     """
     data, where = _read(path_or_bytes)
-    return _load(data, where, device)
+    return _load(data, where, device, expected_sha256)
 
 
-def _load(data: Any, where: str, device: str | Device | None) -> Module:
+def _load(data: Any, where: str, device: str | Device | None,
+          expected_sha256: str | None = None) -> Module:
+    container = verify_container(data, where)  # before IREE reads a byte of it
+    if expected_sha256 is not None:
+        check_expected_sha256(container, expected_sha256, where)
     instance = vm_instance()
     try:
         vm_module = rt.VmModule.copy_buffer(instance, data)
-    except (ValueError, RuntimeError) as e:
+        vm_functions = {
+            name: vm_module.lookup_function(name)
+            for name in vm_module.function_names
+            if not name.startswith("__")  # IREE's own entry points (__init)
+        }
+    except Exception as e:  # noqa: BLE001 - IREE's verifier: ValueError, RuntimeError, ...
         raise LoadError(f"{where}: not a valid .vmfb ({e}); {_REEXPORT}") from e
-    vm_functions = {
-        name: vm_module.lookup_function(name)
-        for name in vm_module.function_names
-        if not name.startswith("__")  # IREE's own entry points (__init)
-    }
     metadata = {name: _read_metadata(where, name, fn) for name, fn in vm_functions.items()}
     dev = get_device(device if device is not None else default_device_uri(metadata.values()))
     hal_module = dev.hal_module()
@@ -124,13 +150,15 @@ def _load(data: Any, where: str, device: str | Device | None) -> Module:
         context = rt.VmContext(instance, modules=[hal_module, vm_module])
     except (ValueError, RuntimeError) as e:
         raise LoadError(_link_error(where, metadata, dev, e)) from e
-    loaded = _Loaded(context, dev, hal_module, vm_module, where)
+    loaded = _Loaded(context, dev, hal_module, vm_module, where, container.sha256)
     try:
         functions = {
             name: Function(name, fn, metadata[name], loaded) for name, fn in vm_functions.items()
         }
-    except KeyError as e:  # a dtype this runtime does not know
-        raise LoadError(f"{where}: {e.args[0]}; {_REEXPORT} using supported dtypes") from e
+    except AotcRuntimeError:
+        raise  # an OutOfMemoryError of the preallocation budget says what it needs
+    except Exception as e:  # noqa: BLE001 - metadata the checks let through: still a LoadError
+        raise LoadError(f"{where}: {e}; {_REEXPORT}") from e
     return Module(loaded, functions, where)
 
 
@@ -162,12 +190,15 @@ def _read(path_or_bytes: PathOrBytes) -> tuple[Any, str]:
 
 def _read_metadata(where: str, name: str, fn: rt.VmFunction) -> FunctionMetadata | None:
     try:
-        return FunctionMetadata.from_reflection(fn.reflection)
-    except (ValueError, KeyError, TypeError) as e:
+        meta = FunctionMetadata.from_reflection(fn.reflection)
+    except Exception as e:  # noqa: BLE001 - any record that does not read is a LoadError
         raise LoadError(
             f"{where}: function {name}: expected aotc metadata, got an unreadable record "
             f"({e}); {_REEXPORT}"
         ) from e
+    if meta is not None:
+        check_abi(where, name, fn, meta)
+    return meta
 
 
 MAX_IREE_TEXT = 240
@@ -270,6 +301,12 @@ class Module:
     @property
     def device(self) -> Device:
         return self._loaded.device
+
+    @property
+    def sha256(self) -> str:
+        """The artifact's SHA-256 (64 hex digits), as ``load(..., expected_sha256=...)``
+        takes it: the digest aotc sealed into it, or the whole file's for an unsealed one."""
+        return self._loaded.sha256
 
     @property
     def vm_module(self) -> rt.VmModule:
