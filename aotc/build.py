@@ -12,7 +12,14 @@ from . import numpy as _numpy  # noqa: F401  (installs the operators and methods
 from ._mlir import ir
 from .core import Trace, trace_function
 from .errors import CompileError, UnsupportedOpError
-from .passes import CLEANUP, REGISTRY, CheckDtypes, PassError, run_pipeline
+from .passes import (
+    CLEANUP,
+    REGISTRY,
+    CheckDtypes,
+    PassError,
+    SeparateReturnedUpdates,
+    run_pipeline,
+)
 from .passes.base import is_private, read_metadata, write_metadata
 from .passes.donation import donate_and_record, mark_donated
 from .runtime.metadata import FunctionMetadata
@@ -111,7 +118,7 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
                 if not getattr(REGISTRY.get(name), "introduces", frozenset()) & lacking]
     try:
         inline_calls(module)
-        run_pipeline(module, list(CLEANUP) + rewrites + checks)
+        run_pipeline(module, list(CLEANUP) + rewrites + [SeparateReturnedUpdates()] + checks)
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)

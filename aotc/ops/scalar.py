@@ -156,6 +156,8 @@ def _fmod(dtype, a, b):
                             arith.XOrIOp(cmpf("olt", r, zero), cmpf("olt", a, zero)).result).result
     r = select(overshot,
                arith.AddFOp(r, math.CopySignOp(math.AbsFOp(b).result, a).result).result, r)
+    # C's fmod is exact: a zero remainder has a's sign (the fma gives +0 for -6 mod 3)
+    r = select(cmpf("oeq", r, zero), math.CopySignOp(zero, a).result, r)
     b_inf = cmpf("oeq", math.AbsFOp(b).result, const(np.inf, dtype))
     a_finite = cmpf("one", math.AbsFOp(a).result, const(np.inf, dtype))
     return select(arith.AndIOp(b_inf, a_finite).result, a, r)

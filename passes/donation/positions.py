@@ -108,6 +108,26 @@ def runtime_offsets(op) -> list:
     return [v for v in (slice_offsets(op) or []) if not isinstance(v, int)]
 
 
+def captured_tensors(op) -> list:
+    """Tensors defined outside ``op`` that ops nested in its regions read (the
+    ``tensor.extract`` of a gather-like ``linalg.generic`` body)."""
+    from aotc._mlir import ir
+
+    nested: list = []
+    op.walk(lambda o: nested.append(getattr(o, "operation", o)) or ir.WalkResult.ADVANCE)
+    inside = set(nested)  # op itself included
+    found: list = []
+    for o in nested:
+        if o == op:
+            continue
+        for v in o.operands:
+            owner = (v.owner.owner if isinstance(v, ir.BlockArgument) else v.owner)
+            owner = getattr(owner, "operation", owner)
+            if owner not in inside and isinstance(v.type, ir.RankedTensorType) and v not in found:
+                found.append(v)
+    return found
+
+
 def generic_inputs(op) -> list[tuple[object, bool]]:
     """(operand, read at the written position?) for each tensor an elementwise op reads.
     Outputs count only when the body reads them."""
@@ -128,7 +148,8 @@ def generic_inputs(op) -> list[tuple[object, bool]]:
             same = (_identity_map(maps[i]) and maps[i] == out_map
                     and _shape(operand) == _shape(op.results[0]))
             reads.append((operand, same))
-        return reads
+        # tensors the body reads with tensor.extract (a flip, a gather): read anywhere
+        return reads + [(v, False) for v in captured_tensors(op)]
     if name == "linalg.fill":
         return []
     if name == "linalg.transpose":

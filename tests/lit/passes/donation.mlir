@@ -265,6 +265,30 @@ func.func @unusable(%v: tensor<3xf32> {aotc.donate = "v"}, %m: tensor<4x4xf32> {
 
 // -----
 
+// A generic whose body reads the argument with tensor.extract (np.flip) reads it at
+// other positions than it writes: not in place (it gave wrong values from 1000 elements).
+// CHECK-LABEL: func.func @flip
+// CHECK-NOT:     iree.abi.output
+// WARN:      DonationWarning: aotc-donate: @flip: donated argument 'x' (tensor<1000xf32>) cannot be used:
+// WARN-SAME: result 0: its value is computed by linalg.generic at donation.mlir:[[# @LINE + 7]], which reads 'x' at other positions than it writes
+// STRICT-NOT: func.func @flip
+// STRICT-ERR:      aotc-donate: @flip: donated argument 'x' (tensor<1000xf32>) cannot be used:
+#flip_map = affine_map<(d0) -> (d0)>
+func.func @flip(%x: tensor<1000xf32> {aotc.donate = "x"}) -> tensor<1000xf32> {
+  %c999 = arith.constant 999 : index
+  %e = tensor.empty() : tensor<1000xf32>
+  %r = linalg.generic {indexing_maps = [#flip_map], iterator_types = ["parallel"]} outs(%e : tensor<1000xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = arith.subi %c999, %i : index
+    %v = tensor.extract %x[%j] : tensor<1000xf32>
+    linalg.yield %v : f32
+  } -> tensor<1000xf32>
+  return %r : tensor<1000xf32>
+}
+
+// -----
+
 // Rerunning is harmless: an argument that already carries iree.abi.output (and no
 // marker) is left alone, and its result is not offered to another donated argument.
 // CHECK-LABEL: func.func @already_paired

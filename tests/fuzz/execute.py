@@ -1,0 +1,135 @@
+"""Running drawn programs through aotc and comparing with numpy's bounded results.
+
+Programs run in batches: one compiled function computes a whole batch (each program's
+results under its own keys), so a compile serves many programs. A batch runs in one of
+the ``MODES``; a batch that fails to compile or disagrees is rerun program by program to
+name the culprits. ``run_batch`` returns the disagreements, as ``Finding``s.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+import aotc
+import aotc.lax as alax
+import aotc.numpy as anp
+import aotc.runtime as runtime
+
+from . import bounds
+from .helpers import AotcHelpers
+from .programs import EXAMPLES, Program
+
+MODES = ["jit", "vmap", "donate", "export:local-sync", "export:local-task"]
+
+
+@dataclass
+class Finding:
+    seed: int
+    mode: str
+    what: str  # "error" (aotc raised) or "values"
+    message: str
+    source: str
+
+    def __str__(self) -> str:
+        return f"program {self.seed} ({self.mode}): {self.what}: {self.message}\n{self.source}"
+
+
+def _batch_function(programs: list[Program], vmapped: bool):
+    """f(*arguments of every program) -> {"<seed>.<i>": result}; static ints are baked
+    in (they are static arguments of the compiled function)."""
+    fns = [p.function() for p in programs]
+    layout = []
+    for p in programs:
+        kept = [a for a in p.arguments if a.role != "static"]
+        layout.append((p, len(kept)))
+
+    def batch(*args):
+        out, i = {}, 0
+        for (p, n), fn in zip(layout, fns):
+            given = iter(args[i:i + n])
+            full = [a.examples[0] if a.role == "static" else next(given) for a in p.arguments]
+            for j, r in enumerate(fn(anp, alax, AotcHelpers, *full)):
+                out[f"{p.seed}.{j}"] = r
+            i += n
+        return out
+
+    roles = [a.role for p in programs for a in p.arguments if a.role != "static"]
+    args = [[a.examples[e] for p in programs for a in p.arguments if a.role != "static"]
+            for e in range(EXAMPLES)]
+    if vmapped:
+        stacked = [np.stack(col) if role == "array" else col[0]
+                   for role, col in zip(roles, zip(*args))]
+        in_axes = tuple(0 if role == "array" else None for role in roles)
+        return aotc.jit(aotc.vmap(batch, in_axes=in_axes)), stacked, roles
+    return batch, args[0], roles
+
+
+def _wants(programs: list[Program], vmapped: bool) -> dict:
+    wants = {}
+    for p in programs:
+        for j in range(len(p.results)):
+            per = [p.wants[e][j] for e in range(EXAMPLES)]
+            if vmapped:
+                wants[f"{p.seed}.{j}"] = bounds.Value(
+                    np.stack([np.asarray(v.data) for v in per]),
+                    np.stack([np.broadcast_to(np.asarray(v.bound, np.float64), np.shape(v.data))
+                              for v in per]),
+                    np.stack([np.broadcast_to(np.asarray(v.loose), np.shape(v.data)) for v in per]))
+            else:
+                wants[f"{p.seed}.{j}"] = per[0]
+    return wants
+
+
+def _call(programs: list[Program], mode: str) -> dict:
+    vmapped = mode == "vmap"
+    fn, args, roles = _batch_function(programs, vmapped)
+    if mode in ("jit", "vmap"):
+        return (fn if vmapped else aotc.jit(fn))(*args)
+    arrays = tuple(i for i, r in enumerate(roles) if r == "array")
+    if mode == "donate":
+        placed = [aotc.device_put(a) if r == "array" else a for a, r in zip(args, roles)]
+        return aotc.jit(fn, donate_argnums=arrays)(*placed)
+    device = mode.split(":")[1]
+    artifact = aotc.export(fn, *args, name="fuzz")
+    module = runtime.load(artifact.vmfb, device=device)
+    return module.fuzz(*args)
+
+
+def _compare(got: dict, wants: dict, programs: list[Program], mode: str) -> list[Finding]:
+    findings = []
+    for p in programs:
+        for j in range(len(p.results)):
+            key = f"{p.seed}.{j}"
+            why = bounds.disagreement(np.asarray(got[key]), wants[key])
+            if why:
+                findings.append(Finding(p.seed, mode, "values", f"result {j}: {why}", p.source))
+    return findings
+
+
+def _error(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}"
+    return text if len(text) < 2000 else text[:2000] + " ..."
+
+
+def run_batch(programs: list[Program], mode: str) -> list[Finding]:
+    vmapped = mode == "vmap"
+    try:
+        got = _call(programs, mode)
+        findings = _compare(got, _wants(programs, vmapped), programs, mode)
+    except Exception as e:  # noqa: BLE001 - every failure of aotc is a finding
+        if len(programs) == 1:
+            return [Finding(programs[0].seed, mode, "error", _error(e) + "\n"
+                            + "".join(traceback.format_tb(e.__traceback__)[-3:]),
+                            programs[0].source)]
+        findings = None
+    if findings == [] or len(programs) == 1:
+        return findings
+    # Name the culprits: rerun alone (a batch-only failure is reported against the batch).
+    alone = [f for p in programs for f in run_batch([p], mode)]
+    if not alone:
+        alone = [Finding(programs[0].seed, mode, "error", "the batch failed, every program "
+                         "alone passes: " + ",".join(str(p.seed) for p in programs), "")]
+    return alone

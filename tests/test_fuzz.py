@@ -1,0 +1,97 @@
+"""The program fuzzer (tests/fuzz) in CI: a fixed-seed slice in every mode, and the
+disagreements it found, each as a small program of its own.
+
+The slice is small (a few batches of programs: each batch is one compile); the long
+run is ``python -m tests.fuzz --programs 10000``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import aotc
+import aotc.numpy as anp
+from tests.fuzz.execute import MODES, run_batch
+from tests.fuzz.programs import generate
+
+SLICE_PROGRAMS = 6  # per mode
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fixed_seed_slice(mode):
+    start = 1000 + 100 * MODES.index(mode)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # donation warnings, numpy's RuntimeWarnings
+        programs = [generate(seed) for seed in range(start, start + SLICE_PROGRAMS)]
+        findings = run_batch(programs, mode)
+    assert not findings, "\n\n".join(str(f) for f in findings)
+
+
+def test_the_bounds_catch_a_wrong_value():
+    """The comparison can fail: a program's result perturbed by one ulp disagrees."""
+    from tests.fuzz import bounds
+
+    for seed in range(50):
+        program = generate(seed)
+        want = program.wants[0][0]
+        data = np.asarray(want.data)
+        if data.dtype.kind == "f" and data.size and not np.any(want.bound) and np.all(
+                np.isfinite(data)):
+            wrong = data.copy()
+            wrong.flat[0] = np.nextafter(wrong.flat[0], np.inf)
+            assert bounds.disagreement(data, want) is None
+            assert "differ" in bounds.disagreement(wrong, want)
+            return
+    pytest.fail("no exact float result among 50 programs")
+
+
+# ---- disagreements the fuzzer found --------------------------------------------------
+
+
+def test_returned_value_updated_in_place_keeps_its_value():
+    """IREE gave ``v`` and ``v.at[i].add(u)`` one buffer when ``v`` came out of the sort
+    network's loop: the first result came back with the update applied."""
+    x = np.array([2, 100, 2, 2], np.int64)
+    u = np.arange(5, dtype=np.int64) + 5
+    idx = np.array([-3, 3, -3, -4, 3])
+
+    def f(x, u):
+        order = anp.argsort(x, kind="stable")
+        return order, x + 1, order.at[idx].add(u), order.at[1:3].set(u[:2])
+
+    order, plus, added, inserted = (np.asarray(r) for r in aotc.jit(f)(x, u))
+    want = np.argsort(x, kind="stable")
+    np.testing.assert_array_equal(order, want)
+    expected = want.copy()
+    np.add.at(expected, idx, u)
+    np.testing.assert_array_equal(added, expected)
+    np.testing.assert_array_equal(inserted, np.concatenate([want[:1], u[:2], want[3:]]))
+    np.testing.assert_array_equal(plus, x + 1)
+
+
+@pytest.mark.parametrize("n", [6, 1000])
+def test_donated_flip_is_not_written_in_place(n):
+    """A flip reads its input at other positions than it writes (with tensor.extract in
+    its body): written into the donated buffer it gave wrong values from 1000 elements;
+    and an elementwise consumer of it recomputed it from the overwritten buffer."""
+    x = np.arange(n, dtype=np.float32)
+    with pytest.warns(aotc.DonationWarning, match="reads 'x' at other positions"):
+        got = aotc.jit(lambda x: anp.flip(x, 0), donate_argnums=0)(aotc.device_put(x.copy()))
+    np.testing.assert_array_equal(np.asarray(got), x[::-1])
+    flipped, inverted = aotc.jit(lambda x: (anp.flip(x, 0), -anp.flip(x, 0)),
+                                 donate_argnums=0)(aotc.device_put(x.copy()))
+    np.testing.assert_array_equal(np.asarray(flipped), x[::-1])
+    np.testing.assert_array_equal(np.asarray(inverted), -x[::-1])
+    inverted = aotc.jit(lambda x: -anp.flip(x, 0), donate_argnums=0)(aotc.device_put(x.copy()))
+    np.testing.assert_array_equal(np.asarray(inverted), -x[::-1])
+
+
+def test_float64_fmod_of_a_multiple_keeps_the_dividend_sign():
+    a = np.array([-3.0, 3.0, -2.5, -6.0, -0.0, 6.0])
+    b = np.array([-3.0, 3.0, 1.25, 3.0, 2.0, -3.0])
+    got = np.asarray(aotc.jit(anp.fmod)(a, b))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.fmod(a, b)))
+    np.testing.assert_array_equal(got, np.fmod(a, b))
