@@ -23,6 +23,7 @@ from .allocator import read_back
 from .device import Device, get_device
 from .errors import ArgumentError, DeletedArrayError
 from .ledger import out_of_memory
+from .sharing import VIEWS, mark_shared
 
 # Results up to this size are copied to the host when first read; larger ones are read
 # in place (zero-copy). Copying 16 KiB costs about what the zero-copy view's keep-alive
@@ -36,24 +37,6 @@ _EXACT_ELEMENT_TYPES = {
     d.name: d.exact_element_type
     for d in dtypes.DTYPES.values() if d.exact_element_type != d.element_type
 }
-
-# Arrays whose buffer another array may hold too (a function returned an argument, or
-# one value twice): id -> weak reference. Kept outside the arrays so that creating one
-# costs nothing extra (Arrays are unhashable, as numpy arrays are: no WeakSet).
-SHARED: dict[int, weakref.ref] = {}
-
-
-def mark_shared(array: Array) -> None:
-    """Another array may hold ``array``'s buffer: a donation must copy it first instead
-    of overwriting it in place."""
-    key = id(array)
-    SHARED[key] = weakref.ref(array, lambda _ref, key=key: SHARED.pop(key, None))
-
-
-def is_shared(array: Array) -> bool:
-    ref = SHARED.get(id(array))
-    return ref is not None and ref() is array
-
 
 # Eager results (aotc.numpy outside a traced function): not committed to their device,
 # as JAX's, so a function loaded on another device (Vulkan, CUDA) takes them by copying
@@ -156,6 +139,10 @@ class Array:
         self._deleted = reason or "delete() was called on it"
         self._host = None
         self._bv = None
+        self._give_back()
+
+    def _give_back(self) -> None:
+        """Its bytes leave the device ledger (a tracked array that still holds them)."""
         led = getattr(self, "_led", None)
         if led is not None:
             led.in_use -= self._nbytes
@@ -179,13 +166,13 @@ class Array:
         """The value as a read-only numpy array (cached; zero-copy when possible)."""
         host = self._host
         if host is None:
-            host = self._host = self._fetch()
+            host = self._fetch()
         return host
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         host = self._host
         if host is None:
-            host = self._host = self._fetch()
+            host = self._fetch()
         if dtype is None and not copy:
             return host
         if dtype is not None and np.dtype(dtype) != host.dtype:
@@ -198,15 +185,19 @@ class Array:
         return host.copy() if copy else host
 
     def _fetch(self) -> np.ndarray:
-        bv = self._bv
-        if bv is None:
-            self._live()  # raises
+        with VIEWS:  # not while a donation takes the buffer (see take_donated)
+            host = self._host
+            if host is None:
+                host = self._host = self._read(self._live())
+            return host
+
+    def _read(self, bv: rt.HalBufferView) -> np.ndarray:
         dtype = self._dtype
         device = self._owner.device
         if device.is_host:
             # DLPack gives the buffer's host address with no mapping call: the cheapest
             # way to read a result from a CPU device (~0.4 us against ~1.6 us to map).
-            raw = np.from_dlpack(self)
+            raw = np.from_dlpack(_Export(self, bv))
         elif bv.byte_length == 0:
             raw = np.empty(self.shape, dtype)
         else:
@@ -230,17 +221,21 @@ class Array:
 
     def __dlpack__(self, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Any = None) -> Any:
-        """DLPack export (zero-copy), e.g. ``torch.from_dlpack(a)``. The consumer holds
-        the buffer but not its device: do not keep it past interpreter shutdown."""
-        bv = self._bv
-        if bv is None:
-            self._live()
-        exact = _EXACT_ELEMENT_TYPES.get(self._dtype.name)
-        if exact is not None and bv.element_type != exact:
-            # Results come back signless (INT_32 for uint32): present the metadata dtype.
-            bv = rt.HalBufferView(bv.get_buffer(), bv.shape, exact)
-        device = self._owner.device
-        return device.hal.create_dlpack_capsule(bv, *device.dlpack_device)
+        """DLPack export (zero-copy), e.g. ``np.from_dlpack(a)``, ``torch.from_dlpack(a)``.
+
+        On a CPU device, a consumer of DLPack 1.0 or later (numpy 2.1, torch 2.4, JAX)
+        gets the read-only host view ``np.asarray(a)`` gives: it keeps the device alive,
+        and while the consumer holds it a donation of ``a`` copies the buffer instead of
+        overwriting it. Older consumers and GPU devices get IREE's capsule of the device
+        buffer, whose holders cannot be seen: a donation of ``a`` always copies then."""
+        if max_version is not None and tuple(max_version) >= (1, 0) and \
+                self._owner.device.is_host:
+            return self.to_host().__dlpack__(stream=stream, max_version=max_version,
+                                             dl_device=dl_device, copy=copy)
+        with VIEWS:
+            capsule = _Export(self, self._live()).__dlpack__()
+            mark_shared(self)  # held where no reference count shows it
+        return capsule
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._owner.device.dlpack_device
@@ -462,6 +457,30 @@ for _name in METHODS:
     setattr(Array, _name, _computed(_name))
 for _name in PROPERTIES:
     setattr(Array, _name, property(_computed(_name)))
+
+
+class _Export:
+    """IREE's DLPack capsule of an Array's device buffer (unsigned dtypes as themselves:
+    results come back signless, INT_32 for uint32)."""
+
+    __slots__ = ("_array", "_bv")
+
+    def __init__(self, array: Array, bv: rt.HalBufferView) -> None:
+        self._array = array
+        self._bv = bv
+
+    def __dlpack__(self, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        bv = self._bv
+        array = self._array
+        exact = _EXACT_ELEMENT_TYPES.get(array._dtype.name)
+        if exact is not None and bv.element_type != exact:
+            bv = rt.HalBufferView(bv.get_buffer(), bv.shape, exact)
+        device = array._owner.device
+        return device.hal.create_dlpack_capsule(bv, *device.dlpack_device)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._array._owner.device.dlpack_device
 
 
 class _HostView:

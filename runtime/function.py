@@ -12,7 +12,6 @@ cannot be refilled), and a reused result list would keep the previous call's res
 from __future__ import annotations
 
 import operator
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +27,6 @@ from .array import (
     device_put,
     host_array,
     is_committed,
-    is_shared,
     make_array,
     mark_shared,
     tracked,
@@ -37,6 +35,7 @@ from .errors import ArgumentError, DeviceMismatchError, InvocationError
 from .integrity import check_result, result_checks
 from .ledger import out_of_memory
 from .metadata import FunctionMetadata
+from .sharing import take_donated
 from .tree import leaves_like, structure, unflatten
 from .validate import ArgPlan, plan_args, prepare, structure_error
 
@@ -357,9 +356,12 @@ def _build_general_call(
     gives its buffer to the call and is deleted after it, with a reason naming the
     function and the argument; a numpy array is copied to the device once (that copy is
     what the result overwrites; the user's array is never touched). One array cannot be
-    donated twice in a call, nor passed both donated and not. An array whose buffer
-    another array (or a zero-copy host view) may share is copied first, so the update
-    never shows through the other one.
+    donated twice in a call, nor passed both donated and not. Once every argument is
+    checked, the donated Arrays are consumed at once (``sharing.take_donated``: from then on
+    they read as deleted, in every thread); one whose buffer something else may still
+    read (another array, a host view, a DLPack export) is copied first, so the update
+    never shows through the other holder. A call that fails after that leaves them
+    deleted: its code may have written into their buffers.
     """
     device = loaded.device
     hal = device.hal
@@ -391,6 +393,7 @@ def _build_general_call(
     where = f"{meta.name}()"
 
     kept_args = frozenset(alias_args.values())  # their buffers live on in a result
+    reasons = {i: f"donated to {meta.name}(), argument {names[i]!r}" for i in donated}
 
     def upload(leaf: np.ndarray, element_type: int, i: int, pooled: list) -> rt.HalBufferView:
         if pool is None:
@@ -405,11 +408,11 @@ def _build_general_call(
     def call_flat(leaves: list | tuple) -> list[Array]:
         if len(leaves) != n_args:
             raise structure_error(meta, structure(tuple(leaves)))
-        args = rt.VmVariantList(n_args)
         bindings: dict = {}
         up = 0
         n_up = 0
-        consumed: list[tuple[Array, int]] = []  # donated Arrays, deleted after the call
+        buffers: list = []  # per argument; a donated Array's is filled in once all are checked
+        consumed: list[tuple[Array, int]] = []  # donated Arrays (deleted by the call)
         seen: dict[int, int] = {}  # id of an Array argument -> its position
         pooled: list = []  # pool buffers to give back after the call
         for i, leaf in enumerate(leaves):
@@ -430,14 +433,9 @@ def _build_general_call(
                 seen[id(leaf)] = i
                 if leaf._bv is None or not (leaf._dtype is dtype and leaf.shape == shape):
                     value = prepare(leaf, plans[i], bindings)  # raises with the reason
-                bv = _array_buffer(meta.name, device, leaf, repr(names[i]))
+                buffers.append(_array_buffer(meta.name, device, leaf, repr(names[i])))
                 if give:
-                    if is_shared(leaf) or _host_views_outside(leaf):
-                        bv = device_copy(device, bv)  # others still read the old buffer
-                        up += nb
-                        n_up += 1
                     consumed.append((leaf, i))
-                args.push_ref(bv)
                 continue
             if type(leaf) is np.ndarray and leaf.dtype is dtype and leaf.shape == shape \
                     and leaf.flags.c_contiguous:
@@ -445,16 +443,33 @@ def _build_general_call(
             else:
                 value = prepare(leaf, plans[i], bindings)
                 if isinstance(value, Array):  # not reached: Arrays are handled above
-                    args.push_ref(_array_buffer(meta.name, device, value, repr(names[i])))
+                    buffers.append(_array_buffer(meta.name, device, value, repr(names[i])))
                     continue
-            args.push_ref(upload(value, plans[i].element_type, i, pooled))
+            buffers.append(upload(value, plans[i].element_type, i, pooled))
             up += value.nbytes
             n_up += 1
+        if consumed:
+            # Every argument checked: the donated Arrays are consumed now, all at once.
+            taken = take_donated([(leaf, reasons[i]) for leaf, i in consumed])
+            for (leaf, i), (own, shared) in zip(consumed, taken):
+                if buffers[i] is own and shared:
+                    # Something else still reads the old buffer: the call updates a copy.
+                    buffers[i] = device_copy(device, own)
+                    up += expected[i][3]
+                    n_up += 1
+                # (else its own buffer, or already a copy: an eager array from elsewhere)
+        args = rt.VmVariantList(n_args)
+        for bv in buffers:
+            args.push_ref(bv)
+        del buffers
         results = rt.VmVariantList(n_results)
-        _invoke_held(meta, device, led, invoke, vm_function, args, results, up + fresh_bytes)
-        del args
-        for leaf, i in consumed:
-            leaf.delete(f"donated to {meta.name}(), argument {names[i]!r}")
+        try:
+            _invoke_held(meta, device, led, invoke, vm_function, args, results,
+                         up + fresh_bytes)
+        finally:
+            del args
+            for leaf, _ in consumed:
+                leaf._give_back()
         for buffer, nbytes in pooled:
             pool.release(buffer, nbytes)
         led.in_use += kept_bytes
@@ -494,18 +509,6 @@ def _invoke_held(meta: FunctionMetadata, device: Any, led: Any, invoke: Callable
         invoke(vm_function, args, results)
     except (ValueError, RuntimeError) as e:
         raise _invocation_error(meta, e, device, held) from e
-
-
-def _host_views_outside(array: Array) -> bool:
-    """Does someone besides ``array`` hold a zero-copy host view of its buffer (the
-    array ``np.asarray(array)`` returned, or a view of it)? Small results are copied to
-    the host, and a host copy is not affected by a donation."""
-    host = array._host
-    if host is None or host.base is None:  # none, or a host copy that owns its data
-        return False
-    # References: array._host, the local name and getrefcount's argument. Views of it
-    # hold it as their base (numpy collapses bases to it: it does not own its data).
-    return sys.getrefcount(host) > 3
 
 
 def _slow_arg(meta: FunctionMetadata, plans: tuple[ArgPlan, ...], device: Any, leaves: Any,
