@@ -33,6 +33,7 @@ _LAZY = {
     "UnsupportedOpError": ("aotc.errors", "UnsupportedOpError"),
     "UnsupportedDtypeError": ("aotc.errors", "UnsupportedDtypeError"),
     "TracingError": ("aotc.errors", "TracingError"),
+    "ScalarOverflowError": ("aotc.errors", "ScalarOverflowError"),
     "DonationWarning": ("aotc.errors", "DonationWarning"),
     "DonationError": ("aotc.errors", "DonationError"),
     "device_put": ("aotc.runtime", "device_put"),

@@ -180,6 +180,12 @@ class Trace:
         # region being traced. A region's values are usable only while its scope is open.
         self.scope = Scope(None)
         self._region_scopes: dict[ir.Block, Scope] = {}
+        # Python scalar arguments (weakly typed): block argument -> leaf index, and the
+        # narrower dtypes ops cast each to. numpy refuses a Python int out of such a
+        # dtype's range (and warns for a float that overflows it); the runtime checks the
+        # value at each call (metadata ``weak_casts``).
+        self.weak_arguments: dict[ir.Value, int] = {}
+        self.weak_casts: dict[int, set[np.dtype]] = {}
 
     def constant(self, array: np.ndarray) -> "Tracer":
         """A numpy array as a constant of the traced function (deduplicated by identity)."""
@@ -193,6 +199,14 @@ class Trace:
         self._constants[key] = (array, tracer)  # keep the array alive so its id stays unique
         self._constant_values[id(tracer)] = (tracer, value)
         return tracer
+
+    def note_weak_cast(self, tracer: "Tracer", dtype: np.dtype) -> None:
+        """An op computes the weak ``tracer`` in ``dtype``: if it is a Python scalar
+        argument and ``dtype`` cannot hold every value of its own dtype, its values are
+        checked against ``dtype`` at each call."""
+        index = self.weak_arguments.get(tracer.value)
+        if index is not None and dtypes.narrows(tracer.dtype, dtype):
+            self.weak_casts.setdefault(index, set()).add(np.dtype(dtype))
 
     def constant_value(self, tracer: "Tracer") -> np.ndarray | None:
         """The value of a tracer ``constant`` made and nothing wrote into since (None for
@@ -492,6 +506,8 @@ def trace_function(
                     Tracer(v, a.shape, a.dtype, trace, weak=getattr(a, "weak", False))
                     for v, a in zip(trace.block.arguments, in_avals)
                 ]
+                trace.weak_arguments.update(
+                    (t.value, i) for i, t in enumerate(tracers) if t.weak)
                 args, kwargs = rebuild_args(tracers)
                 try:
                     out = fn(*args, **kwargs)

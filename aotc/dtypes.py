@@ -149,3 +149,20 @@ def index_dtype() -> np.dtype:
     """The dtype of indices and counts aotc returns: numpy's intp, JAX's int32 with
     ``x64`` off."""
     return np.dtype(np.int64) if x64.enabled() else np.dtype(np.int32)
+
+
+def narrows(weak: np.dtype, dtype: np.dtype) -> bool:
+    """Can ``dtype`` miss values of ``weak`` (a Python scalar's dtype, int64 or float64,
+    int32 or float32 with ``x64`` off)? For numpy that is where a Python int raises
+    ``OverflowError`` (``uint8_array + 300``) and a float overflows to inf with a
+    warning (``float16_array + 1e5``). Casts to bool never fail."""
+    weak, dtype = np.dtype(weak), np.dtype(dtype)
+    if dtype == weak or dtype.kind == "b":
+        return False
+    if dtype.kind in "iu":
+        return weak.kind in "iu" and not np.can_cast(weak, dtype)
+    return _magnitude(dtype) < _magnitude(weak)
+
+
+def _magnitude(dtype: np.dtype) -> float:
+    return float(np.finfo(dtype).max) if dtype.kind in "fc" else float(np.iinfo(dtype).max)

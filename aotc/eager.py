@@ -45,6 +45,8 @@ from .eager_values import static_key, to_arrays, uncommitted
 from .errors import NotTracingError, TracerConversionError, TracingError
 from .runtime import tree
 from .runtime.array import Array
+from .runtime.errors import ArgumentError
+from .runtime.subclasses import subclass_refusal
 
 # ---- route 1: numpy computes exactly what the compiled code does -----------------------
 
@@ -216,7 +218,7 @@ def call(op: EagerOp, args: tuple, kwargs: dict) -> Any:
         out = op.route(op.fn, op.name.split("_", 1)[1], args, kwargs)
         if out is not NotImplemented:
             return out
-    leaves, structure = _flatten(args, kwargs)
+    leaves, structure = _flatten(args, kwargs, op.name)
     if op.host is not None and _host_applies(op, leaves):
         # (a deleted Array raises here, naming the deletion)
         hosted = [x.to_host() if isinstance(x, Array) else x for x in leaves]
@@ -250,14 +252,22 @@ def call(op: EagerOp, args: tuple, kwargs: dict) -> Any:
 _LEAF_TYPES = frozenset((Array, np.ndarray, bool, int, float, complex, type(None), str))
 
 
-def _flatten(args: tuple, kwargs: dict) -> tuple[list, Any]:
+def _flatten(args: tuple, kwargs: dict, name: str = "") -> tuple[list, Any]:
     if not kwargs:
         for a in args:
             if type(a) not in _LEAF_TYPES and not isinstance(a, np.generic):
                 break
         else:
             return list(args), len(args)
-    return tree.flatten((args, kwargs))
+    leaves, structure = tree.flatten((args, kwargs))
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, np.ndarray) and type(leaf) is not np.ndarray:
+            where = f"{name.replace('_', '.', 1)}() argument {i}"
+            refusal = subclass_refusal(leaf, where)  # a masked array, np.matrix, ...
+            if refusal is not None:
+                raise ArgumentError(refusal)
+            leaves[i] = np.asarray(leaf)  # its data is what numpy computes with
+    return leaves, structure
 
 
 def _unflatten(structure: Any, leaves: list) -> tuple[tuple, dict]:

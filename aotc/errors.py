@@ -86,6 +86,13 @@ class TracingError(AotcError, ValueError):
     """Bad arguments to a traced operation (shapes that do not broadcast, bad axes, ...)."""
 
 
+class ScalarOverflowError(AotcError, OverflowError):
+    """A Python int in the program does not fit the dtype numpy computes it in
+    (``uint8_array + 300``, ``int32_array * 2**40``): numpy 2 raises ``OverflowError``
+    there (NEP 50), and so does aotc, naming the operation and the value. Fix: a value in
+    range, or the array cast to a wider dtype first (``x.astype(np.int64) + 300``)."""
+
+
 class NotTracingError(TracingError):
     """An operation that builds compiled code was asked for outside a traced function.
     aotc's public functions run such calls eagerly (``aotc/eager.py``); this error

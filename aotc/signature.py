@@ -18,6 +18,8 @@ from . import dtypes, tree_util, x64
 from .core import ShapeDtypeStruct, Tracer
 from .errors import AotcError, TracingError
 from .runtime import tree
+from .runtime.errors import ArgumentError
+from .runtime.subclasses import subclass_refusal
 from .runtime.metadata import FunctionMetadata, TensorSpec
 
 
@@ -36,7 +38,8 @@ class Aval(ShapeDtypeStruct):
         return (self.shape, self.dtype.name, self.weak)
 
 
-_PY_SCALAR_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+_PY_SCALAR_DTYPES = {bool: np.dtype(np.bool_), int: np.dtype(np.int64), float: np.dtype(np.float64),
+                     complex: np.dtype(np.complex128)}
 # With x64 off (JAX's dtypes): Python complexes are weak too, and 64-bit dtypes narrowed.
 _PY_SCALAR_DTYPES_X32 = {t: x64.DEFAULTS[t] for t in (bool, int, float, complex)}
 
@@ -60,6 +63,10 @@ def _abstractify(x: Any, where: str) -> Aval:
             f"{where}: a traced array was passed to a jitted function inside another traced "
             f"function; call the inner function directly (nested jit is inlined) instead"
         )
+    if isinstance(x, np.ndarray) and type(x) is not np.ndarray:
+        refusal = subclass_refusal(x, where)  # a masked array, np.matrix, ...
+        if refusal is not None:
+            raise ArgumentError(refusal)
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is None or dtype is None:
         try:
@@ -449,6 +456,7 @@ def build_metadata(
     work: float,
     ops: float = 0.0,
     mutated: Sequence[int] = (),
+    weak_casts: dict[int, set] | None = None,
 ) -> FunctionMetadata:
     from . import __version__
     from .compiler import iree_version
@@ -475,4 +483,6 @@ def build_metadata(
         op_estimate=ops,
         static_args={str(k): repr(v) for k, v in signature.static_args},
         mutated={signature.leaf_names[i]: len(out_avals) + k for k, i in enumerate(mutated)},
+        weak_casts={signature.leaf_names[i]: sorted(d.name for d in dts)
+                    for i, dts in sorted((weak_casts or {}).items())},
     )

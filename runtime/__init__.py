@@ -43,6 +43,7 @@ from .device import (
 from .errors import (
     AotcRuntimeError,
     ArgumentError,
+    ArgumentOverflowError,
     ArtifactNotFoundError,
     CallError,
     DeletedArrayError,
@@ -77,6 +78,7 @@ __all__ = [
     "TASK_WORKER_GROUPS_MAX",
     "AotcRuntimeError",
     "ArgumentError",
+    "ArgumentOverflowError",
     "Array",
     "ArtifactNotFoundError",
     "CallError",

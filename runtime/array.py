@@ -24,6 +24,7 @@ from .device import Device, get_device
 from .errors import ArgumentError, DeletedArrayError
 from .ledger import out_of_memory
 from .sharing import VIEWS, mark_shared
+from .subclasses import subclass_refusal
 
 # Results up to this size are copied to the host when first read; larger ones are read
 # in place (zero-copy). Copying 16 KiB costs about what the zero-copy view's keep-alive
@@ -356,6 +357,10 @@ class TrackedArray(Array):
 def host_array(x: Any, where: str) -> tuple[np.ndarray, Any]:
     """``x`` as a C-contiguous ndarray with its dtype-table entry; a dtype the runtime
     cannot pass raises ``ArgumentError`` naming ``where``."""
+    if type(x) is not np.ndarray and isinstance(x, np.ndarray):
+        refusal = subclass_refusal(x, where)
+        if refusal is not None:
+            raise ArgumentError(refusal)
     host = c_contiguous(x)
     entry = dtypes.from_numpy(host.dtype)
     if entry is None:

@@ -68,6 +68,13 @@ class ShapeError(ArgumentError, ValueError):
     in two arguments. Fix: pass the shape shown, or re-export with a dynamic dimension."""
 
 
+class ArgumentOverflowError(ArgumentError, OverflowError):
+    """A Python scalar argument does not fit the dtype the function computes it in: numpy
+    2 raises ``OverflowError`` for a Python int out of an integer dtype's range where it
+    meets an array (``uint8_array + 300``), and so does the call, naming the argument.
+    Fix: pass a value in range, or an array of a wider dtype for the other operand."""
+
+
 class DeviceMismatchError(ArgumentError, ValueError):
     """An ``Array`` living on one device was passed to a function loaded on another.
     Fix: ``np.asarray(array)`` to bring it to the host first, or load the module on the

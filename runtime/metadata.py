@@ -60,6 +60,11 @@ class FunctionMetadata:
     # of the result holding its final value (after the function's own results). The
     # runtime copies it into the caller's numpy array after the call.
     mutated: dict[str, int] = field(default_factory=dict)
+    # Python scalar arguments (weakly typed) the function computes in narrower dtypes
+    # (``uint8_array + k``): argument name -> those dtypes. As numpy does, a call raises
+    # ``OverflowError`` for an int out of one's range and warns for a float that
+    # overflows one. Left out of the record when empty.
+    weak_casts: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def signature(self) -> str:
@@ -83,6 +88,8 @@ class FunctionMetadata:
 
     def to_json(self) -> str:
         data = asdict(self)
+        if not self.weak_casts:
+            del data["weak_casts"]  # records without it read as before, by older runtimes too
         data["schema"] = SCHEMA_VERSION
         data["in_tree"] = self.in_tree.to_json()
         data["out_tree"] = self.out_tree.to_json()

@@ -119,6 +119,7 @@ FIELDS: dict[str, tuple[Any, bool]] = {
     "donated": (None, False),
     "aliases": (None, False),
     "mutated": (None, False),
+    "weak_casts": (None, False),
 }
 
 
@@ -147,6 +148,11 @@ def check(data: Any) -> None:
             if key not in names:
                 raise _fail(f"{field} key", f"an argument name ({', '.join(names)})", key)
             _index(f"{field}[{key!r}]", value, n_results, "results")
+    for key, value in _mapping("weak_casts", data.get("weak_casts", {}), "dtype lists").items():
+        if key not in names:
+            raise _fail("weak_casts key", f"an argument name ({', '.join(names)})", key)
+        if not isinstance(value, list) or not all(d in DTYPES for d in value):
+            raise _fail(f"weak_casts[{key!r}]", f"a list of dtypes of {SUPPORTED}", value)
     for key, value in data.get("aliases", {}).items():
         if not key.isdigit():
             raise _fail("aliases key", "a result index as a string", key)

@@ -14,17 +14,22 @@ import numpy as np
 
 from . import dtypes
 from .array import Array, c_contiguous
-from .errors import ArgumentError, DeletedArrayError, ShapeError
+from .errors import ArgumentError, ArgumentOverflowError, DeletedArrayError, ShapeError
 from .metadata import FunctionMetadata, TensorSpec
+from .subclasses import subclass_refusal
 from .tree import TreeDef
 
 
 class ArgPlan:
     """What one flat argument must be, precomputed once per function."""
 
-    __slots__ = ("dtype", "element_type", "ndim", "shape", "spec", "where")
+    __slots__ = ("dtype", "element_type", "ndim", "shape", "spec", "weak", "where")
 
-    def __init__(self, spec: TensorSpec, where: str) -> None:
+    def __init__(self, spec: TensorSpec, where: str, weak_casts: Any = ()) -> None:
+        # weak_casts: the narrower dtypes the function computes this Python scalar
+        # argument in (metadata ``weak_casts``); its values are checked against them.
+        # weak: None, or (lowest int, highest int, largest float magnitude) they all hold.
+        self.weak = _ranges(tuple(map(np.dtype, weak_casts))) if weak_casts else None
         entry = dtypes.lookup(spec.dtype)
         self.spec = spec
         self.dtype = entry.numpy
@@ -39,7 +44,16 @@ class ArgPlan:
 
 def plan_args(meta: FunctionMetadata) -> tuple[ArgPlan, ...]:
     where = f"{meta.name}()"
-    return tuple(ArgPlan(spec, where) for spec in meta.args)
+    weak = meta.weak_casts
+    return tuple(ArgPlan(spec, where, weak.get(spec.name, ())) for spec in meta.args)
+
+
+def _ranges(casts: tuple[np.dtype, ...]) -> tuple:
+    ints = [np.iinfo(d) for d in casts if d.kind in "iu"]
+    floats = [float(np.finfo(d).max) for d in casts if d.kind in "fc"]
+    return (max((int(i.min) for i in ints), default=-np.inf),
+            min((int(i.max) for i in ints), default=np.inf),
+            min(floats, default=np.inf), casts)
 
 
 def spec_type(spec: TensorSpec) -> str:
@@ -54,8 +68,9 @@ def _kind_of(leaf: Any) -> str:
 
 
 # Python scalars are weakly typed, as in JAX: they take the argument's dtype when the
-# value's kind fits it. bool fits every dtype, int every numeric one, float only floats.
-_SCALAR_FITS = {bool: "biuf", int: "iuf", float: "f"}
+# value's kind fits it. bool fits every dtype, int every numeric one, float only floats
+# (and complexes), complex only complexes.
+_SCALAR_FITS = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}
 
 
 def prepare(leaf: Any, plan: ArgPlan, bindings: dict[str, tuple[int, str]]) -> np.ndarray | Array:
@@ -84,14 +99,27 @@ def prepare(leaf: Any, plan: ArgPlan, bindings: dict[str, tuple[int, str]]) -> n
                 f"np.{plan.dtype.name}({leaf!r})" + (
                     " (check the rounding)" if isinstance(leaf, float) else "")
             )
+        weak = plan.weak
+        if weak is not None:
+            if fits == "iufc":  # an int: numpy raises where it does not fit
+                if not weak[0] <= leaf <= weak[1]:
+                    raise _weak_overflow(leaf, plan)
+            if fits != "biufc" and abs(leaf) > weak[2]:
+                _overflow_warning(leaf, weak[3])
         try:
             array = np.asarray(leaf, dtype=plan.dtype)
-        except OverflowError as e:
-            raise ArgumentError(
+        except OverflowError:
+            raise ArgumentOverflowError(
                 f"{plan.where}: argument {spec.name!r}: expected a value that fits "
-                f"{plan.dtype.name}, got {leaf!r}. Pass a value in range"
-            ) from e
+                f"{plan.dtype.name}, got {leaf!r} (numpy: Python integer {leaf} out of "
+                f"bounds for {plan.dtype.name}). Pass a value in range, or compile the "
+                f"function for a wider argument (a numpy array of a wider dtype)"
+            ) from None
     elif isinstance(leaf, np.ndarray):
+        if type(leaf) is not np.ndarray:
+            refusal = subclass_refusal(leaf, f"{plan.where}: argument {spec.name!r}")
+            if refusal is not None:
+                raise ArgumentError(refusal)
         array = leaf
     elif isinstance(leaf, (np.generic, memoryview)) or hasattr(leaf, "__array__") or hasattr(
         leaf, "__array_interface__"
@@ -105,6 +133,28 @@ def prepare(leaf: Any, plan: ArgPlan, bindings: dict[str, tuple[int, str]]) -> n
     _check_dtype(array.dtype, plan, "an array")
     check_shape(array.shape, plan, bindings)
     return c_contiguous(array)
+
+
+def _weak_overflow(leaf: int, plan: ArgPlan) -> ArgumentOverflowError:
+    """numpy 2's rule for a Python int meeting an array of a narrower integer dtype
+    (NEP 50): ``OverflowError``, naming the dtype it does not fit."""
+    dtype = next(d for d in plan.weak[3]
+                 if d.kind in "iu" and not np.iinfo(d).min <= leaf <= np.iinfo(d).max)
+    article = "an" if dtype.name[0] == "i" else "a"
+    return ArgumentOverflowError(
+        f"{plan.where}: argument {plan.spec.name!r}: expected a Python int that fits "
+        f"{dtype.name} (the function computes it with {article} {dtype.name} array), got "
+        f"{leaf}: Python integer {leaf} out of bounds for {dtype.name}, as numpy 2 "
+        f"raises. Pass a value in range, or make that array wider (x.astype(np.int64))")
+
+
+def _overflow_warning(leaf: int | float | complex, casts: tuple[np.dtype, ...]) -> None:
+    """A number beyond a float dtype's range becomes inf there, with numpy's "overflow
+    encountered in cast" warning: numpy warns itself, so ``np.errstate`` applies (a
+    complex's magnitude only suggests it: numpy decides by its parts)."""
+    for dtype in casts:
+        if dtype.kind in "fc":
+            np.asarray(leaf, dtype=dtype)
 
 
 def _check_dtype(dtype: np.dtype, plan: ArgPlan, what: str) -> None:

@@ -14,6 +14,8 @@ from .. import dtypes, x64
 from ..core import Tracer, check_usable, current_trace
 from ..errors import TracingError
 from ..runtime.array import Array
+from ..runtime.errors import ArgumentError
+from ..runtime.subclasses import subclass_refusal
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ def as_operand(x, where: str):
     if isinstance(x, Array):  # a runtime array (an eager result) kept in a closure
         x = x.to_host()
     if isinstance(x, (np.ndarray, list, tuple)):
+        if type(x) not in (np.ndarray, list, tuple) and isinstance(x, np.ndarray):
+            refusal = subclass_refusal(x, where)  # a masked array, np.matrix, ...
+            if refusal is not None:
+                raise ArgumentError(refusal)
         array = np.asarray(x)
         if array.ndim == 0:
             return Scalar(array[()], dtypes.canonicalize(array.dtype, where), weak=False)

@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes, x64
 from ..constants import scalar_constant
 from ..core import Tracer, current_trace
-from ..errors import TracingError, UnsupportedDtypeError
+from ..errors import ScalarOverflowError, TracingError, UnsupportedDtypeError
 from ..lowering import (
     add_work,
     dim_map,
@@ -52,6 +52,9 @@ def elementwise(
         value, loop_dims = drop_broadcast_dims(t, range(rank - t.ndim, rank), shape)
         inputs.append((value, dim_map(rank, loop_dims)))
     init = empty(shape, out_dtype)
+    for o, dt in zip(operands, in_dtypes):
+        if isinstance(o, Tracer) and o.weak and o.dtype != dt:
+            current_trace().note_weak_cast(o, dt)  # a Python scalar argument: checked per call
 
     def emit(*args):
         block_args = iter(args[: len(tracers)])
@@ -73,9 +76,11 @@ def _cast_scalar(s: Scalar, dtype: np.dtype, where: str):
         return np.asarray(s.value).astype(dtype)
     try:
         return np.array(s.value, dtype=dtype)  # numpy 2 rejects a weak int that does not fit
-    except OverflowError as e:
-        raise TracingError(f"{where}: Python scalar {s.value!r} does not fit in {dtype.name}: "
-                           f"{e}") from None
+    except OverflowError:
+        raise ScalarOverflowError(
+            f"{where}: Python integer {s.value} out of bounds for {dtype.name} (numpy 2 "
+            f"computes a Python int with the array's dtype). Pass a value in range, or "
+            f"cast the array to a wider dtype first (x.astype(np.int64))") from None
 
 
 _WEAK_VALUES = {"bool": False, "int": 0, "uint": 0, "float": 0.0, "complex": 0j}
@@ -103,6 +108,12 @@ def ufunc(name: str, *args) -> Tracer:
     in_dtypes, out_dtype = loop[: len(operands)], loop[len(operands)]
     for dt in loop:
         dtypes.canonicalize(dt, f"{name}() computes in")
+    if name in _COMPARISONS:
+        in_dtypes, decided = _compare_python_int(name, operands, in_dtypes)
+        if decided is not None:
+            return decided
+    if name == "power" and dtypes.kind(in_dtypes[1]) == "int":
+        _check_exponent(operands[1])
     body = loop_body(name, in_dtypes)
     if not any(isinstance(o, Tracer) for o in operands):
         # All constants: still an array op, computed on a 0-d array.
@@ -117,6 +128,54 @@ def ufunc(name: str, *args) -> Tracer:
     # x64 off (x_i8 * 2.0): the result stays weak.
     result.weak = weak
     return result
+
+
+def _check_exponent(o) -> None:
+    """numpy 2 refuses integers to negative integer powers (a ValueError); a constant
+    exponent is checked here (a traced one is not known until the call)."""
+    value = o.value if isinstance(o, Scalar) else current_trace().constant_value(o)
+    if value is not None and np.any(np.asarray(value) < 0):
+        raise TracingError(
+            "power: Integers to negative integer powers are not allowed (numpy 2 raises "
+            f"ValueError too), got the exponent {np.min(value)}. Raise a float instead: "
+            "x.astype(np.float64) ** n, or np.float_power(x, n)")
+
+
+_COMPARISONS = frozenset(("equal", "not_equal", "less", "less_equal", "greater",
+                          "greater_equal"))
+_MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+             "greater_equal": "less_equal"}
+
+
+def _compare_python_int(name: str, operands: list, in_dtypes: tuple) -> tuple:
+    """numpy 2 compares a Python int with an integer array exactly, whatever its value
+    (``uint8_array == 300`` is all False, ``uint8_array > -1`` all True), where other
+    ufuncs raise. A constant out of the loop dtype's range decides every element: the
+    result is that constant. A Python scalar argument (any value) is compared in a dtype
+    holding both (int64 for uint8 and int64); uint64 against int64 has none, so there the
+    argument must fit uint64 (checked per call). Returns the loop and the decided result
+    (None when the op has to compute)."""
+    loop = np.dtype(in_dtypes[0])
+    if loop.kind not in "iu" or len(operands) != 2:
+        return in_dtypes, None
+    for k, o in enumerate(operands):
+        if not o.weak or dtypes.kind(o.dtype) not in ("int", "uint"):
+            continue
+        if isinstance(o, Scalar):
+            info = np.iinfo(loop)
+            if info.min <= o.value <= info.max:
+                continue
+            op = name if k == 1 else _MIRRORED.get(name, name)  # as "array op scalar"
+            above = o.value > info.max
+            value = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
+                     "greater": not above, "greater_equal": not above}[op]
+            shape = broadcast_result_shape(
+                [t.shape for t in operands if isinstance(t, Tracer)], name)
+            return in_dtypes, current_trace().constant(np.full(shape, value, np.bool_))
+        wide = np.promote_types(loop, o.dtype)
+        if wide.kind in "iu":
+            in_dtypes = (wide, wide)
+    return in_dtypes, None
 
 
 def astype(x, dtype) -> Tracer:
@@ -204,6 +263,13 @@ def _clip_bound(a, bound):
     if type(bound) is int and dtypes.kind(dtype) in ("int", "uint"):
         info = np.iinfo(dtype)
         return min(max(bound, int(info.min)), int(info.max))
+    if (isinstance(bound, Tracer) and bound.weak and dtypes.kind(dtype) in ("int", "uint")
+            and dtypes.kind(bound.dtype) in ("int", "uint")
+            and dtypes.narrows(bound.dtype, dtype)):
+        # A Python int argument, the same rule: clamped where it is still a Python int.
+        info, own = np.iinfo(dtype), np.iinfo(bound.dtype)
+        low, high = max(int(info.min), int(own.min)), min(int(info.max), int(own.max))
+        return ufunc("minimum", ufunc("maximum", bound, low), high)
     return bound
 
 

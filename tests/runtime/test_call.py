@@ -7,7 +7,13 @@ import threading
 
 import numpy as np
 import pytest
-from aotc.runtime import ArgumentError, DeletedArrayError, DeviceMismatchError, ShapeError
+from aotc.runtime import (
+    ArgumentError,
+    ArgumentOverflowError,
+    DeletedArrayError,
+    DeviceMismatchError,
+    ShapeError,
+)
 
 from aotc import runtime
 
@@ -88,8 +94,13 @@ def test_float_scalar_for_int_argument(mod):
 
 
 def test_scalar_out_of_range(mod):
-    with pytest.raises(ArgumentError, match="expected a value that fits int32, got 8589934592"):
+    with pytest.raises(ArgumentOverflowError,
+                       match="argument 'k': expected a value that fits int32, got 8589934592"):
         mod.shift(2**33, np.arange(3, dtype=np.int32))
+    with pytest.raises(OverflowError, match="out of bounds for int32"):  # numpy's error
+        mod.shift(-2**31 - 1, np.arange(3, dtype=np.int32))
+    np.testing.assert_array_equal(  # the extremes fit
+        np.asarray(mod.shift(-2**31, np.zeros(3, np.int32))), np.full(3, -2**31, np.int32))
 
 
 def test_strongly_typed_numpy_scalar(mod):
