@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from . import build, cache, compile_log, x64
+from . import build, cache, compile_log, jit_cache, x64
 from .compiler import compile_bytecode, iree_version
 from .core import is_tracing
 from .errors import AotcError
@@ -140,9 +140,10 @@ class Lowered:
     def _compile(self, stages: compile_log.Stages) -> Compiled:
         owner = self._owner
         memory = owner._compiled if owner is not None else None
-        if memory is not None and self._signature.key in memory:
+        found = memory.get(self._signature.key) if memory is not None else None
+        if found is not None:
             self._log(stages, "from the in-memory cache", "memory")
-            return memory[self._signature.key]
+            return found
         stats = owner.stats if owner is not None else {}
         with stages("disk cache"):
             key = self.cache_key() if cache.enabled() else None
@@ -168,7 +169,7 @@ class Lowered:
                 compiled = Compiled(vmfb, self.metadata, self._binder, self._signature,
                                     self.bytecode)
         if memory is not None:
-            memory[self._signature.key] = compiled
+            memory.put(self._signature.key, compiled)
         self._log(stages, _SOURCES[source], source)
         return compiled
 
@@ -322,11 +323,12 @@ class JittedFunction:
                                       donate_argnums, donate_argnames)
         self._strict_donation = bool(strict_donation)
         self._target: Target = get_target(target)
-        self._compiled: dict[Any, Compiled] = {}
-        # The per-call fast path's keys -> Compiled.call_flat: the arguments' (shape,
-        # dtype), with the values of static arguments at their positions.
-        self._fast: dict[tuple, Callable] = {}
-        self._fast32: dict[tuple, Callable] = {}  # the same with aotc.config.x64 off
+        # Signature key -> Compiled, bounded by aotc.config.jit_cache_size (LRU), and the
+        # per-call fast path's keys -> Compiled.call_flat: the arguments' (shape, dtype),
+        # with the values of static arguments at their positions (_fast32: x64 off).
+        self._compiled = jit_cache.CompiledCache()
+        self._fast = self._compiled.fast
+        self._fast32 = self._compiled.fast32
         static = self._binder.static_argnums
         self._no_static = not static
         self._static_positions = (frozenset(static) if static and min(static) >= 0 else None)
@@ -373,12 +375,13 @@ class JittedFunction:
                 compiled = self._compiled.get(signature.key)
                 if compiled is None:
                     compiled = self._compile_miss(signature)
-                    self._compiled[signature.key] = compiled
+                    self._compiled.put(signature.key, compiled)
         if key is not None:  # every argument had a shape and dtype or was static
-            fast[key] = compiled.call_flat
+            run = compiled.call_flat
             if fast is self._fast32 and any(getattr(a, "dtype", None) in x64.NARROW
                                             for a in args):
-                fast[key] = _narrowing(compiled.call_flat, signature.avals)
+                run = _narrowing(compiled.call_flat, signature.avals)
+            self._compiled.remember_fast(fast, key, signature.key, run)
         return compiled.call_flat(leaves)
 
     def __get__(self, obj, objtype=None):
@@ -451,9 +454,12 @@ class JittedFunction:
             return self._lower(signature, stages, keep_traced=True)
 
     def clear_cache(self) -> None:
+        """Drops the compiled executables and gives their memory back: the loaded modules
+        (a live result keeps the module that made it until it goes), the compiler's
+        session, and the C heap's free pages. Later calls trace again (and load from the
+        disk cache)."""
         self._compiled.clear()
-        self._fast.clear()
-        self._fast32.clear()
+        jit_cache.release_compile_memory()
 
 
 def _narrowing(call_flat: Callable, avals) -> Callable:

@@ -1,8 +1,11 @@
 """Compiling MLIR to a .vmfb with IREE's in-process compiler.
 
-One compiler session per flag set is kept for the process (sessions are costly to make
-and reusable); each compile is one invocation. IREE prints its diagnostics to the C-level
-stderr, so they are captured from file descriptor 2 and carried in ``CompileError``.
+One compiler session per flag set is kept and reused; each compile is one invocation.
+A session keeps the uniqued types and attributes of every module it compiled (about 30
+KiB per distinct module), so it is replaced after ``SESSION_MAX_COMPILES`` compiles and
+dropped by ``release_sessions`` (``clear_cache``); a new one takes under a millisecond.
+IREE prints its diagnostics to the C-level stderr, so they are captured from file
+descriptor 2 and carried in ``CompileError``.
 """
 
 from __future__ import annotations
@@ -14,15 +17,20 @@ import threading
 from .errors import CompileError
 from .runtime.integrity import seal
 
+SESSION_MAX_COMPILES = 64
+
 _sessions: dict[tuple[str, ...], object] = {}
+_session_compiles: dict[tuple[str, ...], int] = {}  # compiles each session has run
 _lock = threading.Lock()
 
 
 def _session(flags: tuple[str, ...]):
+    """The session for ``flags`` (called with ``_lock`` held), a new one after
+    ``SESSION_MAX_COMPILES`` compiles: what the old one kept goes with it."""
     from iree.compiler.api import Session
 
     session = _sessions.get(flags)
-    if session is None:
+    if session is None or _session_compiles.get(flags, 0) >= SESSION_MAX_COMPILES:
         session = Session()
         try:
             session.set_flags(*flags)
@@ -30,7 +38,17 @@ def _session(flags: tuple[str, ...]):
             raise CompileError(f"IREE rejected the compiler flags {' '.join(flags)}",
                                str(e)) from None
         _sessions[flags] = session
+        _session_compiles[flags] = 0
+    _session_compiles[flags] += 1
     return session
+
+
+def release_sessions() -> None:
+    """Drops the compiler sessions and what they keep of the modules compiled so far
+    (the next compile makes a new one)."""
+    with _lock:
+        _sessions.clear()
+        _session_compiles.clear()
 
 
 class _CaptureStderr:

@@ -63,6 +63,11 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
            "defaults, JAX's promotion lattice, 64-bit inputs made 32-bit (a warning for "
            "an explicitly requested dtype). Read when a function is traced or called "
            "eagerly; the environment variable once per process. See aotc/x64.py."),
+    Option("jit_cache_size", 0, "AOTC_JIT_CACHE_SIZE", int,
+           "The most compiled signatures each jitted function keeps in memory; past it the "
+           "least recently called one is dropped (a later call with it traces again and "
+           "loads from the disk cache). 0: no bound. Read when a signature is added. See "
+           "aotc/jit_cache.py."),
 )}
 
 _PREFIX = "aotc_"

@@ -15,6 +15,8 @@ sit above it.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
 from .errors import OutOfMemoryError
@@ -27,7 +29,7 @@ class Ledger:
     """
 
     __slots__ = ("baseline", "bytes_allocated", "bytes_donated", "counters", "in_use",
-                 "limit", "num_allocs", "peak", "reserved")
+                 "limit", "num_allocs", "peak", "reserved", "_counters_lock")
 
     def __init__(self, limit: int | None = None, baseline: dict | None = None) -> None:
         self.in_use = 0
@@ -36,8 +38,13 @@ class Ledger:
         self.num_allocs = 0
         self.bytes_allocated = 0
         self.bytes_donated = 0
-        # ... and derived from per-function counters of the fast call path (``register``).
-        self.counters: list[tuple[list, int, int, int, int]] = []
+        # ... and derived from per-function counters of the fast call path (``register``),
+        # by id of the counts list, while the function that updates them lives
+        # (``retire_with``): a module loaded and dropped leaves no entry behind.
+        self.counters: dict[int, tuple[list, int, int, int, int]] = {}
+        # Reentrant: a counter's finalizer may run from a garbage collection that starts
+        # inside ``totals`` on the same thread.
+        self._counters_lock = threading.RLock()
         self.limit = limit  # the preallocation budget, or None
         self.reserved = 0  # bytes preallocated into the reuse cache
         self.baseline = baseline or {}  # the driver's statistics when the device was made
@@ -47,16 +54,36 @@ class Ledger:
         bytes, upload bytes the metadata did not give]. Every call copies each argument
         that is not an Array and allocates every result."""
         counts = [0, 0, 0, 0]
-        self.counters.append((counts, n_args, in_bytes, n_results, out_bytes))
+        with self._counters_lock:
+            self.counters[id(counts)] = (counts, n_args, in_bytes, n_results, out_bytes)
         return counts
+
+    def retire_with(self, owner: Any, counts: list) -> None:
+        """When ``owner`` (the call path that updates ``counts``) is garbage, its counts
+        join the direct totals and their entry goes: ``totals`` then walks only the
+        functions alive, however many modules were loaded and dropped before."""
+        finalizer = weakref.finalize(owner, self._retire, counts)
+        finalizer.atexit = False  # nothing to fold at exit: the process is ending
+
+    def _retire(self, counts: list) -> None:
+        with self._counters_lock:
+            entry = self.counters.pop(id(counts), None)
+            if entry is not None:
+                allocs, nbytes = _derived(entry)
+                self.num_allocs += allocs
+                self.bytes_allocated += nbytes
 
     def totals(self) -> tuple[int, int]:
         """(buffers asked for, their bytes) so far."""
-        allocs, nbytes = self.num_allocs, self.bytes_allocated
-        for counts, n_args, in_bytes, n_results, out_bytes in self.counters:
-            calls, arrays, array_bytes, extra = counts
-            allocs += calls * (n_args + n_results) - arrays
-            nbytes += calls * (in_bytes + out_bytes) - array_bytes + extra
+        with self._counters_lock:
+            # The entries first: a counter retired while they are copied is then in the
+            # direct totals read after.
+            entries = list(self.counters.values())
+            allocs, nbytes = self.num_allocs, self.bytes_allocated
+        for entry in entries:
+            more_allocs, more_bytes = _derived(entry)
+            allocs += more_allocs
+            nbytes += more_bytes
         return allocs, nbytes
 
     def new_peak(self, top: int, where: str, device: Any, requested: int) -> None:
@@ -73,6 +100,15 @@ class Ledger:
         limit = self.limit
         if limit is not None and self.in_use + nbytes > limit:
             raise out_of_memory(where, device, nbytes)
+
+
+def _derived(entry: tuple[list, int, int, int, int]) -> tuple[int, int]:
+    """(buffers, bytes) one function's fast-path counters stand for: every call copies
+    each argument that is not an Array and allocates every result."""
+    counts, n_args, in_bytes, n_results, out_bytes = entry
+    calls, arrays, array_bytes, extra = counts
+    return (calls * (n_args + n_results) - arrays,
+            calls * (in_bytes + out_bytes) - array_bytes + extra)
 
 
 def out_of_memory(where: str, device: Any, requested: int,

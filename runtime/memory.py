@@ -280,7 +280,8 @@ def live_arrays(device: Any = None) -> list:
 
 def trim(device: Any = None) -> int | None:
     """Returns cached (free) buffers to the system: IREE's caching allocator and the
-    runtime's pool. Returns the bytes released where the driver can tell, else None.
+    runtime's pool, and the free pages of the C heap they went back to (``trim_host_heap``).
+    Returns the bytes released where the driver can tell, else None.
 
     Example (local-sync's allocator can tell):
       >>> released = runtime.trim("local-sync")
@@ -302,7 +303,32 @@ def trim(device: Any = None) -> int | None:
             released += max(0, before - after)
         else:
             released = None
+    trim_host_heap()
     return released
+
+
+_malloc_trim: Any = None
+
+
+def trim_host_heap() -> bool:
+    """Gives the free pages of the C heap back to the system (glibc's ``malloc_trim``;
+    False where there is none). glibc keeps memory freed in the middle of its heap: after
+    a jit cache of many signatures is cleared, the process's resident size stays near its
+    peak although most of it is free (measured: 20 of 21 MiB kept after 100 signatures).
+    A few milliseconds; run after large frees, never on the call path."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        import ctypes
+
+        try:
+            _malloc_trim = ctypes.CDLL(None).malloc_trim
+            _malloc_trim.argtypes, _malloc_trim.restype = [ctypes.c_size_t], ctypes.c_int
+        except (OSError, AttributeError):  # not glibc (macOS, musl, Windows)
+            _malloc_trim = False
+    if _malloc_trim is False:
+        return False
+    _malloc_trim(0)
+    return True
 
 
 # ---------------------------------------------------------------------------------------
