@@ -155,9 +155,9 @@ def narrows(weak: np.dtype, dtype: np.dtype) -> bool:
     """Can ``dtype`` miss values of ``weak`` (a Python scalar's dtype, int64 or float64,
     int32 or float32 with ``x64`` off)? For numpy that is where a Python int raises
     ``OverflowError`` (``uint8_array + 300``) and a float overflows to inf with a
-    warning (``float16_array + 1e5``). Casts to bool never fail."""
+    warning (``float16_array + 1e5``). Casts to or from bool never fail."""
     weak, dtype = np.dtype(weak), np.dtype(dtype)
-    if dtype == weak or dtype.kind == "b":
+    if dtype == weak or dtype.kind == "b" or weak.kind == "b":  # True fits every dtype
         return False
     if dtype.kind in "iu":
         return weak.kind in "iu" and not np.can_cast(weak, dtype)

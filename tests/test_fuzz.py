@@ -95,3 +95,27 @@ def test_float64_fmod_of_a_multiple_keeps_the_dividend_sign():
     got = np.asarray(aotc.jit(anp.fmod)(a, b))
     np.testing.assert_array_equal(np.signbit(got), np.signbit(np.fmod(a, b)))
     np.testing.assert_array_equal(got, np.fmod(a, b))
+
+
+def test_loop_carry_and_values_after_the_loop_share_a_producer():
+    """IREE fused the producer of a loop's initial carry with that of a value read after
+    the loop, then failed to order the dispatch around the loop ("circular dependency")."""
+    x = np.linspace(0.5, 3.0, 128, dtype=np.float32).reshape(2, 64)
+
+    def f(x):
+        b = anp.exp2(x)
+        return anp.cosh(b) / aotc.lax.fori_loop(0, 3, lambda i, c: c * 3 - 1, anp.log1p(b))
+
+    c = np.log1p(np.exp2(x))
+    for _ in range(3):
+        c = c * 3 - 1
+    np.testing.assert_allclose(np.asarray(aotc.jit(f)(x)), np.cosh(np.exp2(x)) / c, rtol=1e-5)
+
+
+def test_exported_bool_scalar_argument():
+    """A Python bool argument of an exported function divided by: it crashed the
+    overflow check of scalar arguments (no integer range for bool)."""
+    x = np.array([1.0, 2.0, 4.0], np.float32)
+    artifact = aotc.export(lambda x, s: x / s, x, True, name="divide")
+    got = aotc.runtime.load(artifact.vmfb).divide(x, True)
+    np.testing.assert_array_equal(np.asarray(got), x / True)

@@ -28,6 +28,7 @@ from .. import dtypes, tree_util
 from .._mlir import arith, index_constant, ir, scf, tensor
 from ..core import Tracer, current_trace
 from ..errors import TracingError
+from ..lowering import barrier
 from ..signature import leaf_paths
 from . import elementwise as ew
 from .arguments import as_operand
@@ -429,7 +430,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
                             f"{where}: body_fun output")
             _yield(body, out, [c.dtype for c in carry])
             op = regions.build("scf.for", _types(carry),
-                               [*bounds_ir, *[c.value for c in carry]], [body])
+                               [*bounds_ir, *[_loop_input(c.value) for c in carry]], [body])
         _outer_work(trace, before_work, main // k)
         state = _like(op.results, carry)
         for s in range(main, n):  # the steps left over by unroll=k, traced in line
@@ -438,3 +439,12 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
                                                _result_weak(carry, out)))
 
     return _promoting(build, init)
+
+
+def _loop_input(value: ir.Value) -> ir.Value:
+    """A loop's initial carry, computed in a dispatch of its own. IREE 3.13 fuses the
+    producer of a carry with the producers of values read after the loop into one
+    multi-result dispatch, and then fails to order it around the loop ("circular
+    dependency: input operation uses partition output"): for ``b = exp2(x)``,
+    ``cosh(b) / fori_loop(..., log1p(b))``. Found by the fuzzer."""
+    return barrier(value) if isinstance(value, ir.OpResult) else value

@@ -116,14 +116,14 @@ def _error(e: BaseException) -> str:
 
 def run_batch(programs: list[Program], mode: str) -> list[Finding]:
     vmapped = mode == "vmap"
+    batch_error = ""
     try:
         got = _call(programs, mode)
         findings = _compare(got, _wants(programs, vmapped), programs, mode)
     except Exception as e:  # noqa: BLE001 - every failure of aotc is a finding
+        batch_error = _error(e) + "\n" + "".join(traceback.format_tb(e.__traceback__)[-3:])
         if len(programs) == 1:
-            return [Finding(programs[0].seed, mode, "error", _error(e) + "\n"
-                            + "".join(traceback.format_tb(e.__traceback__)[-3:]),
-                            programs[0].source)]
+            return [Finding(programs[0].seed, mode, "error", batch_error, programs[0].source)]
         findings = None
     if findings == [] or len(programs) == 1:
         return findings
@@ -131,5 +131,18 @@ def run_batch(programs: list[Program], mode: str) -> list[Finding]:
     alone = [f for p in programs for f in run_batch([p], mode)]
     if not alone:
         alone = [Finding(programs[0].seed, mode, "error", "the batch failed, every program "
-                         "alone passes: " + ",".join(str(p.seed) for p in programs), "")]
+                         "alone passes: " + ",".join(str(p.seed) for p in programs) + ": "
+                         + (batch_error or "in the batch: " + "; ".join(
+                             f"program {f.seed} {f.message}" for f in findings[:3])), "")]
     return alone
+
+
+def run_seeds(seeds: list[int], mode: str) -> list[str]:
+    """``run_batch`` of the programs of these seeds, findings as text (for worker
+    processes of the long run)."""
+    import warnings
+
+    from .programs import generate
+
+    warnings.simplefilter("ignore")
+    return [str(f) for f in run_batch([generate(s) for s in seeds], mode)]

@@ -203,17 +203,22 @@ def _conv1d_params(draw, x):
 
 OPS: list[Op] = [
     # elementwise, correctly rounded or exact
-    *_unary("negative positive absolute square sqrt reciprocal"),
+    *_unary("negative positive absolute square sqrt"),
+    # numpy's integer reciprocal of 0 is C's undefined 1/0 (INT_MIN on x86): floats only
+    *_unary("reciprocal", accepts=_floats),
     *_unary("floor ceil trunc rint sign isnan isinf isfinite signbit logical_not", "discrete"),
     Op("invert", "~{a}", "exact", accepts=lambda x, *r: np.asarray(x).dtype.kind in "biu"),
-    *_binary("add subtract multiply true_divide copysign logical_and logical_xor bitwise_and "
-             "bitwise_or bitwise_xor"),
+    # IREE's CPU code contracts a multiply feeding an add into one fma (numpy rounds the
+    # product first): sums are within an ulp of their operands' magnitude, not exact
+    *_binary("add subtract", "linear", terms=lambda x, p: 2),
+    *_binary("multiply true_divide copysign logical_and logical_xor bitwise_and bitwise_or "
+             "bitwise_xor"),
     *_binary("maximum minimum fmax fmin", loose_zeros=True),
     *_binary("floor_divide remainder fmod", "discrete"),
     *_binary("less less_equal equal not_equal greater greater_equal", "discrete"),
-    Op("x + s", "{a} + {s}", params=_scalar_operand),
+    Op("x + s", "{a} + {s}", "linear", params=_scalar_operand, terms=lambda x, p: 2),
     Op("x * s", "{a} * {s}", params=_scalar_operand),
-    Op("s - x", "{s} - {a}", params=_scalar_operand),
+    Op("s - x", "{s} - {a}", "linear", params=_scalar_operand, terms=lambda x, p: 2),
     Op("x / s", "{a} / {s}", params=_scalar_operand),
     Op("x // s", "{a} // {s}", "discrete", params=_scalar_operand),
     Op("x % s", "{a} % {s}", "discrete", params=_scalar_operand),
@@ -298,14 +303,16 @@ OPS: list[Op] = [
     Op("astype", "{a}.astype({dtype})", "exact", params=_cast_params),
     # control flow
     Op("cond", "lax.cond(m.sum({a} > 0) > {half}, lambda t: t * 2, lambda t: t - 1, {a})",
-       "exact", params=_half_size, needs_exact=True,
+       "linear", params=_half_size, needs_exact=True, terms=lambda x, p: 2,
        accepts=lambda x, *r: np.asarray(x).dtype.kind != "b"),
-    Op("fori_loop", "lax.fori_loop(0, 3, lambda i, c: c * 3 - 1, {a})", "exact",
+    Op("fori_loop", "lax.fori_loop(0, 3, lambda i, c: c * 3 - 1, {a})", "linear",
+       terms=lambda x, p: 60,
        accepts=lambda x, *r: np.asarray(x).dtype.kind != "b"),
     Op("scan", "lax.scan(lambda c, x: (c + x, c * 2), {a}[0] * 0, {a})[1]", "linear",
        accepts=_nonempty(1), terms=lambda x, p: np.shape(x)[0] + 1),
     Op("while_loop", "lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2 + 1), "
-       "(0, {a}))[1]", "exact", accepts=lambda x, *r: np.asarray(x).dtype.kind != "b"),
+       "(0, {a}))[1]", "linear", accepts=lambda x, *r: np.asarray(x).dtype.kind != "b",
+       terms=lambda x, p: 30),
 ]
 OPS_BY_NAME = {op.name: op for op in OPS}
 assert len(OPS_BY_NAME) == len(OPS), "op names must be unique"
