@@ -16,6 +16,7 @@ from .passes import (
     CLEANUP,
     REGISTRY,
     CheckDtypes,
+    FuseReturnedSiblings,
     PassError,
     SeparateReturnedUpdates,
     run_pipeline,
@@ -122,6 +123,7 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)
+    run_pipeline(module, [FuseReturnedSiblings()])  # after donation: see its docstring
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

@@ -16,13 +16,14 @@ from .check_dtypes import CheckDtypes
 from .donation import Donate, pair_donations
 from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
+from .fuse_siblings import FuseReturnedSiblings
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
 
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
-    "SeparateReturnedUpdates",
+    "SeparateReturnedUpdates", "FuseReturnedSiblings",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math",
 ]
