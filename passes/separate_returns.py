@@ -31,11 +31,7 @@ def _updated_in_place(value) -> bool:
         # an argument returned unchanged keeps its buffer: the runtime records it as an
         # alias ("arg <i>"), which a barrier would hide
         return False
-    for use in value.uses:
-        owner = use.owner
-        if DESTINATION.get(owner.name) == use.operand_number:
-            return True
-    return False
+    return any(DESTINATION.get(use.owner.name) == use.operand_number for use in value.uses)
 
 
 @register

@@ -12,26 +12,13 @@ import types
 import numpy as np
 
 
+def _at(method: str):
+    return staticmethod(lambda x, index, v: getattr(x.at[index], method)(v))
+
+
 class AotcHelpers:
-    @staticmethod
-    def at_set(x, index, v):
-        return x.at[index].set(v)
-
-    @staticmethod
-    def at_add(x, index, v):
-        return x.at[index].add(v)
-
-    @staticmethod
-    def at_multiply(x, index, v):
-        return x.at[index].multiply(v)
-
-    @staticmethod
-    def at_min(x, index, v):
-        return x.at[index].min(v)
-
-    @staticmethod
-    def at_max(x, index, v):
-        return x.at[index].max(v)
+    at_set, at_add, at_multiply = _at("set"), _at("add"), _at("multiply")
+    at_min, at_max = _at("min"), _at("max")
 
 
 def _updated(ufunc):
