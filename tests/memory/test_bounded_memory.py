@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 import weakref
 
 import numpy as np
@@ -20,17 +19,6 @@ from aotc import compiler, runtime
 from aotc.errors import ConfigError
 
 LOADS = 1000
-
-
-def _stats_seconds(uri: str) -> float:
-    """The fastest of five timings of ``memory_stats`` (50 calls each), per call."""
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(50):
-            runtime.memory_stats(uri)
-        best = min(best, (time.perf_counter() - start) / 50)
-    return best
 
 
 def test_loading_and_dropping_modules_leaves_no_ledger_entries():
@@ -45,7 +33,6 @@ def test_loading_and_dropping_modules_leaves_no_ledger_entries():
     gc.collect()
     entries_before = len(ledger.counters)
     allocs_before = runtime.memory_stats("local-sync").num_allocs
-    seconds_before = _stats_seconds("local-sync")
     for _ in range(LOADS):
         module = runtime.load(vmfb, device="local-sync")
         module.double_plus_one(x)
@@ -54,8 +41,6 @@ def test_loading_and_dropping_modules_leaves_no_ledger_entries():
     assert len(ledger.counters) == entries_before
     # Every call copied its argument and allocated its result: still counted.
     assert runtime.memory_stats("local-sync").num_allocs - allocs_before == 2 * LOADS
-    # The growth itself, with a generous margin for a busy machine.
-    assert _stats_seconds("local-sync") < 2 * seconds_before + 10e-6
 
 
 def test_a_live_module_keeps_its_entry_and_results_do_not_need_it():
