@@ -2,20 +2,23 @@
 wrong, rewritten into aotc's own arith-only versions (``passes/libm``).
 
 IREE's CPU code links no libm. For float64 it refuses sin, cos, tan, asin, acos, atan and
-atan2, and its expm1, exp2, log1p, sinh, tanh, atanh, cbrt and log2 are inaccurate (expm1
-is 10**15 ulps off below 1e-5, exp2 400 ulps near 1024). Its float32 sin, cos and tan
-reduce the argument with a float32 pi/2 (40 ulps off at 100, values above 1 past 1e9),
-and its float32 atan, asin, acos, cbrt, exp2 and expm1 are up to 57 ulps off.
+atan2, and its expm1, exp2, log1p, sinh, tanh, atanh, cbrt, log2 and powf are inaccurate
+(expm1 is 10**15 ulps off below 1e-5, exp2 400 ulps near 1024, powf 1000 ulps near
+2**1000). Its float32 sin, cos and tan reduce the argument with a float32 pi/2 (40 ulps
+off at 100, values above 1 past 1e9), and its float32 atan, asin, acos, cbrt, exp2 and
+expm1 are up to 57 ulps off, powf 120.
 
 Which ops, and how, is each op's ``cpu_expansion`` in the vocabulary (passes/opset.py):
 
 - ``aotc-expand-math`` replaces each float64 op marked "f64" by its expansion
   (``libm.FLOAT64``), and the float32 ops marked "f32-own" by float32 ones;
 - ``aotc-expand-math-f32`` replaces each float32 op marked "f32" (sin, cos, tan, asin,
-  acos, atan, atan2, cbrt, expm1) by the float64
+  acos, atan, atan2, cbrt, expm1, powf) by the float64
   expansion between an ``extf`` and a ``truncf``: rounded twice, within 0.5 ulp
-  plus 2**-29 of the exact value. It introduces float64, so a module that also targets a
-  device without float64 (Vulkan) skips it (``build.finish_module``).
+  plus 2**-29 of the exact value (powf has a version of its own for float32 operands,
+  ``libm.FLOAT32_INPUT``, which rounds to float32 itself). It introduces float64, so a
+  module that also targets a device without float64 (Vulkan) skips it
+  (``build.finish_module``).
 
 The frontend emits plain ``math`` ops, so the traced IR stays readable and the batching
 (and later differentiation) passes see ``math.sin``, not its bit arithmetic; only the
@@ -51,7 +54,9 @@ def _expand(op, how: str) -> None:
             f64 = ir.F64Type.get()
             operands = [arith.ExtFOp(f64, v).result for v in operands]
         result = implementation(*(Float(v) for v in operands)).value
-        if widen:
+        # An implementation may round to float32 itself (pow builds subnormal float32
+        # results from their bits: truncf would flush them on IREE's CPU runtime).
+        if widen and result.type != op.result.type:
             result = arith.TruncFOp(op.result.type, result).result
     op.result.replace_all_uses_with(result)
     op.erase()

@@ -149,12 +149,12 @@ _ROWS: list[Op] = [
                      "arith.minui arith.shli", widen="unsigned"),
     *_rows("scalar", "arith.uitofp arith.fptoui"),
     *_rows("scalar", "math.absf math.absi math.ceil math.copysign math.cosh math.erf "
-                     "math.exp math.floor math.fma math.log math.powf math.roundeven "
+                     "math.exp math.floor math.fma math.log math.roundeven "
                      "math.sqrt math.rsqrt math.trunc math.fpowi math.ipowi"),
     # IREE's CPU code computes these poorly in float64 (aotc-expand-math replaces them).
     *_rows("scalar", "math.atanh math.log10 math.log1p math.log2 math.sinh math.tanh",
            cpu_expansion="f64"),
-    *_rows("scalar", "math.cbrt math.expm1", cpu_expansion="f64 f32"),
+    *_rows("scalar", "math.cbrt math.expm1 math.powf", cpu_expansion="f64 f32"),
     *_rows("scalar", "math.exp2", cpu_expansion="f64 f32-own"),
     # IREE's CPU code links no libm and has no inline float64 version of these.
     *_rows("scalar", "math.asin math.acos", cpu_f64=False, cpu_expansion="f64 f32"),

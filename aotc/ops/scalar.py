@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes
 from .._mlir import arith, ir, math
 from ..constants import scalar_constant
+from .scalar_power import float_power
 
 Rule = Callable[..., ir.Value]
 
@@ -216,30 +217,6 @@ def _int_power(dtype, a, e):
         select(cmpi("eq", a, minus_one), select(odd, minus_one, one), zero),
     )
     return select(cmpi("slt", e, zero), negative_result, result)
-
-
-def _is_integral(dt, x):
-    return cmpf("oeq", math.FloorOp(x).result, x)
-
-
-def _float_power(dt, x, y):
-    """C99 pow from pow(|x|, y): IREE's powf is exp(y * log(x)), NaN for every negative
-    base (numpy: (-2.0) ** 3 == -8) and for pow(1, inf), pow(x, 0) with x inf or NaN."""
-    zero, one = const(0.0, dt), const(1.0, dt)
-    r = math.PowFOp(math.AbsFOp(x).result, y).result
-    y_integral = _is_integral(dt, y)
-    half_y = arith.MulFOp(y, const(0.5, dt)).result
-    y_odd = arith.AndIOp(
-        y_integral, arith.XOrIOp(_is_integral(dt, half_y), const(True, np.bool_)).result).result
-    r = select(arith.AndIOp(_signbit(dt, x), y_odd).result, arith.NegFOp(r).result, r)
-    negative_base = arith.AndIOp(cmpf("olt", x, zero), cmpf("ogt", x, const(-np.inf, dt))).result
-    r = select(arith.AndIOp(negative_base,
-                            arith.XOrIOp(y_integral, const(True, np.bool_)).result).result,
-               const(np.nan, dt), r)
-    y_inf = cmpf("oeq", math.AbsFOp(y).result, const(np.inf, dt))
-    minus_one_inf = arith.AndIOp(cmpf("oeq", x, const(-1.0, dt)), y_inf).result
-    exact_one = arith.OrIOp(cmpf("oeq", y, zero), cmpf("oeq", x, one)).result
-    return select(arith.OrIOp(exact_one, minus_one_inf).result, one, r)
 
 
 def _float_sign(dtype, x):
@@ -500,7 +477,7 @@ UFUNC_RULES: dict[str, Rule] = {
     "floor_divide": by_kind(float=_float_floor_divide, int=_int_floor_divide,
                             uint=_uint_floor_divide),
     "remainder": by_kind(float=_float_remainder, int=_int_remainder, uint=_uint_remainder),
-    "power": by_kind(float=_widen_f16(_float_power), int=_int_power),
+    "power": by_kind(float=_widen_f16(float_power), int=_int_power),
     "negative": by_kind(float=op(arith.NegFOp),
                         int=lambda dt, x: arith.SubIOp(const(0, dt), x).result),
     "positive": by_kind(float=_identity, int=_identity),

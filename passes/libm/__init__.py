@@ -12,7 +12,8 @@ they run on every target with float64: host, aarch64, riscv64, armv7, CUDA.
 - ``trig.py``: sin, cos, tan (fdlibm's kernels on the reduced double-double);
 - ``inverse_trig.py``: arcsin, arccos, arctan, arctan2 (fdlibm's algorithms);
 - ``exp_log.py``: expm1, exp2, log1p, sinh, tanh, arctanh, cbrt, log2, log10 from IREE's
-  accurate float64 exp and log plus exact arithmetic.
+  accurate float64 exp and log plus exact arithmetic;
+- ``power.py``: pow (fdlibm's double-double log2 and exp2; float32's in float64).
 
 ``FLOAT64`` maps the math dialect's op names to functions of ``Float`` values; the pass
 ``aotc-expand-math`` (``passes/expand_math.py``) replaces the ops with them on CPU
@@ -26,6 +27,7 @@ from typing import Callable
 
 from . import exp_log
 from .inverse_trig import arccos, arcsin, arctan, arctan2
+from .power import power, power_float32
 from .trig import cos, sin, tan
 from .values import Float
 
@@ -34,7 +36,7 @@ FLOAT64: dict[str, Callable[..., Float]] = {
     "math.asin": arcsin, "math.acos": arccos, "math.atan": arctan, "math.atan2": arctan2,
     "math.expm1": exp_log.expm1, "math.exp2": exp_log.exp2, "math.log1p": exp_log.log1p,
     "math.sinh": exp_log.sinh, "math.tanh": exp_log.tanh, "math.atanh": exp_log.arctanh,
-    "math.cbrt": exp_log.cbrt,
+    "math.cbrt": exp_log.cbrt, "math.powf": power,
     "math.log10": lambda x: exp_log.log_base(x, exp_log.INVERSE_LN10),
     "math.log2": lambda x: exp_log.log_base(x, exp_log.INVERSE_LN2),
 }
@@ -45,6 +47,8 @@ FLOAT32_INPUT: dict[str, Callable[..., Float]] = {
     name: partial(fn, float32_input=True) if fn in (sin, cos, tan) else fn
     for name, fn in FLOAT64.items()
 }
+# float32 pow needs no double-double: y * log x in float64 is accurate enough.
+FLOAT32_INPUT["math.powf"] = power_float32
 
 # float32 ops replaced in float32 (no widening).
 FLOAT32: dict[str, Callable[..., Float]] = {"math.exp2": exp_log.exp2}
