@@ -41,7 +41,14 @@ def _not(c) -> ir.Value:
 
 
 def _is_integral(x) -> ir.Value:
-    return _cmpf("oeq", math.FloorOp(x).result, x)
+    """|x| rounded to an integer (by adding and subtracting 2**mantissa bits) is |x|: LLVM
+    turns floor(x) == x into a call to libm's trunc, which 32-bit Arm code cannot link."""
+    dtype = np.dtype(np.float64 if str(x.type) == "f64" else np.float32)
+    magnitude = math.AbsFOp(x).result
+    shift = scalar_constant(2.0 ** (np.finfo(dtype).nmant), dtype)
+    rounded = arith.SubFOp(arith.AddFOp(magnitude, shift).result, shift).result
+    large = _cmpf("oge", magnitude, shift)  # every float from 2**mantissa bits on
+    return arith.OrIOp(large, _cmpf("oeq", rounded, magnitude)).result
 
 
 def float_power(dt, x, y) -> ir.Value:

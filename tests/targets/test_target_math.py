@@ -31,6 +31,9 @@ def math_functions(x64, big64, x32, big32, m=anp):
             out[f"{name}_{suffix}"] = getattr(m, name)(arg)
         out[f"arccosh_{suffix}"] = m.arccosh(1 + m.abs(x) * 10)
         out[f"arctan2_{suffix}"] = m.arctan2(x, x[::-1])
+        base = m.abs(x) * 4 + 0.5
+        out[f"power_{suffix}"] = m.power(base, x * 50)
+        out[f"power_negative_base_{suffix}"] = m.power(-base, m.round(x * 50))
         for name in ("sin", "cos", "tan"):
             out[f"{name}_big_{suffix}"] = getattr(m, name)(big)
     return out
