@@ -6,7 +6,8 @@
 The workloads are the float64 code numpy users write (haversine distances, rotations,
 a Gaussian with a log-likelihood, phases of signals): aotc's own float64 sin/cos/tan/
 arcsin/arctan2/expm1... (passes/libm) against numpy's (the C library's, some SIMD) and
-XLA's. Timing as benchmarks/run.py: interleaved blocks, device-resident inputs, the
+XLA's; and ``x % y`` (aotc's exact float64 fmod, ops/scalar_fmod.py) on ordinary and on
+huge quotients. Timing as benchmarks/run.py: interleaved blocks, device-resident inputs, the
 median over blocks of each block's per-call median. A bar chart of the ratios goes
 beside the JSON when matplotlib is installed.
 """
@@ -51,8 +52,22 @@ def phase(lib, re, im, t):
     return lib.arctan2(im, re) + lib.tan(0.1 * t) * lib.expm1(-t * t)
 
 
+def remainder(lib, x, y):
+    """x % y, quotients below 2**53: the one-fma path"""
+    return x % y
+
+
+def remainder_huge(lib, x, y):
+    """x % y, quotients 2**60 to 2**1000: the exact reduction"""
+    return x % y
+
+
 def _inputs(name: str, n: int):
     r = np.random.default_rng(0)
+    if name == "remainder":
+        return r.standard_normal(n) * 100, r.uniform(0.5, 10, n)
+    if name == "remainder_huge":
+        return np.ldexp(r.uniform(-2, 2, n), r.integers(60, 1000, n)), r.uniform(0.5, 10, n)
     if name == "haversine":
         return (r.uniform(-1.5, 1.5, n), r.uniform(-3, 3, n), r.uniform(-1.5, 1.5, n),
                 r.uniform(-3, 3, n))
@@ -63,7 +78,8 @@ def _inputs(name: str, n: int):
     return r.standard_normal(n), r.standard_normal(n), r.uniform(-3, 3, n)
 
 
-FUNCTIONS = {f.__name__: f for f in (haversine, rotation, gaussian_loglik, phase)}
+FUNCTIONS = {f.__name__: f for f in (haversine, rotation, gaussian_loglik, phase, remainder,
+                                      remainder_huge)}
 
 
 def workload(name: str, n: int) -> run.Workload:

@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes
 from .._mlir import arith, ir, math
 from ..constants import scalar_constant
+from . import scalar_fmod
 from .scalar_power import float_power
 
 Rule = Callable[..., ir.Value]
@@ -145,32 +146,33 @@ _uint_remainder = _uint_division(arith.RemUIOp)
 
 
 def _fmod(dtype, a, b):
-    """C fmod. float64 arith.remf is a call to libm's fmod, which IREE's CPU code does not
-    link: a - trunc(a/b)*b in one fma (exact while |a/b| < 2**53), moved back into
-    (-|b|, |b|) when a/b rounded up to the next integer."""
-    if np.dtype(dtype) != np.float64:
-        return arith.RemFOp(a, b).result
-    q = math.TruncOp(arith.DivFOp(a, b).result).result
-    r = math.FmaOp(arith.NegFOp(q).result, b, a).result
-    zero = const(0.0, dtype)
-    overshot = arith.AndIOp(cmpf("une", r, zero),
-                            arith.XOrIOp(cmpf("olt", r, zero), cmpf("olt", a, zero)).result).result
-    r = select(overshot,
-               arith.AddFOp(r, math.CopySignOp(math.AbsFOp(b).result, a).result).result, r)
-    # C's fmod is exact: a zero remainder has a's sign (the fma gives +0 for -6 mod 3)
-    r = select(cmpf("oeq", r, zero), math.CopySignOp(zero, a).result, r)
-    b_inf = cmpf("oeq", math.AbsFOp(b).result, const(np.inf, dtype))
-    a_finite = cmpf("one", math.AbsFOp(a).result, const(np.inf, dtype))
-    return select(arith.AndIOp(b_inf, a_finite).result, a, r)
+    """C fmod: arith.remf, which IREE lowers exactly, except float64 (scalar_fmod.py: there
+    it is a libm call IREE's CPU code does not link)."""
+    if np.dtype(dtype) == np.float64:
+        return scalar_fmod.fmod_float64(a, b)
+    return arith.RemFOp(a, b).result
 
 
 def _float_divmod(dtype, a, b):
-    """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign)."""
+    """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign); float64 in
+    scalar_fmod.divmod_float64, which keeps it clear of subnormals."""
+    if np.dtype(dtype) == np.float64:
+        return scalar_fmod.divmod_float64(a, b, _npy_divmod)
+    return _npy_divmod(dtype, a, b, _fmod(dtype, a, b))
+
+
+def _npy_divmod(dtype, a, b, mod, nonzero=None, negative=None, dividend=None,
+                b_is_zero=None):
+    """npy_divmod from mod = fmod(a, b). ``nonzero``/``negative`` test mod and b (float
+    compares unless given), ``dividend`` stands for a in a / b (a unless given), and
+    ``b_is_zero`` is b == 0 (the float compare unless given)."""
     zero = const(0.0, dtype)
-    mod = _fmod(dtype, a, b)
+    nonzero = nonzero or (lambda x: cmpf("une", x, zero))
+    negative = negative or (lambda x: cmpf("olt", x, zero))
+    true_div = arith.DivFOp(a if dividend is None else dividend, b).result
     div = arith.DivFOp(arith.SubFOp(a, mod).result, b).result
-    mod_nonzero = cmpf("une", mod, zero)
-    signs_differ = arith.XOrIOp(cmpf("olt", b, zero), cmpf("olt", mod, zero)).result
+    mod_nonzero = nonzero(mod)
+    signs_differ = arith.XOrIOp(negative(b), negative(mod)).result
     adjust = arith.AndIOp(mod_nonzero, signs_differ).result
     mod = select(adjust, arith.AddFOp(mod, b).result, mod)
     div = select(adjust, arith.SubFOp(div, const(1.0, dtype)).result, div)
@@ -178,10 +180,9 @@ def _float_divmod(dtype, a, b):
     floordiv = math.FloorOp(div).result
     round_up = cmpf("ogt", arith.SubFOp(div, floordiv).result, const(0.5, dtype))
     floordiv = select(round_up, arith.AddFOp(floordiv, const(1.0, dtype)).result, floordiv)
-    true_div = arith.DivFOp(a, b).result
     floordiv = select(cmpf("une", div, zero), floordiv, math.CopySignOp(zero, true_div).result)
     # Division by zero: numpy gives a/b (inf or nan) for the quotient, nan for the rest.
-    b_is_zero = cmpf("oeq", b, zero)
+    b_is_zero = cmpf("oeq", b, zero) if b_is_zero is None else b_is_zero
     floordiv = select(b_is_zero, true_div, floordiv)
     mod = select(b_is_zero, const(np.nan, dtype), mod)
     return floordiv, mod
