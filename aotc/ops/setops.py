@@ -15,6 +15,8 @@ on the values, so it takes numpy arrays only (as in JAX).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import dtypes
@@ -36,23 +38,23 @@ EXPORTS: dict[str, list[str]] = {
 }
 
 
-def _result_type(name: str, fields: tuple[str, ...]) -> type:
-    """A tuple with named fields, like numpy's result namedtuples, built from one iterable
-    (``type(result)(items)``: how results are rebuilt by namespaces' fresh-result wrapper)."""
-    def field(i: int):
-        return property(lambda self: self[i], doc=f"entry {i}")
-
-    namespace = {f: field(i) for i, f in enumerate(fields)}
-    namespace["_fields"] = fields
-    namespace["__repr__"] = lambda self: f"{name}(" + ", ".join(
-        f"{f}={v!r}" for f, v in zip(fields, self)) + ")"
-    return type(name, (tuple,), namespace)
+# numpy's and JAX's result types: NamedTuples, so they are pytrees (jit returns them) and
+# unpack like tuples.
+class UniqueAllResult(NamedTuple):
+    values: object
+    indices: object
+    inverse_indices: object
+    counts: object
 
 
-UniqueAllResult = _result_type("UniqueAllResult",
-                               ("values", "indices", "inverse_indices", "counts"))
-UniqueCountsResult = _result_type("UniqueCountsResult", ("values", "counts"))
-UniqueInverseResult = _result_type("UniqueInverseResult", ("values", "inverse_indices"))
+class UniqueCountsResult(NamedTuple):
+    values: object
+    counts: object
+
+
+class UniqueInverseResult(NamedTuple):
+    values: object
+    inverse_indices: object
 
 
 def _traced(*arrays) -> bool:
@@ -156,18 +158,18 @@ def _constants(result):
 
 def unique_all(x, /, *, size=None, fill_value=None) -> UniqueAllResult:
     """numpy.unique_all: values, first indices, inverse indices and counts."""
-    return UniqueAllResult(unique(x, True, True, True, size=size, fill_value=fill_value))
+    return UniqueAllResult._make(unique(x, True, True, True, size=size, fill_value=fill_value))
 
 
 def unique_counts(x, /, *, size=None, fill_value=None) -> UniqueCountsResult:
     """numpy.unique_counts: the distinct values and how often each occurs."""
-    return UniqueCountsResult(unique(x, return_counts=True, size=size,
+    return UniqueCountsResult._make(unique(x, return_counts=True, size=size,
                                       fill_value=fill_value))
 
 
 def unique_inverse(x, /, *, size=None, fill_value=None) -> UniqueInverseResult:
     """numpy.unique_inverse: the distinct values and each element's index into them."""
-    return UniqueInverseResult(unique(x, return_inverse=True, size=size,
+    return UniqueInverseResult._make(unique(x, return_inverse=True, size=size,
                                        fill_value=fill_value))
 
 
