@@ -47,6 +47,10 @@ def _ints(x, *rest):
     return np.asarray(x).dtype.kind in "iu"
 
 
+def _no_nan(x, *rest):
+    return not (np.asarray(x).dtype.kind == "f" and np.isnan(x).any())
+
+
 def _nonempty(k=1):
     return lambda x, *rest: np.ndim(x) >= k and np.size(x) > 0
 
@@ -206,12 +210,16 @@ OPS: list[Op] = [
     *_unary("negative positive absolute square sqrt"),
     # numpy's integer reciprocal of 0 is C's undefined 1/0 (INT_MIN on x86): floats only
     *_unary("reciprocal", accepts=_floats),
-    *_unary("floor ceil trunc rint sign isnan isinf isfinite signbit logical_not", "discrete"),
+    *_unary("floor ceil trunc rint sign isnan isinf isfinite logical_not", "discrete"),
+    # a NaN's sign bit is unspecified (x86's 0/0 sets it, IREE's code need not): signbit
+    # and copysign's sign operand observe it, so they take no NaNs
+    *_unary("signbit", "discrete", accepts=_no_nan),
     Op("invert", "~{a}", "exact", accepts=lambda x, *r: np.asarray(x).dtype.kind in "biu"),
     # IREE's CPU code contracts a multiply feeding an add into one fma (numpy rounds the
     # product first): sums are within an ulp of their operands' magnitude, not exact
     *_binary("add subtract", "linear", terms=lambda x, p: 2),
-    *_binary("multiply true_divide copysign logical_and logical_xor bitwise_and bitwise_or "
+    Op("copysign", "m.copysign({a}, {b})", arity=2, accepts=lambda x, y: _no_nan(y)),
+    *_binary("multiply true_divide logical_and logical_xor bitwise_and bitwise_or "
              "bitwise_xor"),
     *_binary("maximum minimum fmax fmin", loose_zeros=True),
     *_binary("floor_divide remainder fmod", "discrete"),
@@ -232,7 +240,8 @@ OPS: list[Op] = [
     # math functions
     *_unary("exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh "
             "cosh tanh arcsinh arccosh arctanh cbrt", "rounded:8"),
-    *_binary("arctan2 hypot logaddexp power", "rounded:8"),
+    *_binary("arctan2 hypot logaddexp", "rounded:8"),
+    *_binary("power", "rounded:2"),  # passes/libm/power.py: within an ulp of numpy
     # reductions
     _reduction("sum", "m.sum({a}, axis={axis}, keepdims={keepdims})", "linear"),
     _reduction("prod", "m.prod({a}, axis={axis}, keepdims={keepdims})", "linear"),

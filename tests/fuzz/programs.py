@@ -176,7 +176,7 @@ def _step(draw: _Draw, values: dict, op: Op) -> tuple[str, list] | None:
     weights = np.arange(1, len(names) + 1, dtype=float) ** 2
     picks = [names[i] for i in rng.choice(len(names), op.arity, p=weights / weights.sum())]
     operands0 = [values[n][0] for n in picks]
-    if not op.accepts(*[v.data for v in operands0]):
+    if not all(op.accepts(*[values[n][e].data for n in picks]) for e in range(EXAMPLES)):
         return None
     if op.needs_exact and not all(v.exact for n in picks for v in values[n]):
         return None
