@@ -7,7 +7,7 @@ The workloads are the float64 code numpy users write (haversine distances, rotat
 a Gaussian with a log-likelihood, phases of signals): aotc's own float64 sin/cos/tan/
 arcsin/arctan2/expm1... (passes/libm) against numpy's (the C library's, some SIMD) and
 XLA's; and ``x % y`` (aotc's exact float64 fmod, ops/scalar_fmod.py) on ordinary and on
-huge quotients. Timing as benchmarks/run.py: interleaved blocks, device-resident inputs, the
+huge quotients; ``x ** y`` (passes/libm/power.py). Timing as benchmarks/run.py: interleaved blocks, device-resident inputs, the
 median over blocks of each block's per-call median. A bar chart of the ratios goes
 beside the JSON when matplotlib is installed.
 """
@@ -62,24 +62,32 @@ def remainder_huge(lib, x, y):
     return x % y
 
 
+def power(lib, x, y):
+    """x ** y, results from 1e-200 to 1e200: passes/libm/power.py"""
+    return x ** y
+
+
+# Each function's inputs, from a seeded generator and the size.
+INPUTS = {
+    "remainder": lambda r, n: (r.standard_normal(n) * 100, r.uniform(0.5, 10, n)),
+    "remainder_huge": lambda r, n: (np.ldexp(r.uniform(-2, 2, n), r.integers(60, 1000, n)),
+                                    r.uniform(0.5, 10, n)),
+    "haversine": lambda r, n: (r.uniform(-1.5, 1.5, n), r.uniform(-3, 3, n),
+                               r.uniform(-1.5, 1.5, n), r.uniform(-3, 3, n)),
+    "rotation": lambda r, n: (r.uniform(-1e3, 1e3, n), r.standard_normal(n),
+                              r.standard_normal(n)),
+    "gaussian_loglik": lambda r, n: (r.standard_normal(n), np.full((), 0.1), np.full((), 1.3)),
+    "phase": lambda r, n: (r.standard_normal(n), r.standard_normal(n), r.uniform(-3, 3, n)),
+    "power": lambda r, n: (r.uniform(0.01, 100, n), r.uniform(-100, 100, n)),
+}
+
+
 def _inputs(name: str, n: int):
-    r = np.random.default_rng(0)
-    if name == "remainder":
-        return r.standard_normal(n) * 100, r.uniform(0.5, 10, n)
-    if name == "remainder_huge":
-        return np.ldexp(r.uniform(-2, 2, n), r.integers(60, 1000, n)), r.uniform(0.5, 10, n)
-    if name == "haversine":
-        return (r.uniform(-1.5, 1.5, n), r.uniform(-3, 3, n), r.uniform(-1.5, 1.5, n),
-                r.uniform(-3, 3, n))
-    if name == "rotation":
-        return r.uniform(-1e3, 1e3, n), r.standard_normal(n), r.standard_normal(n)
-    if name == "gaussian_loglik":
-        return r.standard_normal(n), np.full((), 0.1), np.full((), 1.3)
-    return r.standard_normal(n), r.standard_normal(n), r.uniform(-3, 3, n)
+    return INPUTS[name](np.random.default_rng(0), n)
 
 
 FUNCTIONS = {f.__name__: f for f in (haversine, rotation, gaussian_loglik, phase, remainder,
-                                      remainder_huge)}
+                                      remainder_huge, power)}
 
 
 def workload(name: str, n: int) -> run.Workload:
