@@ -6,7 +6,9 @@ one buffer when ``v`` comes out of an ``scf.for`` (a sort's network, ``argsort``
 update (``iree_linalg_ext.scatter``, ``tensor.insert_slice``) is done in place: the first
 result comes back with the update applied. An explicit copy does not help (it is folded
 away); a barrier between ``v`` and the return does, and costs nothing, since ``v`` needs
-a buffer of its own anyway. Found by the fuzzer (tests/fuzz).
+a buffer of its own anyway. Found by the fuzzer (tests/fuzz). So does a returned ``v``
+read by an elementwise op whose result is updated: IREE may fold that op to ``v``
+(``argsort(any(x[:, :0])) ^ ...`` is the argsort itself) after aotc's passes ran.
 
 The ops that update an operand in place are the vocabulary's (``opset.DESTINATION``).
 
@@ -31,7 +33,20 @@ def _updated_in_place(value) -> bool:
         # an argument returned unchanged keeps its buffer: the runtime records it as an
         # alias ("arg <i>"), which a barrier would hide
         return False
-    return any(DESTINATION.get(use.owner.name) == use.operand_number for use in value.uses)
+    return any(_is_destination(use) or _may_fold_to_a_destination(use) for use in value.uses)
+
+
+def _is_destination(use) -> bool:
+    return DESTINATION.get(use.owner.name) == use.operand_number
+
+
+def _may_fold_to_a_destination(use) -> bool:
+    """``v`` read by an elementwise op whose result is updated in place: IREE may fold the
+    op to ``v`` itself (``v ^ any(empty)`` is ``v ^ False``), which makes ``v`` the
+    destination after aotc's passes ran."""
+    owner = use.owner
+    return owner.name == "linalg.generic" and any(
+        _is_destination(u) for r in owner.results for u in r.uses)
 
 
 @register

@@ -72,6 +72,21 @@ def test_returned_value_updated_in_place_keeps_its_value():
     np.testing.assert_array_equal(plus, x + 1)
 
 
+def test_returned_value_read_by_an_updated_op_keeps_its_value():
+    # program 1921: IREE folds argsort(any over an empty axis) ^ order to order itself, and
+    # then wrote the slice update into the returned order
+    def f(x, u):
+        order = anp.argsort(anp.any(x, axis=1), kind="stable")
+        return order, anp.bitwise_xor(anp.any(x, axis=1), order).at[132:].add(u)
+
+    x, u = np.zeros((256, 0), np.float32), np.full(124, 5, np.int64)
+    order, updated = aotc.jit(f)(x, u)
+    np.testing.assert_array_equal(np.asarray(order), np.arange(256))
+    want = np.arange(256)
+    want[132:] += 5
+    np.testing.assert_array_equal(np.asarray(updated), want)
+
+
 @pytest.mark.parametrize("n", [6, 1000])
 def test_donated_flip_is_not_written_in_place(n):
     """A flip reads its input at other positions than it writes (with tensor.extract in

@@ -36,6 +36,30 @@ func.func @insert_into_returned(%x: tensor<4xi64>, %u: tensor<2xi64>) -> (tensor
 
 // -----
 
+// A returned value read by an elementwise op whose result is updated in place: IREE may
+// fold the op to the value itself (x ^ false), so it is returned through a barrier too.
+// CHECK-LABEL: func.func @insert_into_an_op_of_returned
+// CHECK:         %[[V:.*]] = arith.addi
+// CHECK:         %[[G:.*]] = linalg.generic
+// CHECK:         tensor.insert_slice %{{.*}} into %[[G]]
+// CHECK:         %[[B:.*]] = util.optimization_barrier %[[V]] : tensor<4xi64>
+// CHECK-NEXT:    return %[[B]], %{{.*}} : tensor<4xi64>, tensor<4xi64>
+#id = affine_map<(d0) -> (d0)>
+func.func @insert_into_an_op_of_returned(%x: tensor<4xi64>, %u: tensor<2xi64>) -> (tensor<4xi64>, tensor<4xi64>) {
+  %v = arith.addi %x, %x : tensor<4xi64>
+  %e = tensor.empty() : tensor<4xi64>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]} ins(%v : tensor<4xi64>) outs(%e : tensor<4xi64>) {
+  ^bb0(%a: i64, %o: i64):
+    %c0 = arith.constant 0 : i64
+    %r = arith.xori %a, %c0 : i64
+    linalg.yield %r : i64
+  } -> tensor<4xi64>
+  %s = tensor.insert_slice %u into %g[1] [2] [1] : tensor<2xi64> into tensor<4xi64>
+  return %v, %s : tensor<4xi64>, tensor<4xi64>
+}
+
+// -----
+
 // An argument updated in place, and a value only read: returned unchanged.
 // CHECK-LABEL: func.func @argument_and_read_only
 // CHECK-NOT:     util.optimization_barrier
