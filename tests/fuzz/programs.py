@@ -185,7 +185,8 @@ def _step(draw: _Draw, values: dict, op: Op) -> tuple[str, list] | None:
     if fragments is None:
         return None
     expr = op.expr.format(**dict(zip("abc", picks)), **fragments)
-    if _cast_undefined(op, fragments, operands0):
+    if any(_cast_undefined(op, fragments, [values[n][e] for n in picks])
+           for e in range(EXAMPLES)):
         return None
     code = compile(expr, f"<{op.name}>", "eval")
     scope = {"np": np, "m": np, "lax": NUMPY_LAX, "h": NumpyHelpers}
