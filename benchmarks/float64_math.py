@@ -6,10 +6,10 @@
 The workloads are the float64 code numpy users write (haversine distances, rotations,
 a Gaussian with a log-likelihood, phases of signals): aotc's own float64 sin/cos/tan/
 arcsin/arctan2/expm1... (passes/libm) against numpy's (the C library's, some SIMD) and
-XLA's; and ``x % y`` (aotc's exact float64 fmod, ops/scalar_fmod.py) on ordinary and on
-huge quotients; ``x ** y`` (passes/libm/power.py). Timing as benchmarks/run.py: interleaved blocks, device-resident inputs, the
-median over blocks of each block's per-call median. A bar chart of the ratios goes
-beside the JSON when matplotlib is installed.
+XLA's; ``x % y`` (aotc's exact float64 fmod, ops/scalar_fmod.py) on ordinary and on huge
+quotients; ``x ** y`` (passes/libm/power.py). Timing as benchmarks/run.py: interleaved
+blocks, device-resident inputs, the median over blocks of each block's per-call median.
+A bar chart of the ratios goes beside the JSON when matplotlib is installed.
 """
 
 from __future__ import annotations
