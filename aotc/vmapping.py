@@ -319,6 +319,11 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
         scratch = ir.Module.create()
     inner = Trace(name, scratch)
     traced = trace_function(vm.fn, names.example, args_tree, example_avals, rebuild, inner)
+    # A Python scalar the example function computes in a narrower dtype is checked at each
+    # call of the outer function, as without vmap (else -1 would wrap to uint64's max).
+    for k, narrower in inner.weak_casts.items():
+        for dtype in narrower:
+            outer.note_weak_cast(arrays[k].tracer, dtype)
     if traced.mutated:
         written = ", ".join(str(i) for i in traced.mutated)
         raise VmapError(

@@ -79,6 +79,16 @@ def test_checked_against_every_dtype_the_argument_meets():
         f(a, b, -5)
 
 
+def test_checked_through_vmap():
+    """A Python int shared by every example (in_axes=None) is checked as without vmap:
+    -1 against uint64 rows would otherwise wrap to 2**64 - 1 (every x < s True)."""
+    rows = np.arange(6, dtype=np.uint64).reshape(2, 3)
+    f = aotc.jit(aotc.vmap(lambda x, s: x < s, in_axes=(0, None)))
+    np.testing.assert_array_equal(np.asarray(f(rows, 2)), rows < 2)
+    with pytest.raises(ArgumentOverflowError, match="argument 's'.*fits uint64.*got -1"):
+        f(rows, -1)
+
+
 def test_a_wider_use_does_not_narrow():
     """Computed with an int64 or a float32 array, any int64 is fine (no check needed)."""
     f = aotc.jit(lambda v, w, k: (v * k, w * k))
