@@ -87,6 +87,24 @@ def test_returned_value_read_by_an_updated_op_keeps_its_value():
     np.testing.assert_array_equal(np.asarray(updated), want)
 
 
+def test_donated_update_read_after_the_result_is_written():
+    # program 7887: v = x.at[-4].add(u) lives in x's donated buffer; where(v > 0, v, v != 0)
+    # was written there before v / s read v
+    def f(x, u, s):
+        v = x.at[-4].add(u)
+        return anp.where(v > 0, v, anp.logical_and(v, v)), v / s
+
+    rng = np.random.default_rng(1)
+    x, u = rng.integers(-3, 3, (7, 16)), rng.integers(-3, 3, 16)
+    v = x.copy()
+    v[-4] += u
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the donation may be declined: the values count
+        got = aotc.jit(f, donate_argnums=0)(aotc.device_put(x), u, 2)
+    np.testing.assert_array_equal(np.asarray(got[0]), np.where(v > 0, v, v != 0))
+    np.testing.assert_array_equal(np.asarray(got[1]), v / 2)
+
+
 @pytest.mark.parametrize("n", [6, 1000])
 def test_donated_flip_is_not_written_in_place(n):
     """A flip reads its input at other positions than it writes (with tensor.extract in

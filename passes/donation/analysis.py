@@ -18,6 +18,9 @@ safe, and what must be ordered before it:
   reading the argument at a position not known to be the one it writes
   (``x.at[i].set(x[j])``) is computed before the group instead, like any other reader,
   and a scatter's updates and indices are inputs of the group, never read in place;
+* a value the group updates the argument's storage into before the result is written
+  there (``v = x.at[i].add(u)`` under ``where(v > 0, v, 0)``) lives in the buffer: an op
+  outside the group reading it (``v / s``) reads the argument;
 * every other op that reads the argument runs before the writer group starts. An op the
   result already depends on, which IREE cannot fuse into the writer's dispatch, does (the
   ``x @ w`` inside ``w - lr * x.T @ (x @ w - y)``). For the others the candidate names
@@ -344,7 +347,8 @@ class InPlaceAnalysis:
         if group.problem:
             return group.problem
         rank = 1 if group.reads_arg else 2
-        readers = self.readers(arg, views, set(group.ops))
+        readers = self.readers(arg, {**views, **self._held(arg, group, result)},
+                               set(group.ops))
         readers.discard(self.ret)
         if not readers:
             return Candidate(k, rank)
@@ -383,6 +387,24 @@ class InPlaceAnalysis:
                     f"take the value of {_describe(defining_op(returned))}, which is also "
                     f"returned (IREE 3.13 rejects a barrier over a result)")
         return Candidate(k, rank, frontier)
+
+    def _held(self, arg, group: Writer, result) -> dict:
+        """Values the writer group updates ``arg``'s storage into before the result is
+        written there (``v = x.at[i].add(u)`` then ``where(v > 0, v, 0)``), with their
+        views: a read of one outside the group reads the buffer, which the result's write
+        then overwrites (``v / s`` after the ``where`` was written saw its values)."""
+        final = set(_same_storage(result))
+        storage = set(_same_storage(arg))  # grows along a chain of in-place updates
+        held: dict = {}
+        for op in self.ops:
+            if op.name not in DESTINATION or op.operands[DESTINATION[op.name]] not in storage:
+                continue
+            updated = _same_storage(op.results[0])
+            storage.update(updated)
+            if op in group.ops and op.results[0] not in final:
+                for v in updated:
+                    held.update(self.views(v))
+        return held
 
     def _returned(self, value) -> bool:
         """Is ``value``, or a reshape of it, a result? (A slice is copied out when
