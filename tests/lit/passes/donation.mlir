@@ -289,6 +289,36 @@ func.func @flip(%x: tensor<1000xf32> {aotc.donate = "x"}) -> tensor<1000xf32> {
 
 // -----
 
+// An update in place leaves its value in the buffer: the other reader of that value must
+// not see the result written over it (v = x.at[2].set(u); max(v, 0) in x; v / 2 read x).
+// CHECK-LABEL: func.func @update_read_elsewhere
+// CHECK-NOT:     iree.abi.output
+// WARN:      DonationWarning: aotc-donate: @update_read_elsewhere: donated argument 'x' (tensor<4xf32>) cannot be used:
+// WARN-SAME: result 0: 'x' is read by linalg.generic at donation.mlir:[[# @LINE + 14]] after its new value is computed
+// STRICT-NOT: func.func @update_read_elsewhere
+// STRICT-ERR:      aotc-donate: @update_read_elsewhere: donated argument 'x' (tensor<4xf32>) cannot be used:
+#held_map = affine_map<(d0) -> (d0)>
+func.func @update_read_elsewhere(%x: tensor<4xf32> {aotc.donate = "x"}, %u: tensor<1xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>) {
+  %v = tensor.insert_slice %u into %x[2] [1] [1] : tensor<1xf32> into tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %w = linalg.generic {indexing_maps = [#held_map, #held_map], iterator_types = ["parallel"]} ins(%v : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %a, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %h = linalg.generic {indexing_maps = [#held_map, #held_map], iterator_types = ["parallel"]} ins(%v : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %two = arith.constant 2.0 : f32
+    %d = arith.divf %a, %two : f32
+    linalg.yield %d : f32
+  } -> tensor<4xf32>
+  return %w, %h : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // Rerunning is harmless: an argument that already carries iree.abi.output (and no
 // marker) is left alone, and its result is not offered to another donated argument.
 // CHECK-LABEL: func.func @already_paired
