@@ -401,8 +401,27 @@ def _sinh(dt, x):
     half = const(0.5, dt)
     small = arith.MulFOp(half, arith.AddFOp(t, arith.DivFOp(
         t, arith.AddFOp(t, const(1.0, dt)).result).result).result).result
-    value = select(cmpf("olt", ax, const(1.0, dt)), small, math.SinhOp(ax).result)
+    value = select(cmpf("olt", ax, const(1.0, dt)), small, _past_exp_overflow(dt, ax,
+                                                                              math.SinhOp(ax).result))
     return math.CopySignOp(value, x).result
+
+
+# Where e^|x| overflows but sinh and cosh do not (float32 88.7-89.4, float64 709.8-710.5)
+EXP_OVERFLOWS = {np.dtype(np.float32): 88.0, np.dtype(np.float64): 709.0}
+
+
+def _past_exp_overflow(dt, ax, value):
+    """sinh|x| or cosh|x| = e^|x| / 2 there, as fdlibm: (e^(|x|/2) / 2) * e^(|x|/2)."""
+    limit = EXP_OVERFLOWS.get(np.dtype(dt))
+    if limit is None:
+        return value
+    h = math.ExpOp(arith.MulFOp(const(0.5, dt), ax).result).result
+    big = arith.MulFOp(arith.MulFOp(const(0.5, dt), h).result, h).result
+    return select(cmpf("ogt", ax, const(limit, dt)), big, value)
+
+
+def _cosh(dt, x):
+    return _past_exp_overflow(dt, math.AbsFOp(x).result, math.CoshOp(x).result)
 
 
 def _atanh(dt, x):
@@ -505,7 +524,7 @@ UFUNC_RULES: dict[str, Rule] = {
     "arccos": _float_unary(math.AcosOp),
     "arctan": _float_unary(math.AtanOp),
     "sinh": by_kind(float=_widen_f16(_sinh)),
-    "cosh": _float_unary(math.CoshOp),
+    "cosh": by_kind(float=_widen_f16(_cosh)),
     "tanh": _float_unary(math.TanhOp),
     "arcsinh": by_kind(float=_widen_f16(_asinh)),
     "arccosh": by_kind(float=_widen_f16(_acosh)),

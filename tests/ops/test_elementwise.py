@@ -131,6 +131,16 @@ def test_float32_trig_large_arguments():
     compare_ops(ops, x, where="float32 trig, large arguments")
 
 
+def test_sinh_cosh_where_exp_overflows():
+    """sinh and cosh stay finite past e^|x|'s overflow (float32 88.7 to 89.4, float64 709.8
+    to 710.5), as numpy's: they were inf there."""
+    x32 = np.array([88.0, 88.8, 89.0, 89.4, -89.4, 89.5, np.inf, -np.inf], np.float32)
+    x64 = np.array([709.0, 709.8, 710.4, -710.4, 710.5, np.inf], np.float64)
+    ops = {f"{n}({k})": (lambda m, a, b, n=n, k=k: getattr(m, n)(a if k == "f32" else b))
+           for n in ("sinh", "cosh") for k in ("f32", "f64")}
+    compare_ops(ops, x32, x64, where="sinh/cosh near overflow")
+
+
 @param_dtypes(DTYPES)
 def test_binary_special_pairs(dtype):
     """Every pair of the dtype's special values (NaN, +-inf, +-0, extremes, -1, ...):
