@@ -494,9 +494,11 @@ UFUNC_RULES: dict[str, Rule] = {
     "subtract": by_kind(float=op(arith.SubFOp), int=op(arith.SubIOp)),
     "multiply": by_kind(float=op(arith.MulFOp), int=op(arith.MulIOp), bool=op(arith.AndIOp)),
     "divide": by_kind(float=op(arith.DivFOp)),
-    "floor_divide": by_kind(float=_float_floor_divide, int=_int_floor_divide,
+    # numpy's float16 divmod is npy_divmodf of the widened operands
+    "floor_divide": by_kind(float=_widen_f16(_float_floor_divide), int=_int_floor_divide,
                             uint=_uint_floor_divide),
-    "remainder": by_kind(float=_float_remainder, int=_int_remainder, uint=_uint_remainder),
+    "remainder": by_kind(float=_widen_f16(_float_remainder), int=_int_remainder,
+                         uint=_uint_remainder),
     "power": by_kind(float=_widen_f16(float_power), int=_int_power),
     "negative": by_kind(float=op(arith.NegFOp),
                         int=lambda dt, x: arith.SubIOp(const(0, dt), x).result),

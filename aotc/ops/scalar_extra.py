@@ -269,7 +269,7 @@ def _float_only(rule):
 MORE_UFUNC_RULES = {
     "fabs": _float_only(op(math.AbsFOp)),
     "copysign": _float_only(op(math.CopySignOp)),
-    "fmod": by_kind(float=_fmod, int=_int_fmod, uint=_uint_remainder),
+    "fmod": by_kind(float=_widen_f16(_fmod), int=_int_fmod, uint=_uint_remainder),
     "hypot": _float_only(_widen_f16(_hypot)),
     "heaviside": _float_only(_heaviside),
     "deg2rad": _float_only(_scale_by(np.pi / 180.0)),

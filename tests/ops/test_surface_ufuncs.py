@@ -170,6 +170,25 @@ def test_float64_fmod_remainder_and_floor_divide_are_numpys_bit_for_bit():
     assert not failures, "\n".join(failures)
 
 
+def test_float16_division_is_numpys_widened_bit_for_bit():
+    """numpy's float16 //, %, fmod and divmod are float32's on the widened operands,
+    rounded once: every finite float16 by a few divisors, bits equal (a float16 divmod
+    rounded ``x - fmod(x, y)`` first: 16376 // 3 gave 5460, numpy 5456)."""
+    x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    x = x[np.isfinite(x)]
+    divisors = np.array([3.0, -3.0, 0.7, 7.0, 1e-3, 100.0], np.float16)
+    x, y = np.repeat(x, len(divisors)), np.tile(divisors, len(x))
+    ops = {"x // y": lambda m, a, b: a // b, "x % y": lambda m, a, b: a % b,
+           "fmod": lambda m, a, b: m.fmod(a, b), "divmod": lambda m, a, b: m.divmod(a, b)}
+    want, _ = numpy_ops(ops, x, y)
+    got = jit_call(traced_ops(ops), x, y)
+    for name, expected in want.items():
+        same = (got[name].view(np.uint16) == expected.view(np.uint16)) | (
+            np.isnan(got[name]) & np.isnan(expected))
+        assert same.all(), (f"{name}: {np.sum(~same)} of {same.size} differ, first at "
+                            f"x={x[~same][0]!r} y={y[~same][0]!r}")
+
+
 def test_gcd_worst_cases():
     """Consecutive Fibonacci numbers take Euclid's most steps."""
     fib = [1, 2]
