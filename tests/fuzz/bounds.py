@@ -141,12 +141,14 @@ def _operand_magnitude(operands: list[Value], shape) -> np.ndarray:
     return magnitude
 
 
-def _abs_operands(operands: list[Value], plus_bound: bool) -> list:
+def _abs_operands(operands: list[Value], plus_bound: bool, finite_only: bool = False) -> list:
     out = []
     for v in operands:
         data = np.asarray(v.data)
         if data.dtype.kind in "iuf":  # integers too: the mean of an int array is a float
             a = np.abs(data.astype(np.float64))
+            if finite_only:
+                a = np.where(np.isfinite(a), a, 0.0)
             out.append(a + np.asarray(v.bound) if plus_bound and v.is_float else a)
         else:
             out.append(v.data)
@@ -167,6 +169,10 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
     inputs_exact = all(v.exact for v in operands)
     is_float = out.dtype.kind == "f"
     if kind == "discrete" or not is_float:
+        if any(v.is_float and np.any(np.isinf(v.bound)) for v in operands):
+            # an unchecked operand element (an overflowing sum: inf or nan) has no
+            # perturbation to settle a decision on
+            raise Unsettled("a decision on an operand whose value is not pinned down")
         if not inputs_exact:
             for t in _trials(fn, operands, rng):
                 nan_equal = out.dtype.kind == "f"
@@ -202,10 +208,13 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
             grown = np.asarray(quiet(fn, *_abs_operands(operands, True)), np.float64)
             bound = bound + SAFETY * np.maximum(grown - base, dev)
         bound = np.where(np.isfinite(out), bound, 0) if out.dtype.kind == "f" else bound
-        # where the terms' magnitudes overflow out's dtype, whether a partial sum does (inf, or nan
-        # from inf - inf) depends on the order and on a product contracted into an fma:
-        # the element is not checked
-        bound = np.where(base <= float(np.finfo(out.dtype).max), bound, np.inf)
+        # where the finite terms' magnitudes overflow out's dtype, whether a partial sum
+        # does (inf, or nan from inf - inf) depends on the order and on a product
+        # contracted into an fma: the element is not checked (infinite and NaN inputs
+        # give the same inf or nan in any order: those are)
+        finite_base = np.abs(np.asarray(quiet(fn, *_abs_operands(operands, False, True)),
+                                        np.float64))
+        bound = np.where(finite_base <= float(np.finfo(out.dtype).max), bound, np.inf)
         return Value(out, np.broadcast_to(bound, out.shape).copy(), np.ones(out.shape, bool))
     ulps = 0.0 if kind == "exact" else float(kind.split(":")[1])
     bound = ulps * _spacing(out)
