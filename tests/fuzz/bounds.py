@@ -127,6 +127,17 @@ def _broadcast_inexact(operands: list[Value], shape) -> np.ndarray:
     return inexact
 
 
+def _broadcast_loose(operands: list[Value], shape) -> np.ndarray:
+    loose = np.zeros(shape, bool)
+    for v in operands:
+        if v.is_float and np.any(v.loose):
+            try:
+                loose |= np.broadcast_to(np.asarray(v.loose), shape)
+            except ValueError:  # not elementwise: any loose zero may reach any element
+                loose |= True
+    return loose
+
+
 def _operand_magnitude(operands: list[Value], shape) -> np.ndarray:
     """The largest operand magnitude at each result position (elementwise ops), or over
     all operands (reductions, contractions)."""
@@ -178,6 +189,8 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
                 nan_equal = out.dtype.kind == "f"
                 if t.shape != out.shape or not np.array_equal(t, out, equal_nan=nan_equal):
                     raise Unsettled("perturbing the inputs changes a discrete result")
+        if is_float:  # a zero of loose sign stays one (rint(-0.0) is -0.0)
+            return Value(out, 0.0, _broadcast_loose(operands, out.shape) & (out == 0))
         return Value(out)
     if kind == "move":
         if inputs_exact:
