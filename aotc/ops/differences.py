@@ -317,7 +317,14 @@ def _sliding(name: str, a, v, mode: str, reverse_kernel: bool) -> Tracer:
     length, start = _MODES[mode](n, m, swapped=n < m and not reverse_kernel)
     padded = pad(x, (m - 1, m - 1))
     windows = np.arange(start, start + length)[:, None] + np.arange(m)[None, :]
-    return einsum("wk,k->w", take(padded, windows), k)
+    inside = (windows >= m - 1) & (windows < m - 1 + n)
+    if inside.all():
+        return einsum("wk,k->w", take(padded, windows), k)
+    # numpy sums only the products of a's elements: a padding zero times an infinite
+    # kernel element would add a NaN
+    products = ufunc("multiply", take(padded, windows), k)
+    return sum_(elementwise_where(inside, products, zeros((), products.dtype)), axis=1,
+                dtype=products.dtype)
 
 
 def correlate(a, v, mode="valid") -> Tracer:

@@ -132,6 +132,18 @@ def test_numerics_match_numpy(dtype):
         compare_ops(ops, *inputs(dtype).values(), kinds="accumulate", where=dtype)
 
 
+def test_sliding_products_leave_out_the_padding():
+    """numpy's convolve/correlate sum only products of a's elements: an infinite kernel
+    element next to the edge must not meet a padding zero (that gave NaN)."""
+    a = np.array([-1.0, 2.0, 0.5, 3.0, -4.0])
+    v = np.array([-3.0, -np.inf, 5.5])
+    ops = {f"{name}({mode})": (lambda m, x, k, name=name, mode=mode:
+                               getattr(m, name)(x, k, mode=mode))
+           for name in ("convolve", "correlate") for mode in ("full", "same", "valid")}
+    with np.errstate(invalid="ignore"):
+        compare_ops(ops, a, v, kinds="accumulate", where="sliding products with inf")
+
+
 def test_polydiv_matches_numpy_with_the_remainder_untrimmed():
     # numpy trims the remainder's leading zeros; aotc (as JAX's trim_leading_zeros=False)
     # keeps the dividend's length: the same values, zeros in front.
