@@ -15,39 +15,11 @@ import numpy as np
 
 from .. import dtypes
 from .._mlir import arith, ir, math
-from ..constants import scalar_constant
 from . import scalar_fmod
+from .scalar_builders import cmpf, cmpi, const, logical_not, select
 from .scalar_power import float_power
 
 Rule = Callable[..., ir.Value]
-
-
-def const(value, dtype) -> ir.Value:
-    return scalar_constant(value, dtype)
-
-
-def _pred(name: str, float_pred: bool) -> ir.IntegerAttr:
-    table = _FLOAT_PREDICATES if float_pred else _INT_PREDICATES
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), table[name])
-
-
-# arith.cmpf / arith.cmpi predicate numbers (from the arith dialect's enums).
-_FLOAT_PREDICATES = {"oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "one": 6, "ord": 7,
-                     "ueq": 8, "ugt": 9, "uge": 10, "ult": 11, "ule": 12, "une": 13, "uno": 14}
-_INT_PREDICATES = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5,
-                   "ult": 6, "ule": 7, "ugt": 8, "uge": 9}
-
-
-def cmpf(pred: str, a, b) -> ir.Value:
-    return arith.CmpFOp(_pred(pred, True), a, b).result
-
-
-def cmpi(pred: str, a, b) -> ir.Value:
-    return arith.CmpIOp(_pred(pred, False), a, b).result
-
-
-def select(c, a, b) -> ir.Value:
-    return arith.SelectOp(c, a, b).result
 
 
 # ---- conversions ------------------------------------------------------------------------
@@ -563,12 +535,12 @@ UFUNC_RULES: dict[str, Rule] = {
     "logical_and": _logical(arith.AndIOp),
     "logical_or": _logical(arith.OrIOp),
     "logical_xor": _logical(arith.XOrIOp),
-    "logical_not": lambda dt, x: arith.XOrIOp(_to_bool(dt, x), const(True, np.bool_)).result,
+    "logical_not": lambda dt, x: logical_not(_to_bool(dt, x)),
     "bitwise_and": by_kind(int=op(arith.AndIOp), bool=op(arith.AndIOp)),
     "bitwise_or": by_kind(int=op(arith.OrIOp), bool=op(arith.OrIOp)),
     "bitwise_xor": by_kind(int=op(arith.XOrIOp), bool=op(arith.XOrIOp)),
     "invert": by_kind(int=lambda dt, x: arith.XOrIOp(x, const(-1, dt)).result,
-                      bool=lambda dt, x: arith.XOrIOp(x, const(True, np.bool_)).result),
+                      bool=lambda dt, x: logical_not(x)),
     "left_shift": by_kind(int=_shift_left),
     "right_shift": by_kind(int=_shift_right),
 }

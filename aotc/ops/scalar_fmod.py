@@ -41,6 +41,7 @@ import numpy as np
 
 from .._mlir import arith, ir, math, scf
 from ..constants import scalar_constant
+from .scalar_builders import cmpf, cmpi, logical_not, select
 
 F64, I64 = np.dtype(np.float64), np.dtype(np.int64)
 MANTISSA_BITS = 52
@@ -60,18 +61,6 @@ def _f(value) -> ir.Value:
 
 def _i(value) -> ir.Value:
     return scalar_constant(value, I64)
-
-
-def _cmpf(pred: str, a, b) -> ir.Value:
-    return arith.CmpFOp(getattr(arith.CmpFPredicate, pred.upper()), a, b).result
-
-
-def _cmpi(pred: str, a, b) -> ir.Value:
-    return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), a, b).result
-
-
-def _select(c, a, b) -> ir.Value:
-    return arith.SelectOp(c, a, b).result
 
 
 def _bits(x) -> ir.Value:
@@ -98,21 +87,16 @@ def nonzero(x) -> ir.Value:
     kept), which reads a subnormal x as 0 under the flushing runtime. The square of the
     bits as an integer-valued double (normal, or 0) is a float LLVM cannot see through."""
     magnitude = arith.UIToFPOp(ir.F64Type.get(), _abs_bits(x)).result
-    return _cmpf("une", arith.MulFOp(magnitude, magnitude).result, _f(0.0))
-
-
-def _not(condition) -> ir.Value:
-    true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
-    return arith.XOrIOp(condition, true).result
+    return cmpf("une", arith.MulFOp(magnitude, magnitude).result, _f(0.0))
 
 
 def _tiny_divisor(b) -> ir.Value:
     """0 < |b| < 2**-969: remainders can be subnormal."""
-    return arith.AndIOp(_cmpf("olt", math.AbsFOp(b).result, _f(TINY_DIVISOR)), nonzero(b)).result
+    return arith.AndIOp(cmpf("olt", math.AbsFOp(b).result, _f(TINY_DIVISOR)), nonzero(b)).result
 
 
 def sign_bit(x) -> ir.Value:
-    return _cmpi("slt", _bits(x), _i(0))
+    return cmpi("slt", _bits(x), _i(0))
 
 
 def _power_of_two(exponent) -> ir.Value:
@@ -132,8 +116,8 @@ def _integer_and_exponent(x):
     magnitude = _abs_bits(x)
     field = arith.ShRUIOp(magnitude, _i(MANTISSA_BITS)).result
     fraction = arith.AndIOp(magnitude, _i(MANTISSA_MASK)).result
-    normal = _cmpi("ne", field, _i(0))
-    integer = _select(normal, arith.OrIOp(fraction, _i(IMPLICIT_BIT)).result, fraction)
+    normal = cmpi("ne", field, _i(0))
+    integer = select(normal, arith.OrIOp(fraction, _i(IMPLICIT_BIT)).result, fraction)
     return (arith.SIToFPOp(ir.F64Type.get(), integer).result,
             arith.MaxSIOp(field, _i(1)).result)
 
@@ -144,7 +128,7 @@ def _reduce_step(t, y, inverse_y_upper):
     (-y, y), an integer below 2**53: exact."""
     q = math.TruncOp(arith.MulFOp(t, inverse_y_upper).result).result
     r = math.FmaOp(arith.NegFOp(q).result, y, t).result
-    return _select(_cmpf("olt", r, _f(0.0)), arith.AddFOp(r, y).result, r)
+    return select(cmpf("olt", r, _f(0.0)), arith.AddFOp(r, y).result, r)
 
 
 def _from_integer(r, exponent, sign_of):
@@ -159,7 +143,7 @@ def _from_integer(r, exponent, sign_of):
     stored_field = arith.SubIOp(arith.MaxSIOp(result_field, _i(1)).result, _i(1)).result
     magnitude = arith.AddIOp(arith.ShRUIOp(mantissa, shift).result,
                              arith.ShLIOp(stored_field, _i(MANTISSA_BITS)).result).result
-    magnitude = _select(_cmpf("oeq", r, _f(0.0)), _i(0), magnitude)
+    magnitude = select(cmpf("oeq", r, _f(0.0)), _i(0), magnitude)
     sign = arith.AndIOp(_bits(sign_of), _i(SIGN_MASK)).result
     return _from_bits(arith.OrIOp(magnitude, sign).result)
 
@@ -181,7 +165,7 @@ def _exact_fmod(a, b):
                                 arith.ShLIOp(shift, _i(MANTISSA_BITS)).result).result)
     b_exponent = arith.SubIOp(b_exponent, shift).result
     gap = arith.SubIOp(a_exponent, b_exponent).result
-    r = _select(_cmpf("oge", x, y), arith.SubFOp(x, y).result, x)  # x < 2**53 <= 2y
+    r = select(cmpf("oge", x, y), arith.SubFOp(x, y).result, x)  # x < 2**53 <= 2y
     inverse_y_upper = arith.MulFOp(arith.DivFOp(_f(1.0), y).result, _f(1 + 2.0 ** -51)).result
 
     f64, i64 = ir.F64Type.get(), ir.IntegerType.get_signless(64)
@@ -189,7 +173,7 @@ def _exact_fmod(a, b):
     before = loop.before.blocks.append(f64, i64)
     after = loop.after.blocks.append(f64, i64)
     with ir.InsertionPoint(before):
-        scf.ConditionOp(_cmpi("sgt", before.arguments[1], _i(0)), list(before.arguments))
+        scf.ConditionOp(cmpi("sgt", before.arguments[1], _i(0)), list(before.arguments))
     with ir.InsertionPoint(after):
         r_step, gap_left = after.arguments
         c = arith.MinSIOp(gap_left, _i(STEP_BITS)).result
@@ -197,7 +181,7 @@ def _exact_fmod(a, b):
         scf.YieldOp([_reduce_step(shifted, y, inverse_y_upper),
                      arith.SubIOp(gap_left, c).result])
     remainder = _from_integer(loop.results[0], b_exponent, a)
-    return _select(_cmpi("slt", gap, _i(0)), a, remainder)  # gap < 0: |a| < |b|
+    return select(cmpi("slt", gap, _i(0)), a, remainder)  # gap < 0: |a| < |b|
 
 
 # ---- fmod ---------------------------------------------------------------------------------
@@ -207,24 +191,24 @@ def _fast_fmod(a, b, q):
     up to the next integer: exact while |a/b| < 2**53 and no step is subnormal."""
     zero = _f(0.0)
     r = math.FmaOp(arith.NegFOp(q).result, b, a).result
-    signs_differ = arith.XOrIOp(_cmpf("olt", r, zero), _cmpf("olt", a, zero)).result
-    overshot = arith.AndIOp(_cmpf("une", r, zero), signs_differ).result
-    r = _select(overshot,
+    signs_differ = arith.XOrIOp(cmpf("olt", r, zero), cmpf("olt", a, zero)).result
+    overshot = arith.AndIOp(cmpf("une", r, zero), signs_differ).result
+    r = select(overshot,
                 arith.AddFOp(r, math.CopySignOp(math.AbsFOp(b).result, a).result).result, r)
     # C's fmod is exact: a zero remainder has a's sign (the fma gives +0 for -6 mod 3)
-    r = _select(_cmpf("oeq", r, zero), math.CopySignOp(zero, a).result, r)
+    r = select(cmpf("oeq", r, zero), math.CopySignOp(zero, a).result, r)
     # |a| < |b| (b = inf included): a itself, bits and all (a subnormal a reads as 0 in
     # the fma)
-    return _select(_cmpf("olt", math.AbsFOp(a).result, math.AbsFOp(b).result), a, r)
+    return select(cmpf("olt", math.AbsFOp(a).result, math.AbsFOp(b).result), a, r)
 
 
 def _exact_needed(a, b, q):
     """Where the fast path is not exact: finite a, nonzero b (a subnormal b compares equal
     to 0), and a quotient from 2**53 up or a tiny divisor."""
-    finite_nonzero = arith.AndIOp(_cmpf("olt", math.AbsFOp(a).result, _f(np.inf)),
+    finite_nonzero = arith.AndIOp(cmpf("olt", math.AbsFOp(a).result, _f(np.inf)),
                                   nonzero(b)).result
-    hard = arith.OrIOp(_cmpf("oge", math.AbsFOp(q).result, _f(2.0 ** 53)),
-                       _cmpf("olt", math.AbsFOp(b).result, _f(TINY_DIVISOR))).result
+    hard = arith.OrIOp(cmpf("oge", math.AbsFOp(q).result, _f(2.0 ** 53)),
+                       cmpf("olt", math.AbsFOp(b).result, _f(TINY_DIVISOR))).result
     return arith.AndIOp(finite_nonzero, hard).result
 
 
@@ -245,7 +229,7 @@ def divmod_float64(a, b, npy_divmod):
     scf.if, on the exact fmod, with the zero and sign tests read from the bits and a
     tiny divisor's operands scaled by 2**128 (``scale_tiny_divisor``)."""
     q = math.TruncOp(arith.DivFOp(a, b).result).result
-    subnormal_a = arith.AndIOp(nonzero(a), _cmpf("olt", math.AbsFOp(a).result,
+    subnormal_a = arith.AndIOp(nonzero(a), cmpf("olt", math.AbsFOp(a).result,
                                                  _f(2.0 ** -1022))).result
     # A tiny divisor with a NaN or inf dividend too: a subnormal one reads as 0.
     rare = arith.OrIOp(arith.OrIOp(_exact_needed(a, b, q), subnormal_a).result,
@@ -255,8 +239,8 @@ def divmod_float64(a, b, npy_divmod):
     with ir.InsertionPoint(branch.then_block):
         mod = fmod_float64(a, b)
         # numpy's a / 0 is inf for a subnormal a, which reads as 0 here (0 / 0: NaN)
-        dividend = _select(subnormal_a, math.CopySignOp(_f(1.0), a).result, a)
-        b_is_zero = _not(nonzero(b))
+        dividend = select(subnormal_a, math.CopySignOp(_f(1.0), a).result, a)
+        b_is_zero = logical_not(nonzero(b))
         tiny, a_scaled, b_scaled, mod_scaled = scale_tiny_divisor(a, b, mod)
         floordiv, mod = npy_divmod(F64, a_scaled, b_scaled, mod_scaled, nonzero=nonzero,
                                    negative=sign_bit, dividend=dividend, b_is_zero=b_is_zero)
@@ -271,11 +255,11 @@ def divmod_float64(a, b, npy_divmod):
 def _scaled_up(x):
     """x * 2**128 exactly, subnormal x included (from its bits); a finite x that
     overflows becomes inf, as the multiplication gives."""
-    subnormal = _cmpi("eq", _field(math.AbsFOp(x).result), _i(0))
+    subnormal = cmpi("eq", _field(math.AbsFOp(x).result), _i(0))
     integer = arith.SIToFPOp(ir.F64Type.get(),
                              arith.AndIOp(_bits(x), _i(MANTISSA_MASK)).result).result
     from_bits = arith.MulFOp(integer, _f(2.0 ** (DIVMOD_SCALE - 1074))).result
-    return _select(subnormal, math.CopySignOp(from_bits, x).result,
+    return select(subnormal, math.CopySignOp(from_bits, x).result,
                    arith.MulFOp(x, _f(2.0 ** DIVMOD_SCALE)).result)
 
 
@@ -288,7 +272,7 @@ def _scaled_down(x):
     shift = _clamp(arith.SubIOp(_i(1), result_field).result, 0, 63)
     subnormal = arith.OrIOp(arith.ShRUIOp(mantissa, shift).result,
                             arith.AndIOp(_bits(x), _i(SIGN_MASK)).result).result
-    return _select(_cmpi("slt", result_field, _i(1)), _from_bits(subnormal),
+    return select(cmpi("slt", result_field, _i(1)), _from_bits(subnormal),
                    arith.MulFOp(x, _f(2.0 ** -DIVMOD_SCALE)).result)
 
 
@@ -299,8 +283,8 @@ def scale_tiny_divisor(a, b, mod):
     the steps that would be subnormal unscaled are exact both ways). ``unscale_remainder``
     takes the remainder back."""
     tiny = _tiny_divisor(b)
-    return (tiny, *(_select(tiny, _scaled_up(v), v) for v in (a, b, mod)))
+    return (tiny, *(select(tiny, _scaled_up(v), v) for v in (a, b, mod)))
 
 
 def unscale_remainder(tiny, mod):
-    return _select(tiny, _scaled_down(mod), mod)
+    return select(tiny, _scaled_down(mod), mod)

@@ -22,22 +22,7 @@ import numpy as np
 from .. import dtypes
 from .._mlir import arith, ir, math
 from ..constants import scalar_constant
-
-
-def _cmpf(pred: str, a, b) -> ir.Value:
-    return arith.CmpFOp(getattr(arith.CmpFPredicate, pred.upper()), a, b).result
-
-
-def _cmpi(pred: str, a, b) -> ir.Value:
-    return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), a, b).result
-
-
-def _select(c, a, b) -> ir.Value:
-    return arith.SelectOp(c, a, b).result
-
-
-def _not(c) -> ir.Value:
-    return arith.XOrIOp(c, scalar_constant(True, np.bool_)).result
+from .scalar_builders import cmpf, cmpi, logical_not, select
 
 
 def _is_integral(x) -> ir.Value:
@@ -47,8 +32,8 @@ def _is_integral(x) -> ir.Value:
     magnitude = math.AbsFOp(x).result
     shift = scalar_constant(2.0 ** (np.finfo(dtype).nmant), dtype)
     rounded = arith.SubFOp(arith.AddFOp(magnitude, shift).result, shift).result
-    large = _cmpf("oge", magnitude, shift)  # every float from 2**mantissa bits on
-    return arith.OrIOp(large, _cmpf("oeq", rounded, magnitude)).result
+    large = cmpf("oge", magnitude, shift)  # every float from 2**mantissa bits on
+    return arith.OrIOp(large, cmpf("oeq", rounded, magnitude)).result
 
 
 def float_power(dt, x, y) -> ir.Value:
@@ -60,16 +45,16 @@ def float_power(dt, x, y) -> ir.Value:
     magnitude = math.AbsFOp(x).result
     r = math.PowFOp(magnitude, y).result
     y_integral = _is_integral(y)
-    y_odd = arith.AndIOp(y_integral, _not(_is_integral(arith.MulFOp(y, const(0.5)).result)))
-    negative = _cmpi("slt", arith.BitcastOp(dtypes.mlir_type(int_type), x).result,
+    y_odd = arith.AndIOp(y_integral, logical_not(_is_integral(arith.MulFOp(y, const(0.5)).result)))
+    negative = cmpi("slt", arith.BitcastOp(dtypes.mlir_type(int_type), x).result,
                      scalar_constant(0, int_type))  # the sign bit: -0.0 too
-    r = _select(arith.AndIOp(negative, y_odd.result).result, arith.NegFOp(r).result, r)
-    nonzero = _cmpi("ne", arith.BitcastOp(dtypes.mlir_type(int_type), magnitude).result,
+    r = select(arith.AndIOp(negative, y_odd.result).result, arith.NegFOp(r).result, r)
+    nonzero = cmpi("ne", arith.BitcastOp(dtypes.mlir_type(int_type), magnitude).result,
                     scalar_constant(0, int_type))
     negative_base = arith.AndIOp(arith.AndIOp(negative, nonzero).result,
-                                 _cmpf("ogt", x, const(-np.inf))).result
-    r = _select(arith.AndIOp(negative_base, _not(y_integral)).result, const(np.nan), r)
-    y_inf = _cmpf("oeq", math.AbsFOp(y).result, const(np.inf))
-    minus_one_inf = arith.AndIOp(_cmpf("oeq", x, const(-1.0)), y_inf).result
-    exact_one = arith.OrIOp(_cmpf("oeq", y, const(0.0)), _cmpf("oeq", x, const(1.0))).result
-    return _select(arith.OrIOp(exact_one, minus_one_inf).result, const(1.0), r)
+                                 cmpf("ogt", x, const(-np.inf))).result
+    r = select(arith.AndIOp(negative_base, logical_not(y_integral)).result, const(np.nan), r)
+    y_inf = cmpf("oeq", math.AbsFOp(y).result, const(np.inf))
+    minus_one_inf = arith.AndIOp(cmpf("oeq", x, const(-1.0)), y_inf).result
+    exact_one = arith.OrIOp(cmpf("oeq", y, const(0.0)), cmpf("oeq", x, const(1.0))).result
+    return select(arith.OrIOp(exact_one, minus_one_inf).result, const(1.0), r)

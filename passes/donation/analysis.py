@@ -93,6 +93,11 @@ def _same_storage(value) -> list:
     return found
 
 
+def _writes_into(op, storage: set) -> bool:
+    """Is ``op`` an in-place update (insert_slice, scatter) of one of ``storage``'s values?"""
+    return op.name in DESTINATION and op.operands[DESTINATION[op.name]] in storage
+
+
 @dataclass
 class Writer:
     """The writer group of one result for one donated argument."""
@@ -397,7 +402,7 @@ class InPlaceAnalysis:
         storage = set(_same_storage(arg))  # grows along a chain of in-place updates
         held: dict = {}
         for op in self.ops:
-            if op.name not in DESTINATION or op.operands[DESTINATION[op.name]] not in storage:
+            if not _writes_into(op, storage):
                 continue
             updated = _same_storage(op.results[0])
             storage.update(updated)
@@ -415,8 +420,7 @@ class InPlaceAnalysis:
         """The ops that IREE writes into ``arg``'s own storage (an insert_slice into it, a
         scatter into it, also through reshapes), in program order."""
         storage = set(_same_storage(arg))
-        return [op for op in self.ops
-                if op.name in DESTINATION and op.operands[DESTINATION[op.name]] in storage]
+        return [op for op in self.ops if _writes_into(op, storage)]
 
     # -- helpers ---------------------------------------------------------------------------
 

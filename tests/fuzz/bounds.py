@@ -115,27 +115,26 @@ def _deviation(out: np.ndarray, trials: list[np.ndarray]) -> np.ndarray:
     return dev
 
 
-def _broadcast_inexact(operands: list[Value], shape) -> np.ndarray:
-    inexact = np.zeros(shape, bool)
+def _reaching(operands: list[Value], shape, mask_of: Callable) -> np.ndarray:
+    """The result elements an operand element marked by ``mask_of`` may reach: its own
+    position for elementwise ops, every element otherwise."""
+    reached = np.zeros(shape, bool)
     for v in operands:
-        if v.is_float and not v.exact:
-            mask = (np.asarray(v.bound) > 0) | np.asarray(v.loose)
+        if v.is_float:
+            mask = np.asarray(mask_of(v))
             try:
-                inexact |= np.broadcast_to(mask, shape)
-            except ValueError:  # not elementwise: any inexact input may reach any element
-                inexact |= bool(mask.any())
-    return inexact
+                reached |= np.broadcast_to(mask, shape)
+            except ValueError:  # not elementwise
+                reached |= bool(mask.any())
+    return reached
+
+
+def _broadcast_inexact(operands: list[Value], shape) -> np.ndarray:
+    return _reaching(operands, shape, lambda v: (np.asarray(v.bound) > 0) | np.asarray(v.loose))
 
 
 def _broadcast_loose(operands: list[Value], shape) -> np.ndarray:
-    loose = np.zeros(shape, bool)
-    for v in operands:
-        if v.is_float and np.any(v.loose):
-            try:
-                loose |= np.broadcast_to(np.asarray(v.loose), shape)
-            except ValueError:  # not elementwise: any loose zero may reach any element
-                loose |= True
-    return loose
+    return _reaching(operands, shape, lambda v: v.loose)
 
 
 def _operand_magnitude(operands: list[Value], shape) -> np.ndarray:
