@@ -16,7 +16,8 @@ from .passes import (
     CLEANUP,
     REGISTRY,
     CheckDtypes,
-    FuseReturnedSiblings,
+    FoldEmptyLoops,
+    FuseSiblings,
     PassError,
     SeparateReturnedUpdates,
     run_pipeline,
@@ -119,11 +120,14 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
                 if not getattr(REGISTRY.get(name), "introduces", frozenset()) & lacking]
     try:
         inline_calls(module)
-        run_pipeline(module, list(CLEANUP) + rewrites + [SeparateReturnedUpdates()] + checks)
+        # Reductions merge before donation (see fuse_siblings), on CPU targets only.
+        merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
+        run_pipeline(module, list(CLEANUP) + [FoldEmptyLoops()] + rewrites
+                     + [SeparateReturnedUpdates()] + merging + checks)
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)
-    run_pipeline(module, [FuseReturnedSiblings()])  # after donation: see its docstring
+    run_pipeline(module, [FuseSiblings(reductions=False, returned=True)])
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

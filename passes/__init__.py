@@ -16,14 +16,15 @@ from .check_dtypes import CheckDtypes
 from .donation import Donate, pair_donations
 from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
-from .fuse_siblings import FuseReturnedSiblings
+from .fold_empty import FoldEmptyLoops
+from .fuse_siblings import FuseSiblings
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
 
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
-    "SeparateReturnedUpdates", "FuseReturnedSiblings",
+    "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math",
 ]

@@ -45,6 +45,14 @@ def as_op(x):
     return getattr(x, "operation", x)
 
 
+def operand_segments(op) -> tuple[int, int]:
+    """The numbers of ``ins`` and ``outs`` operands of a destination-style op (linalg)."""
+    from aotc._mlir import ir
+
+    n_ins, n_outs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    return n_ins, n_outs
+
+
 def collect_ops(module, select) -> list:
     """``(op, info)`` for every op of ``module`` for which ``select(op)`` returns a truthy
     ``info``. Rewrite them after collecting: erasing ops during a walk is unsafe."""

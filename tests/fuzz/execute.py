@@ -114,27 +114,55 @@ def _error(e: BaseException) -> str:
     return text if len(text) < 2000 else text[:2000] + " ..."
 
 
-def run_batch(programs: list[Program], mode: str) -> list[Finding]:
-    vmapped = mode == "vmap"
-    batch_error = ""
+def _outcome(programs: list[Program], mode: str) -> tuple[list[Finding] | None, str]:
+    """``(findings, error)`` of running ``programs`` as one batch: the disagreements, or
+    None and the error aotc raised."""
     try:
         got = _call(programs, mode)
-        findings = _compare(got, _wants(programs, vmapped), programs, mode)
+        return _compare(got, _wants(programs, mode == "vmap"), programs, mode), ""
     except Exception as e:  # noqa: BLE001 - every failure of aotc is a finding
-        batch_error = _error(e) + "\n" + "".join(traceback.format_tb(e.__traceback__)[-3:])
-        if len(programs) == 1:
-            return [Finding(programs[0].seed, mode, "error", batch_error, programs[0].source)]
-        findings = None
-    if findings == [] or len(programs) == 1:
+        return None, _error(e) + "\n" + "".join(traceback.format_tb(e.__traceback__)[-3:])
+
+
+def _describe(findings: list[Finding] | None, error: str) -> str:
+    return error or "in the batch: " + "; ".join(
+        f"program {f.seed} {f.message}" for f in findings[:3])
+
+
+def _together(programs: list[Program], mode: str) -> list[Program]:
+    """A small subset of a failing batch that still fails together: programs are dropped
+    one at a time while the rest still fails (each compile is a few seconds; this runs
+    only for a batch whose every program passes alone)."""
+    kept = list(programs)
+    for p in programs:
+        if len(kept) <= 2:
+            break
+        trial = [q for q in kept if q is not p]
+        findings, error = _outcome(trial, mode)
+        if error or findings:
+            kept = trial
+    return kept
+
+
+def run_batch(programs: list[Program], mode: str) -> list[Finding]:
+    findings, error = _outcome(programs, mode)
+    if len(programs) == 1:
+        return [Finding(programs[0].seed, mode, "error", error, programs[0].source)
+                ] if error else findings
+    if findings == []:
         return findings
-    # Name the culprits: rerun alone (a batch-only failure is reported against the batch).
+    # Name the culprits: rerun alone; a batch-only failure is narrowed to the programs
+    # that fail together, reported with their sources.
     alone = [f for p in programs for f in run_batch([p], mode)]
-    if not alone:
-        alone = [Finding(programs[0].seed, mode, "error", "the batch failed, every program "
-                         "alone passes: " + ",".join(str(p.seed) for p in programs) + ": "
-                         + (batch_error or "in the batch: " + "; ".join(
-                             f"program {f.seed} {f.message}" for f in findings[:3])), "")]
-    return alone
+    if alone:
+        return alone
+    kept = _together(programs, mode)
+    if len(kept) < len(programs):
+        findings, error = _outcome(kept, mode)
+    seeds = ",".join(str(p.seed) for p in kept)
+    return [Finding(kept[0].seed, mode, "error", f"programs {seeds} fail together, each "
+                    f"alone passes: {_describe(findings, error)}",
+                    "\n".join(p.source for p in kept))]
 
 
 def run_seeds(seeds: list[int], mode: str) -> list[str]:
