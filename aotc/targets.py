@@ -35,12 +35,7 @@ LOCAL_CPU = (
 )
 # aotc computes in the dtype numpy would use: never let IREE narrow f64 or i64.
 NO_DEMOTION = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
-# Constant expressions are hoisted into initializers that run once when the module
-# loads, not evaluated by compiling and running them inside the compiler (IREE's
-# const-eval): that compile cost 14% of the CPU time of compiling twelve of the test
-# suite's modules (47.4 s -> 40.8 s) and can bloat an artifact with what a few
-# instructions compute at load.
-OPT = ("--iree-opt-level=O3", "--iree-opt-const-eval=false")
+OPT = ("--iree-opt-level=O3",)
 DATA_TILING = ("--iree-opt-data-tiling",)
 # IREE 3.13 links the executables of a module per backend and, when one module holds
 # code for several devices (CPU and a GPU), keeps only the CPU variants: every GPU dispatch

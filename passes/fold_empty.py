@@ -6,8 +6,8 @@ its body zero times, so its results are its ``outs`` operands as given (the sums
 the maxima's -inf, or an empty tensor). So is a contraction (matmul, convolution,
 pooling) with an operand of size 0. This pass replaces such results by those operands.
 IREE 3.13's CPU code generation divides by zero on some of them (a SIGFPE that kills the
-process: a contraction of a [3, 0] and a [0, 5] constant, two merged reductions over a
-[3, 0] array), so none reaches it.
+process: a contraction of a [3, 0] and a [0, 5] constant when IREE's const-eval does not
+fold it first, two merged reductions over a [3, 0] array), so none reaches it.
 
 Invariants: only ops whose domain is provably empty change (a generic's loop ranges are
 read where its maps index an operand with a plain loop variable); values are unchanged;
