@@ -17,6 +17,7 @@ from .passes import (
     REGISTRY,
     CheckDtypes,
     FoldEmptyLoops,
+    FoldSelfComparisons,
     FuseSiblings,
     PassError,
     SeparateReturnedUpdates,
@@ -122,7 +123,7 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         inline_calls(module)
         # Reductions merge before donation (see fuse_siblings), on CPU targets only.
         merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
-        run_pipeline(module, list(CLEANUP) + [FoldEmptyLoops()] + rewrites
+        run_pipeline(module, list(CLEANUP) + [FoldEmptyLoops(), FoldSelfComparisons()] + rewrites
                      + [SeparateReturnedUpdates()] + merging + checks)
     except PassError as e:
         raise CompileError(str(e)) from e

@@ -17,6 +17,7 @@ from .donation import Donate, pair_donations
 from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
 from .fold_empty import FoldEmptyLoops
+from .fold_self_compare import FoldSelfComparisons
 from .fuse_siblings import FuseSiblings
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
@@ -24,7 +25,7 @@ from .separate_returns import SeparateReturnedUpdates
 
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
-    "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops",
+    "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSelfComparisons",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math",
 ]

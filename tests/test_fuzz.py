@@ -152,3 +152,20 @@ def test_exported_bool_scalar_argument():
     artifact = aotc.export(lambda x, s: x / s, x, True, name="divide")
     got = aotc.runtime.load(artifact.vmfb).divide(x, True)
     np.testing.assert_array_equal(np.asarray(got), x / True)
+
+
+def test_integer_self_comparisons_reduce_to_the_count():
+    """IREE folded ``x <= x`` on integers into an i1 fill and a sum over it to 1 (program
+    22228): counts, sums and means of self-comparisons, against numpy, in one compile."""
+    x = np.array([3, -7, 0, 32767, -32768, 5, 5, 1], np.int16)
+    y = x.reshape(2, 4).astype(np.uint8)
+
+    def counts(m, x, y):
+        return (m.sum(x <= x), m.count_nonzero(x == x), m.sum(x < x), m.sum(x != x),
+                m.sum((x >= x).astype(np.int32)), m.sum(y <= y, axis=1), m.mean(y == y),
+                m.any(x > x), m.all(x == x), x == x)
+
+    got = aotc.jit(lambda x, y: counts(anp, x, y))(x, y)
+    for g, w in zip(got, counts(np, x, y)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+        assert np.asarray(g).dtype == np.asarray(w).dtype
