@@ -21,6 +21,7 @@ from .passes import (
     FuseSiblings,
     PassError,
     SeparateReturnedUpdates,
+    ShieldConstantBools,
     run_pipeline,
 )
 from .passes.base import is_private, read_metadata, write_metadata
@@ -123,8 +124,10 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         inline_calls(module)
         # Reductions merge before donation (see fuse_siblings), on CPU targets only.
         merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
-        run_pipeline(module, list(CLEANUP) + [FoldEmptyLoops(), FoldSelfComparisons()] + rewrites
-                     + [SeparateReturnedUpdates()] + merging + checks)
+        # IREE workarounds first: loops of zero trips, constant bools under reductions.
+        folds = [FoldEmptyLoops(), FoldSelfComparisons(), ShieldConstantBools()]
+        run_pipeline(module, list(CLEANUP) + folds + rewrites + [SeparateReturnedUpdates()]
+                     + merging + checks)
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)

@@ -169,3 +169,18 @@ def test_integer_self_comparisons_reduce_to_the_count():
     for g, w in zip(got, counts(np, x, y)):
         np.testing.assert_array_equal(np.asarray(g), w)
         assert np.asarray(g).dtype == np.asarray(w).dtype
+
+
+def test_reductions_of_bools_computed_from_constants():
+    """IREE folded a sum over a bool tensor it could compute at compile time to one term
+    (``sum(sort(ones(8, bool)))`` was 1; program 22228 under export and donation)."""
+    x = np.array([3, -7, 0, 5, 5, 1, 9, -2], np.int16)
+
+    def counts(m, x):
+        return (m.sum(m.sort(m.ones(8, bool))) + 0 * x[0], m.sum(m.sort(x <= x)),
+                m.count_nonzero(m.flip(m.arange(8) > 2)) + 0 * x[0],
+                m.sum(m.ones((2, 3), bool), axis=1) + 0 * x[0])
+
+    got = aotc.jit(lambda x: counts(anp, x))(x)
+    for g, w in zip(got, counts(np, x)):
+        np.testing.assert_array_equal(np.asarray(g), w)
