@@ -53,6 +53,31 @@ def operand_segments(op) -> tuple[int, int]:
     return n_ins, n_outs
 
 
+def bool_option(options: dict, name: str, default: bool) -> bool:
+    """A pass option written ``true``/``false`` (or ``1``/``0``), as aotc-opt gives it."""
+    value = str(options.get(name, default)).lower()
+    if value not in ("true", "false", "1", "0"):
+        raise ValueError(f"{name}: expected true or false, got {value!r}")
+    return value in ("true", "1")
+
+
+def loop_ranges(op) -> list:
+    """The static range of each loop of a ``linalg.generic``, read off the operands its
+    maps index with a plain loop variable; None for a loop not read that way or dynamic."""
+    from aotc._mlir import ir
+
+    maps = [ir.AffineMapAttr(m).value for m in op.attributes["indexing_maps"]]
+    ranges = [None] * maps[0].n_dims
+    for value, m in zip(op.operands, maps):
+        if not isinstance(value.type, ir.RankedTensorType):
+            continue
+        shape = value.type.shape
+        for k, expr in enumerate(m.results):
+            if isinstance(expr, ir.AffineDimExpr) and shape[k] >= 0:
+                ranges[expr.position] = shape[k]
+    return ranges
+
+
 def collect_ops(module, select) -> list:
     """``(op, info)`` for every op of ``module`` for which ``select(op)`` returns a truthy
     ``info``. Rewrite them after collecting: erasing ops during a walk is unsafe."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, collect_ops, operand_segments, register
+from .base import ModulePass, as_op, collect_ops, loop_ranges, operand_segments, register
 from .opset import CONTRACTION_OPS
 
 
@@ -29,20 +29,9 @@ def _has_size_zero(value) -> bool:
 
 
 def _iterates_zero_times(op) -> bool:
-    from aotc._mlir import ir
-
     if op.name in CONTRACTION_OPS:
         return any(_has_size_zero(v) for v in op.operands)
-    if op.name != "linalg.generic":
-        return False
-    for value, m in zip(op.operands, op.attributes["indexing_maps"]):
-        if not _has_size_zero(value):
-            continue
-        shape = value.type.shape
-        if any(isinstance(e, ir.AffineDimExpr) and shape[k] == 0
-               for k, e in enumerate(ir.AffineMapAttr(m).value.results)):
-            return True
-    return False
+    return op.name == "linalg.generic" and 0 in loop_ranges(op)
 
 
 @register

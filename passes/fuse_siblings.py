@@ -50,7 +50,7 @@ import heapq
 import math
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, operand_segments, register
+from .base import ModulePass, as_op, bool_option, loop_ranges, operand_segments, register
 from .opset import RESHAPE_OPS
 from .donation.function import OUTPUT, arg_dicts, functions
 
@@ -63,20 +63,6 @@ SMALL_REDUCTION = 1 << 14
 # groups that reach it then looks back over a bounded stretch of the function, not the
 # whole of it (a 300-step unrolled loop took 9 s with every group open).
 RECENT_GROUPS = 8
-
-
-def _loop_ranges(op, maps) -> tuple | None:
-    """The static range of each loop of a generic, read off the operands its maps index
-    with a plain loop variable; None where one is dynamic or not read that way."""
-    from aotc._mlir import ir
-
-    ranges = [None] * maps[0].n_dims
-    for value, m in zip(op.operands, maps):
-        shape = ir.RankedTensorType(value.type).shape
-        for k, expr in enumerate(m.results):
-            if isinstance(expr, ir.AffineDimExpr) and shape[k] >= 0:
-                ranges[expr.position] = shape[k]
-    return None if None in ranges else tuple(ranges)
 
 
 def _domain(op, ret) -> tuple | None:
@@ -105,8 +91,8 @@ def _domain(op, ret) -> tuple | None:
             return None  # reads its output's old value: keep its own outs
         if not all(as_op(use.owner) == ret for r in op.results for use in r.uses):
             return None
-    ranges = _loop_ranges(op, maps)
-    if ranges is None or 0 in ranges:
+    ranges = tuple(loop_ranges(op))
+    if None in ranges or 0 in ranges:
         return None  # IREE 3.13's CPU tiling divides by zero on a merged empty reduction
     if reduction and "parallel" not in iterators[-1] and math.prod(ranges) > SMALL_REDUCTION:
         return None
@@ -295,13 +281,6 @@ def _merge(group: list, ret):
     return merged
 
 
-def _flag(options, name: str) -> bool:
-    value = str(options.get(name, "true")).lower()
-    if value not in ("true", "false", "1", "0"):
-        raise ValueError(f"{name}: expected true or false, got {value!r}")
-    return value in ("true", "1")
-
-
 @register
 @dataclass(frozen=True)
 class FuseSiblings(ModulePass):
@@ -315,7 +294,8 @@ class FuseSiblings(ModulePass):
 
     @classmethod
     def from_options(cls, options):
-        return cls(**{name: _flag(options, name) for name in ("reductions", "returned")})
+        return cls(**{name: bool_option(options, name, True)
+                      for name in ("reductions", "returned")})
 
     def run(self, module) -> None:
         for func in functions(module):

@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..base import ModulePass, PassError, register
+from ..base import ModulePass, PassError, bool_option, register
 from .analysis import InPlaceAnalysis
 from .function import (
     MARKER,
@@ -75,10 +75,7 @@ class Donate(ModulePass):
 
     @classmethod
     def from_options(cls, options):
-        value = str(options.get("strict", "false")).lower()
-        if value not in ("true", "false", "1", "0"):
-            raise ValueError(f"strict: expected true or false, got {value!r}")
-        return cls(strict=value in ("true", "1"))
+        return cls(strict=bool_option(options, "strict", False))
 
     def run(self, module) -> None:
         problems = [text for func_op in functions(module) for text in self._pair(func_op)]
