@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from . import build, cache, compile_log, jit_cache, x64
-from .compiler import compile_bytecode, iree_version
+from .compiler import compile_bytecode
 from .core import is_tracing
 from .errors import AotcError
 from .runtime import tree
@@ -127,9 +127,7 @@ class Lowered:
         return self._bytecode
 
     def cache_key(self) -> str:
-        from . import __version__
-
-        return cache.make_key(self.bytecode, "\0".join(self.flags), iree_version(), __version__)
+        return cache.program_key(self.bytecode, self.flags)
 
     def compile(self) -> Compiled:
         """Compiles with IREE, or takes the executable from the jitted function's

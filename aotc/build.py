@@ -25,7 +25,7 @@ from .passes import (
     run_pipeline,
 )
 from .passes.base import is_private, read_metadata, write_metadata
-from .passes.donation import donate_and_record, mark_donated
+from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
 from .targets import Target, compile_flags, device_targets_attribute
@@ -82,6 +82,9 @@ def trace_into(
         write_metadata(traced.func_op, metadata)
         if signature.donated:
             mark_donated(traced.func_op, {i: signature.leaf_names[i] for i in signature.donated})
+        if traced.mutated:  # their final values follow the results: written in place
+            n = len(traced.out_avals)
+            mark_written(traced.func_op, {i: n + j for j, i in enumerate(traced.mutated)})
     return LoweredFunction(metadata, trace.contractions)
 
 

@@ -88,6 +88,15 @@ def make_key(*parts: bytes | str) -> str:
     return h.hexdigest()
 
 
+def program_key(bytecode: bytes, flags: tuple[str, ...]) -> str:
+    """The key of a compiled program: its MLIR bytecode, the IREE flags and the versions
+    of IREE and aotc (``aotc.jit`` and ``aotc.export`` share entries)."""
+    from . import __version__
+    from .compiler import iree_version
+
+    return make_key(bytecode, "\0".join(flags), iree_version(), __version__)
+
+
 def _path(key: str) -> Path:
     return cache_dir() / f"{key}{_ENTRY_SUFFIX}"
 

@@ -6,7 +6,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from . import build, compile_log
+from . import build, cache, compile_log
 from .api import _symbol_name
 from .compiler import compile_bytecode
 from .errors import AotcError
@@ -139,10 +139,19 @@ def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
             flags = build.finish_module(module, tgt, contractions,
                                         strict_donation=strict_donation)
             functions = {fname: build.function_metadata(module, fname) for fname in functions}
-        with stages("IREE compile"):
-            vmfb = compile_bytecode(build.bytecode(module), flags, ", ".join(functions))
+        bytecode = build.bytecode(module)
+        with stages("disk cache"):
+            key = cache.program_key(bytecode, flags) if cache.enabled() else None
+            vmfb = cache.load(key) if key else None
+        source = "off" if key is None else "miss" if vmfb is None else "hit"
+        if vmfb is None:
+            with stages("IREE compile"):
+                vmfb = compile_bytecode(bytecode, flags, ", ".join(functions))
+            if key:
+                with stages("disk cache"):
+                    cache.store(key, vmfb)
         if logged:
-            stages.log(log, level, "compiled %s for %s in %s (%s); %s, not cached on disk",
+            stages.log(log, level, "compiled %s for %s in %s (%s); %s, disk cache %s",
                        ", ".join(functions), tgt.name, compile_log.seconds(stages.total),
-                       compile_log.split(stages.times), format_bytes(len(vmfb)))
+                       compile_log.split(stages.times), format_bytes(len(vmfb)), source)
     return Artifact(vmfb, build.module_text(module), functions, tgt.name, flags)

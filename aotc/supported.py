@@ -136,7 +136,8 @@ def render_array_methods() -> list[str]:
         "Writes work as in numpy (`x[i] = v`, `x += y` and the other augmented "
         "assignments, `x.sort()`, `x.fill(v)`, `x.partition(k)`, `x.put(i, v)`, `out=` of "
         "ufuncs, `np.add.at`), through views too; arguments written into are updated after "
-        "the call.",
+        "the call (numpy arrays in place, runtime `Array`s in their own device buffer), "
+        "also under `vmap` (each example writes its slice).",
         f"Other in-place methods ({refused}) raise an error naming the functional form.",
     ]
 

@@ -324,12 +324,7 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     for k, narrower in inner.weak_casts.items():
         for dtype in narrower:
             outer.note_weak_cast(arrays[k].tracer, dtype)
-    if traced.mutated:
-        written = ", ".join(str(i) for i in traced.mutated)
-        raise VmapError(
-            f"vmap({name}): the function writes into its argument(s) (leaves {written}), "
-            f"which vmap does not batch yet: return the new values instead (e.g. "
-            f"`return x` after `x[i] = v`) and assign them outside the vmap")
+    _check_writes(name, [arrays[i] for i in traced.mutated])
     in_batched = [lf.axis is not None for lf in arrays]
     out_axes = _checked_out_axes(vm, name, traced, in_batched)
     _batch(name, scratch, names, in_batched, size)
@@ -340,9 +335,36 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     outer.work += inner.work * scale
     outer.ops += inner.ops  # the batched function runs the same ops, each on the whole batch
     outer.contractions.extend((flops * scale, constant) for flops, constant in inner.contractions)
-    results = _call(outer, names, result_types, arrays, example_avals, traced.out_avals,
-                    out_axes, size)
-    return traced.out_tree.unflatten(results)
+    # The arguments the function writes into follow its results: each batched final
+    # value goes back into the caller's array, as a loop over its slices would leave it.
+    written = [arrays[i] for i in traced.mutated]
+    results = _call(outer, names, result_types, arrays, example_avals,
+                    traced.out_avals + [example_avals[i] for i in traced.mutated],
+                    out_axes + [lf.axis for lf in written], size)
+    for lf, new in zip(written, results[len(traced.out_avals):]):
+        lf.tracer.assign(new)
+    return traced.out_tree.unflatten(results[:len(traced.out_avals)])
+
+
+def _check_writes(name: str, written: list[_Leaf]) -> None:
+    """The arguments the function writes into must be traced arrays with a batch axis: a
+    write into one shared by every example (in_axes None) would be every example's in
+    turn, and a numpy array has no traced value to update."""
+    from .core import Tracer
+
+    for lf in written:
+        if not isinstance(lf.value, Tracer):
+            raise VmapError(
+                f"vmap({name}): the function writes into argument {lf.path}, a "
+                f"{type(lf.value).__name__} made outside the traced function, which the "
+                f"compiled code cannot update; pass it as an argument of the jitted "
+                f"function, or return the new value instead of writing it")
+        if lf.axis is None:
+            raise VmapError(
+                f"vmap({name}): the function writes into argument {lf.path}, whose in_axes "
+                f"is None: every example would write into the same array in turn, which vmap "
+                f"cannot batch. Give it a batch axis (every example writes its own slice), "
+                f"or return the new value instead of writing it")
 
 
 @dataclass(frozen=True)

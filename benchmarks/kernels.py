@@ -12,8 +12,13 @@ arguments it mutates back into them and its results are read with ``np.asarray``
 its figure includes the transfers. Every call gets fresh copies of the inputs (copied
 outside the timed region), so time-stepping kernels do not drift.
 
-Timing is interleaved (numpy block, aotc block, numpy block, ...); the figure is the
-median over blocks of each block's per-call median. A kernel that fails to compile or
+Where JAX is installed, the kernels of ``kernels_jax.py`` (hand-written functional
+versions: ``.at[]`` updates, ``lax.fori_loop`` time steps) run under ``jax.jit`` too: its
+first call (trace and XLA compile), its difference from numpy, and its time per call with
+every returned array read back with ``np.asarray``.
+
+Timing is interleaved (numpy block, aotc block, jax block, numpy block, ...); the figure
+is the median over blocks of each block's per-call median. A kernel that fails to compile or
 disagrees with numpy is listed with the reason and not timed. Nothing here is asserted.
 """
 
@@ -46,6 +51,12 @@ def _load_corpus():
 
 
 KERNELS = _load_corpus()
+
+try:  # the jax.jit column, where JAX is installed
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from kernels_jax import JAX_KERNELS
+except ImportError:
+    JAX_KERNELS = {}
 
 
 def _copies(args):
@@ -98,6 +109,16 @@ def _read_aotc(out):
         np.asarray(leaf)
 
 
+def _jax_jitted(name: str, kernel):
+    """jax.jit of the kernel's JAX version (None where there is none)."""
+    import jax
+
+    fn = JAX_KERNELS.get(name)
+    if fn is None:
+        return None
+    return jax.jit(fn, static_argnums=kernel.static)
+
+
 def run_kernel(name: str, repeats: int, calls: int, tolerance: float) -> dict:
     kernel = KERNELS[name]
     pristine = kernel.init(kernel.sizes)
@@ -120,13 +141,23 @@ def run_kernel(name: str, repeats: int, calls: int, tolerance: float) -> dict:
         row["status"] = "mismatch"
         return row
 
-    times = {"numpy": [], "aotc": []}
+    runs = {"numpy": (kernel.fn, _read_numpy), "aotc": (jitted, _read_aotc)}
+    jax_fn = _jax_jitted(name, kernel)
+    if jax_fn is not None:
+        start = time.perf_counter()
+        out = [np.asarray(x) for x in jax_fn(*_copies(pristine))]
+        row["jax_first_call_s"] = time.perf_counter() - start
+        row["jax_rel_error"] = _rel_error(out, want)
+        runs["jax"] = (jax_fn, _read_aotc)
+    times = {k: [] for k in runs}
     for _ in range(repeats):
-        times["numpy"].append(_per_call(kernel.fn, pristine, calls, _read_numpy))
-        times["aotc"].append(_per_call(jitted, pristine, calls, _read_aotc))
+        for k, (fn, read) in runs.items():
+            times[k].append(_per_call(fn, pristine, calls, read))
     med = {k: statistics.median(v) for k, v in times.items()}
     row.update({f"{k}_us": v * 1e6 for k, v in med.items()})
     row["aotc/numpy"] = med["aotc"] / med["numpy"]
+    if "jax" in med:
+        row["aotc/jax"] = med["aotc"] / med["jax"]
     row["status"] = "ok"
     return row
 
@@ -161,19 +192,53 @@ def main(argv=None) -> int:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2))
 
-    print(f"{'kernel':<17} {'first call s':>12} {'numpy us':>10} {'aotc us':>10} "
-          f"{'aotc/np':>8}  {'rel.err':>7}  status")
+    print(f"{'kernel':<17} {'first call s':>12} {'jax 1st s':>9} {'numpy us':>10} "
+          f"{'aotc us':>10} {'jax us':>10} {'aotc/np':>8} {'aotc/jax':>8}  {'rel.err':>7}  "
+          f"{'jax err':>7}  status")
     for r in rows:
         print(f"{r['kernel']:<17} {_cell(r, 'first_call_s', '.2f', 12)} "
+              f"{_cell(r, 'jax_first_call_s', '.2f', 9)} "
               f"{_cell(r, 'numpy_us', '.1f', 10)} {_cell(r, 'aotc_us', '.1f', 10)} "
-              f"{_cell(r, 'aotc/numpy', '.2f', 8)}  {_cell(r, 'max_rel_error', '.0e', 7)}  "
-              f"{r['status']}")
+              f"{_cell(r, 'jax_us', '.1f', 10)} {_cell(r, 'aotc/numpy', '.2f', 8)} "
+              f"{_cell(r, 'aotc/jax', '.2f', 8)}  {_cell(r, 'max_rel_error', '.0e', 7)}  "
+              f"{_cell(r, 'jax_rel_error', '.0e', 7)}  {r['status']}")
     ok = [r for r in rows if r["status"] == "ok"]
     if ok:
         ratio = statistics.geometric_mean(r["aotc/numpy"] for r in ok)
         print(f"{len(ok)}/{len(rows)} kernels timed; geometric mean aotc/numpy {ratio:.2f}")
-    print(f"written to {args.out}")
+    with_jax = [r for r in ok if "aotc/jax" in r]
+    if with_jax:
+        ratio = statistics.geometric_mean(r["aotc/jax"] for r in with_jax)
+        print(f"{len(with_jax)} kernels with a JAX version; geometric mean aotc/jax "
+              f"{ratio:.2f}")
+    _plot(ok, Path(args.out).with_suffix(".png"))
+    print(f"written to {args.out} (plot beside it)")
     return 0
+
+
+def _plot(rows: list[dict], path: Path) -> None:
+    """Time per call relative to numpy's, per kernel (log scale): aotc and jax.jit."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    if not rows:
+        return
+    ys = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(8, 0.28 * len(rows) + 1.2))
+    ax.barh(ys - 0.2, [r["aotc/numpy"] for r in rows], 0.4, label="aotc")
+    ax.barh(ys + 0.2, [r["jax_us"] / r["numpy_us"] if "jax_us" in r else 0 for r in rows],
+            0.4, label="jax.jit")
+    ax.axvline(1.0, color="grey", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks(ys, [r["kernel"] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("time per call / numpy's (lower is faster)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":

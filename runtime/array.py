@@ -23,7 +23,7 @@ from .allocator import read_back
 from .device import Device, get_device
 from .errors import ArgumentError, DeletedArrayError
 from .ledger import out_of_memory
-from .sharing import VIEWS, mark_shared
+from .sharing import VIEWS, is_shared, mark_shared
 from .subclasses import subclass_refusal
 
 # Results up to this size are copied to the host when first read; larger ones are read
@@ -392,6 +392,31 @@ def reshaped(array: Array, shape: tuple) -> Array:
     out = TrackedArray(new, array.dtype, array._owner, array._nbytes, led)
     array._led = None
     return out
+
+
+def adopt(array: Array, new: Array) -> None:
+    """``array`` (an argument a call wrote into: numpy's in-place update) takes the value
+    of ``new`` (the result holding it): its buffer, device and ledger entry, so the
+    caller's Array object holds the new value without a copy. ``new`` is left empty.
+    Done under ``VIEWS``, so a thread reading ``array`` sees its old value, the new one
+    or (while the call holds a donated buffer) ``DeletedArrayError``, never a mix."""
+    with VIEWS:
+        array._give_back()  # the old buffer's bytes, if it still counted them
+        array._bv, new._bv = new._bv, None
+        array._owner = new._owner
+        array._host = None
+        array._shape = new._shape
+        array._deleted = None
+        new._deleted = "its buffer now belongs to the argument written into"
+        led = getattr(new, "_led", None)
+        if led is not None:
+            if isinstance(array, TrackedArray):  # it takes over the ledger entry
+                array._led, array._nbytes = led, new._nbytes
+                new._led = None
+            else:  # an untracked Array cannot carry one: the bytes leave the ledger
+                new._give_back()
+    if is_shared(new):  # another result holds the same buffer
+        mark_shared(array)
 
 
 def tracked(nbytes: int) -> int:

@@ -24,6 +24,7 @@ from .array import (
     SMALL_HOST_COPY_BYTES,
     Array,
     TrackedArray,
+    adopt,
     device_put,
     host_array,
     is_committed,
@@ -311,30 +312,48 @@ def _build_call_flat(
 
 def _writing_back(meta: FunctionMetadata, call_flat: Callable) -> Callable:
     """``call_flat`` for a function that writes into some of its arguments (numpy's
-    in-place updates): after the call, each such numpy argument holds its final value, as
-    after the same numpy code; the results are the function's own. Python and numpy
-    scalars are immutable (the write only rebound a name there), so they are left alone.
-    A runtime ``Array`` argument is refused before the call: its update on the device is
-    not supported yet."""
+    in-place updates): after the call, each such argument holds its final value, as after
+    the same numpy code, and the results are the function's own. A numpy argument is
+    updated in place (a copy back from the device). A runtime ``Array`` argument is
+    updated on its device: where the compiler paired it with its final value
+    (``meta.donated``), that value was written into its own buffer; otherwise it takes
+    the new buffer. Either way the caller's Array object holds the new value, with no
+    copy. Python and numpy scalars are immutable (the write only rebound a name there),
+    so they are left alone."""
     index = {a.name: i for i, a in enumerate(meta.args)}
     writes = [(index[name], k) for name, k in meta.mutated.items()]
     n_results = len(meta.results) - len(writes)
+    specs = {i: (meta.args[i], dtypes.lookup(meta.args[i].dtype).numpy) for i, _ in writes}
 
     def call(leaves: list | tuple) -> list:
         for i, _ in writes:
-            if isinstance(leaves[i], Array):
-                raise ArgumentError(
-                    f"{meta.name}(): argument {meta.args[i].name} is written into by the "
-                    f"function (an in-place update), and updating a runtime Array argument "
-                    f"is not supported yet. Pass a numpy array (it is updated after the "
-                    f"call, as numpy would), or return the new value from the function")
+            leaf = leaves[i]
+            if isinstance(leaf, Array):
+                spec, dtype = specs[i]
+                if leaf.dtype != dtype or not _fits(leaf.shape, spec.shape):
+                    raise ArgumentError(
+                        f"{meta.name}(): argument {spec.name} is written into by the "
+                        f"function (an in-place update), so an Array passed for it must "
+                        f"have exactly its dtype {spec.dtype} and shape {tuple(spec.shape)}; "
+                        f"got dtype {leaf.dtype}, shape {leaf.shape}. Convert it first "
+                        f"(aotc.device_put(np.asarray(x, '{spec.dtype}'))) and pass that "
+                        f"array, which the call then updates")
         outs = call_flat(leaves)
         for i, k in writes:
-            if isinstance(leaves[i], np.ndarray):
-                np.copyto(leaves[i], np.asarray(outs[k]), casting="unsafe")
+            leaf = leaves[i]
+            if isinstance(leaf, Array):
+                adopt(leaf, outs[k])
+            elif isinstance(leaf, np.ndarray):
+                np.copyto(leaf, np.asarray(outs[k]), casting="unsafe")
         return outs[:n_results]
 
     return call
+
+
+def _fits(shape: tuple, spec_shape: tuple) -> bool:
+    """Whether ``shape`` is one of ``spec_shape``'s (a dynamic dimension takes any size)."""
+    return len(shape) == len(spec_shape) and all(
+        not isinstance(d, int) or d == n for d, n in zip(spec_shape, shape))
 
 
 def _nbytes(plan: ArgPlan) -> int:
@@ -395,6 +414,10 @@ def _build_general_call(
 
     kept_args = frozenset(alias_args.values())  # their buffers live on in a result
     reasons = {i: f"donated to {meta.name}(), argument {names[i]!r}" for i in donated}
+    for i in donated:
+        if names[i] in meta.mutated:  # the call gives it back, updated (_writing_back)
+            reasons[i] = (f"being written into by {meta.name}(), argument {names[i]!r} (a "
+                          f"call that fails leaves it deleted: its buffer was written)")
 
     def upload(leaf: np.ndarray, element_type: int, i: int, pooled: list) -> rt.HalBufferView:
         if pool is None:

@@ -218,7 +218,11 @@ def test_export_logs_trace_and_compile(logs):
     assert messages[1].startswith("traced loss(x: float32[4,3], y: float32[4,3]) in ")
     assert messages[2].startswith("compiled predict, loss for cpu in ")
     assert "trace " in messages[2] and "aotc passes " in messages[2]
-    assert "IREE compile " in messages[2]
+    assert "IREE compile " in messages[2] and messages[2].endswith("disk cache miss")
+    # The same artifact again (or a jitted function of the same program) is a hit.
+    aotc.export({"predict": (predict, spec), "loss": (loss, spec, spec)})
+    again = _messages(logs)[3:]
+    assert again[2].endswith("disk cache hit") and "IREE compile " not in again[2]
 
 
 # ---- the status line -------------------------------------------------------------------

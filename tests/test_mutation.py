@@ -210,8 +210,110 @@ def test_an_exported_artifact_writes_into_numpy_arguments(tmp_path, capsys):
     a, s = A.copy(), np.arange(5.0)
     assert fn(a, s) is None
     np.testing.assert_array_equal(a, A * s[:, None])
-    with pytest.raises(runtime.ArgumentError, match="argument a is written into"):
-        fn(runtime.device_put(A.copy()), s)
+    dev = runtime.device_put(A.copy())
+    assert fn(dev, s) is None  # a runtime Array is updated on its device
+    np.testing.assert_array_equal(np.asarray(dev), A * s[:, None])
+
+
+# ---- runtime Arrays written into -----------------------------------------------------
+
+BIG = RNG.standard_normal((64, 96))  # past the size under which Arrays are not tracked
+
+
+def _scale_rows(a, s):
+    a *= s[:, None]
+
+
+@pytest.mark.parametrize("device", ["local-sync", "local-task"])
+def test_an_array_written_into_keeps_its_buffer(device):
+    """The written value goes into the Array's own buffer (donation): the caller's Array
+    object holds numpy's result after each call, and the calls allocate nothing for it."""
+    art = aotc.export(_scale_rows, aotc.ShapeDtypeStruct(BIG.shape, "float64"),
+                      aotc.ShapeDtypeStruct(BIG.shape[:1], "float64"))
+    assert art.functions["_scale_rows"].donated == {"a": 0}
+    fn = runtime.load(art.vmfb, device=device)["_scale_rows"]
+    a = runtime.device_put(BIG.copy(), device)
+    s = runtime.device_put(np.linspace(0.5, 1.5, BIG.shape[0]), device)
+    want = BIG.copy()
+    before = runtime.memory_stats(device)
+    for _ in range(3):
+        assert fn(a, s) is None
+        want *= np.asarray(s)[:, None]
+        np.testing.assert_array_equal(np.asarray(a), want)
+    after = runtime.memory_stats(device)
+    assert after.num_allocs == before.num_allocs
+    assert after.bytes_in_use == before.bytes_in_use
+    assert after.bytes_donated - before.bytes_donated == 3 * BIG.nbytes
+    assert not a.is_deleted() and a.device is runtime.get_device(device)
+
+
+def test_jit_updates_array_arguments_of_a_kernel():
+    def lu(a, n):
+        for k in range(n):
+            for i in range(k + 1, n):
+                a[i, k] /= a[k, k]
+                a[i, k + 1:] -= a[i, k] * a[k, k + 1:]
+
+    m = RNG.standard_normal((6, 6)) + 6 * np.eye(6)
+    want = m.copy()
+    lu(want, 6)
+    a = aotc.device_put(m.copy())
+    assert aotc.jit(lu, static_argnums=1)(a, 6) is None
+    np.testing.assert_allclose(np.asarray(a), want, rtol=1e-12)
+
+
+def test_an_array_whose_new_value_cannot_be_in_place_takes_the_new_buffer():
+    """a @ a cannot be written into a while it is read: the result gets a new buffer, and
+    the Array takes it (same values as numpy, the old buffer released)."""
+    def square(a):
+        a[...] = a @ a
+
+    art = aotc.export(square, aotc.ShapeDtypeStruct((8, 8), "float64"))
+    assert art.functions["square"].donated == {}
+    fn = runtime.load(art.vmfb)["square"]
+    m = RNG.standard_normal((8, 8))
+    a = runtime.device_put(m.copy())
+    fn(a)
+    fn(a)
+    np.testing.assert_allclose(np.asarray(a), (m @ m) @ (m @ m), rtol=1e-12)
+
+
+def test_a_host_view_taken_before_the_call_keeps_the_old_values():
+    """An Array's host view is a snapshot, as for every Array: the call writes into a
+    copy of a buffer someone still reads, and the Array holds the copy."""
+    art = aotc.export(_scale_rows, aotc.ShapeDtypeStruct(BIG.shape, "float64"),
+                      aotc.ShapeDtypeStruct(BIG.shape[:1], "float64"))
+    fn = runtime.load(art.vmfb)["_scale_rows"]
+    a = runtime.device_put(BIG.copy())
+    view = np.asarray(a)
+    fn(a, np.full(BIG.shape[0], 2.0))
+    np.testing.assert_array_equal(view, BIG)
+    np.testing.assert_array_equal(np.asarray(a), 2.0 * BIG)
+
+
+def test_returning_the_written_argument_gives_its_new_value_twice():
+    def bump(a):
+        a += 1.0
+        return a
+
+    a = aotc.device_put(BIG.copy())
+    out = aotc.jit(bump)(a)
+    np.testing.assert_array_equal(np.asarray(out), BIG + 1.0)
+    np.testing.assert_array_equal(np.asarray(a), BIG + 1.0)
+    aotc.jit(bump)(a)  # the returned array shares a's buffer: it is not overwritten
+    np.testing.assert_array_equal(np.asarray(out), BIG + 1.0)
+    np.testing.assert_array_equal(np.asarray(a), BIG + 1.0 + 1.0)
+
+
+def test_an_array_of_another_dtype_for_a_written_argument_is_refused():
+    art = aotc.export(_scale_rows, aotc.ShapeDtypeStruct(BIG.shape, "float64"),
+                      aotc.ShapeDtypeStruct(BIG.shape[:1], "float64"))
+    fn = runtime.load(art.vmfb)["_scale_rows"]
+    a = runtime.device_put(BIG.astype(np.float32))
+    with pytest.raises(runtime.ArgumentError, match="(?s)argument a is written into.*exactly "
+                       "its dtype float64.*got dtype float32"):
+        fn(a, np.ones(64))
+    np.testing.assert_array_equal(np.asarray(a), BIG.astype(np.float32))
 
 
 def test_scalar_arguments_are_not_written_back():
@@ -247,13 +349,63 @@ def test_writes_in_lax_bodies_into_their_own_values_work():
     np.testing.assert_array_equal(np.asarray(aotc.jit(fn)(A)), want)
 
 
-def test_vmap_of_a_writing_function_is_refused_clearly():
-    def write(x):
-        x[0] = 1.0
-        return x.sum()
+def _lu(a, n):
+    for k in range(n):
+        for i in range(k + 1, n):
+            a[i, k] /= a[k, k]
+            a[i, k + 1:] -= a[i, k] * a[k, k + 1:]
 
-    with pytest.raises(VmapError, match="writes into its argument"):
-        aotc.jit(aotc.vmap(write))(np.ones((3, 4)))
+
+def _write_rows(x):
+    x[0] = 1.0
+    x[2:] *= 2.0
+    return x.sum()
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_vmap_of_a_writing_function_matches_a_loop(axis):
+    """Each example writes into its slice of the batched argument: the caller's array ends
+    as after the same function in a Python loop over the slices (numpy views)."""
+    X = RNG.standard_normal((4, 6))
+    want_x = X.copy()
+    want = np.array([_write_rows(np.moveaxis(want_x, axis, 0)[i]) for i in range(X.shape[axis])])
+    got_x = X.copy()
+    got = aotc.jit(aotc.vmap(_write_rows, in_axes=axis))(got_x)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+    np.testing.assert_array_equal(got_x, want_x)
+
+
+def test_vmap_of_a_mutating_kernel_matches_a_loop():
+    """A batch of LU factorizations in place (the corpus's lu), nested in vmap twice, on
+    a view of the argument: every matrix of the caller's array is factorized."""
+    m = RNG.standard_normal((2, 3, 5, 5)) + 5 * np.eye(5)
+    want = m.copy()
+    for b in range(2):
+        for c in range(3):
+            _lu(want[b, c], 5)
+
+    def factor_all(ms):
+        inner = aotc.vmap(lambda a: _lu(a, 5))
+        aotc.vmap(inner)(ms[:, :, :, :])  # a view: the write reaches ms
+
+    got = m.copy()
+    assert aotc.jit(factor_all)(got) is None
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    dev = aotc.device_put(m.copy())
+    aotc.jit(factor_all)(dev)
+    np.testing.assert_allclose(np.asarray(dev), want, rtol=1e-12)
+
+
+def test_vmap_writing_into_an_unbatched_or_numpy_argument_is_refused_clearly():
+    def add_into(x, acc):
+        acc += x
+
+    with pytest.raises(VmapError, match="writes into argument acc, whose in_axes is None"):
+        aotc.jit(aotc.vmap(add_into, in_axes=(0, None)))(np.ones((3, 4)), np.zeros(4))
+    outside = np.zeros((3, 4))
+    with pytest.raises(VmapError, match="writes into argument acc, a ndarray made outside"):
+        aotc.jit(lambda x: aotc.vmap(add_into)(x, outside))(np.ones((3, 4)))
+    np.testing.assert_array_equal(outside, 0.0)
 
 
 def test_numpy_functions_that_write_into_an_array():

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from .analysis import InPlaceAnalysis, Writer
 from .donate import Donate
-from .function import MARKER, OUTPUT, donated_pairs, mark_donated
+from .function import MARKER, OUTPUT, WRITTEN, donated_pairs, mark_donated, mark_written
 from .keep_arguments import KeepUndonatedArguments
 from .metadata import donate_and_record, donation_passes, result_aliases
 from .pairing import Candidate, pair_donations
@@ -34,6 +34,7 @@ from .pairing import Candidate, pair_donations
 __all__ = [
     "MARKER",
     "OUTPUT",
+    "WRITTEN",
     "Candidate",
     "Donate",
     "InPlaceAnalysis",
@@ -43,6 +44,7 @@ __all__ = [
     "donated_pairs",
     "donation_passes",
     "mark_donated",
+    "mark_written",
     "pair_donations",
     "result_aliases",
 ]

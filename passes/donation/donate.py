@@ -15,8 +15,13 @@ among the candidates. Where the write is safe only once some readers of the argu
 run, the pass adds that order (``_sequence``): the writer group moves after them, its
 computed inputs and their results going through one ``util.optimization_barrier``.
 
+An argument the function writes into (``aotc.written = <result index>``: numpy's in-place
+updates) is paired the same way, with the result that is its final value only; where that
+cannot be in place the runtime updates the caller's array from a new buffer instead.
+
 A donated argument that no result can use is reported: a ``DonationWarning`` naming the
-argument and why, or, with ``strict=true``, a failure of the pass.
+argument and why, or, with ``strict=true``, a failure of the pass. An argument only
+written into is not reported (nobody asked for its buffer to be reused).
 
 Arguments that are not donated are kept intact by the next pass,
 ``aotc-keep-undonated-arguments`` (``keep_arguments``); the compiler runs both.
@@ -35,6 +40,7 @@ from .analysis import InPlaceAnalysis
 from .function import (
     MARKER,
     OUTPUT,
+    WRITTEN,
     arg_dicts,
     arg_label,
     donated_pairs,
@@ -98,9 +104,15 @@ class Donate(ModulePass):
         from aotc._mlir import ir
 
         dicts = arg_dicts(func_op)
-        donors = [i for i, d in enumerate(dicts) if MARKER in d]
+        donors = [i for i, d in enumerate(dicts) if MARKER in d or WRITTEN in d]
         if not donors:
             return []
+        # An argument the function writes into may hold only the result that is its final
+        # value (the runtime updates the caller's array from it), and that result is kept
+        # for it. Only the arguments the user donated are reported when they cannot be.
+        written = {i: ir.IntegerAttr(d[WRITTEN]).value for i, d in enumerate(dicts)
+                   if WRITTEN in d}
+        requested = {i for i in donors if MARKER in dicts[i]}
         name = symbol(func_op)
         labels = {i: arg_label(func_op, i) for i in donors}
         analysis = InPlaceAnalysis(func_op)
@@ -117,6 +129,8 @@ class Donate(ModulePass):
             found, why = [], []
             for k, value in enumerate(analysis.results):
                 if value.type != arg_type or k in taken:
+                    continue
+                if (k != written[i]) if i in written else (k in written.values()):
                     continue
                 outcome = analysis.candidate(arg, k)
                 if isinstance(outcome, Candidate):
@@ -157,6 +171,7 @@ class Donate(ModulePass):
         index_type = ir.IndexType.get()
         for i in donors:
             dicts[i].pop(MARKER, None)
+            dicts[i].pop(WRITTEN, None)
             if i in applied:
                 dicts[i][OUTPUT] = ir.IntegerAttr.get(index_type, applied[i])
         set_arg_dicts(func_op, dicts)
@@ -164,7 +179,7 @@ class Donate(ModulePass):
             f"aotc-donate: @{name}: donated argument {labels[i]} ({block.arguments[i].type}) "
             f"cannot be used: {reasons[i]}. The argument is not donated (a new buffer is "
             f"allocated for the result instead)."
-            for i in donors if i in reasons and i not in applied
+            for i in donors if i in reasons and i not in applied and i in requested
         ]
 
 
@@ -178,9 +193,14 @@ def _sequence(analysis: InPlaceAnalysis, arg, k: int, readers: Sequence) -> None
     moved = sorted(analysis.forward(group.ops), key=lambda o: analysis.index[o])
     for op in moved:
         op.move_before(analysis.ret)
+    # An input computed from another op of the group (a write, then a view of it read by
+    # the next write) is already ordered after the group starts, and is defined after the
+    # barrier: it is not routed through it.
+    later = {r for op in moved for r in op.results}
+    inputs = [v for v in group.inputs if v not in later]
     extra = [r for op in readers for r in op.results if r not in group.inputs]
-    barrier = insert_barrier(moved[0], list(group.inputs) + extra)
-    replacement = dict(zip(group.inputs, barrier.results))
+    barrier = insert_barrier(moved[0], inputs + extra)
+    replacement = dict(zip(inputs, barrier.results))
     members = set(group.ops)
     for op in members:
         for n, operand in enumerate(op.operands):

@@ -1,7 +1,9 @@
 """What the donation passes read and edit on a ``func.func``.
 
 The tracer marks each donated argument with ``aotc.donate = "<name>"`` (``MARKER``: the
-leaf's name, for diagnostics). ``aotc-donate`` removes the marker and, where a result can
+leaf's name, for diagnostics), and each argument the function writes into (numpy's
+in-place updates) with ``aotc.written = <result index> : index`` (``WRITTEN``: the result
+holding its final value). ``aotc-donate`` removes both markers and, where a result can
 use the argument's buffer, sets IREE's ``iree.abi.output = <result index> : index``
 (``OUTPUT``) instead. Both passes insert ``util.optimization_barrier`` ops
 (``insert_barrier``) where IREE must not fuse or reorder. The rest walks the single-block
@@ -13,6 +15,7 @@ from __future__ import annotations
 from ..base import as_op
 
 MARKER = "aotc.donate"
+WRITTEN = "aotc.written"
 OUTPUT = "iree.abi.output"
 BARRIER = "util.optimization_barrier"
 
@@ -71,6 +74,18 @@ def mark_donated(func_op, names: dict[int, str]) -> None:
     dicts = arg_dicts(func_op)
     for i, name in names.items():
         dicts[i][MARKER] = ir.StringAttr.get(name)
+    set_arg_dicts(func_op, dicts)
+
+
+def mark_written(func_op, results: dict[int, int]) -> None:
+    """Marks the arguments ``results`` (index -> the result holding its final value) as
+    written into by the function: ``aotc-donate`` writes that result into the argument's
+    buffer where it safely can (the runtime then updates the caller's array in place)."""
+    from aotc._mlir import ir
+
+    dicts = arg_dicts(func_op)
+    for i, k in results.items():
+        dicts[i][WRITTEN] = ir.IntegerAttr.get(ir.IndexType.get(), k)
     set_arg_dicts(func_op, dicts)
 
 

@@ -1,7 +1,8 @@
 """The kernel corpus of ``polybench.py`` compiled by ``aotc.jit``, checked against numpy.
 
-Every kernel runs twice from the same fresh inputs: with numpy, and compiled by
-``aotc.jit(kernel, static_argnums=<its sizes>)`` on numpy arrays. The returned value and
+Every kernel runs three times from the same fresh inputs: with numpy, compiled by
+``aotc.jit(kernel, static_argnums=<its sizes>)`` on numpy arrays, and exported by
+``aotc.export`` and called through the runtime on device Arrays. The returned value and
 every argument afterwards must match numpy's (rtol 1e-10, atol 1e-12): a kernel that
 writes into its arguments must leave them as numpy does, and one that writes nothing
 must leave them untouched.
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import aotc
+from aotc import runtime
 from kernels.polybench import KERNELS
 
 # Kernels expected to fail today, and why (none: durbin's reversed-slice update, which
@@ -62,31 +64,45 @@ def _params():
 
 @pytest.mark.parametrize("name", _params())
 def test_kernel_matches_numpy(name):
+    """jit on numpy arrays, then the exported artifact (the same program: a disk-cache
+    hit) loaded by the runtime and called on device Arrays, which it updates."""
     kernel = KERNELS[name]
     pristine = _fresh(kernel)
-    params = kernel.fn.__code__.co_varnames[:kernel.fn.__code__.co_argcount]
-
     want_args = _copies(pristine)
     want = kernel.fn(*want_args)
+
     got_args = _copies(pristine)
     got = aotc.jit(kernel.fn, static_argnums=kernel.static)(*got_args)
+    _check(kernel, pristine, want, want_args, got, got_args, "jit")
 
+    art = aotc.export(kernel.fn, *pristine, static_argnums=kernel.static)
+    exported = runtime.load(art.vmfb)[kernel.fn.__name__]
+    arrays = tuple(aotc.device_put(a) if isinstance(a, np.ndarray) else a for a in pristine)
+    got = exported(*(a for i, a in enumerate(arrays) if i not in kernel.static))
+    _check(kernel, pristine, want, want_args, got, arrays, "exported, on device Arrays")
+
+
+def _check(kernel, pristine, want, want_args, got, got_args, how):
+    """The results and the arguments after the call are numpy's (a pure kernel leaves
+    its arguments as they were)."""
+    params = kernel.fn.__code__.co_varnames[:kernel.fn.__code__.co_argcount]
     want_leaves, got_leaves = _leaves(want), _leaves(got)
     assert [p for p, _ in got_leaves] == [p for p, _ in want_leaves], (
-        f"returned {got!r}, numpy's kernel returned {want!r}")
+        f"{how}: returned {got!r}, numpy's kernel returned {want!r}")
     for (path, g), (_, w) in zip(got_leaves, want_leaves):
         if w is None:
-            assert g is None, f"{path}: {g!r}, numpy's kernel returned None"
+            assert g is None, f"{how}: {path}: {g!r}, numpy's kernel returned None"
         else:
-            _assert_close(g, w, path)
+            _assert_close(g, w, f"{how}: {path}")
     for pos, (g, w) in enumerate(zip(got_args, want_args)):
         if isinstance(w, np.ndarray):
-            _assert_close(g, w, f"argument {pos} ({params[pos]}) after the call")
+            _assert_close(g, w, f"{how}: argument {pos} ({params[pos]}) after the call")
     if not kernel.mutates:
         for pos, (g, p) in enumerate(zip(got_args, pristine)):
             if isinstance(p, np.ndarray):
                 np.testing.assert_array_equal(
-                    g, p, err_msg=f"argument {pos} ({params[pos]}) of a pure kernel changed")
+                    np.asarray(g), p,
+                    err_msg=f"{how}: argument {pos} ({params[pos]}) of a pure kernel changed")
 
 
 def test_kernels_match_their_numpy_definition_of_mutation():

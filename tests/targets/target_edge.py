@@ -18,6 +18,7 @@ Downloads come from PyPI and Debian only.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import importlib.metadata
 import os
 import shutil
@@ -141,6 +142,30 @@ def aotc_wheel(into: Path) -> Path:
          "--no-deps", src, "-w", into / "dist"])
     (wheel,) = (into / "dist").glob("aotc-*.whl")
     return wheel
+
+
+def _source_key() -> str:
+    """A hash of what aotc's wheel is built from (the package's sources and pyproject)."""
+    h = hashlib.sha256()
+    for path in sorted([REPO / "pyproject.toml"] + [p for d in ("aotc", "passes", "runtime")
+                                                    for p in (REPO / d).rglob("*.py")]):
+        h.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def install_aotc(venv: Path, scratch: Path) -> None:
+    """Installs aotc's wheel from this checkout into ``venv`` (no dependencies), once
+    per source state: test workers sharing the venv do not reinstall it under each
+    other's running tests."""
+    key = _source_key()
+    marker = venv / ".aotc-source"
+    with _locked("runtime-venv"):
+        if marker.exists() and marker.read_text() == key:
+            return
+        wheel = aotc_wheel(scratch)
+        run([venv / "bin" / "python", "-m", "pip", "install", "--disable-pip-version-check",
+             "-q", "--no-deps", "--force-reinstall", wheel])
+        marker.write_text(key)
 
 
 def host_runtime_venv() -> Path:

@@ -19,11 +19,9 @@ from target_programs import MLP_INPUT, mlp
 def venv(tmp_path_factory):
     try:
         venv = edge.host_runtime_venv()
-        wheel = edge.aotc_wheel(tmp_path_factory.mktemp("wheel"))
+        edge.install_aotc(venv, tmp_path_factory.mktemp("wheel"))
     except RuntimeError as e:
         edge.require(False, f"could not make the runtime-only environment: {e}")
-    edge.run([venv / "bin" / "python", "-m", "pip", "install", "--disable-pip-version-check",
-              "-q", "--no-deps", "--force-reinstall", wheel])
     return venv
 
 
@@ -88,3 +86,49 @@ def test_compiling_there_says_the_compiler_is_missing(venv, tmp_path):
     assert done.returncode == 1
     assert "the compiler is not installed: pip install iree-base-compiler==" in done.stderr
     assert "aotc run, inspect and targets work here" in done.stderr
+
+
+WRITES = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from aotc import runtime
+
+    relax = runtime.load(sys.argv[1])["relax"]
+    u, f = np.load(sys.argv[2]), np.load(sys.argv[3])
+    host = u.copy()
+    assert relax(host, f) is None          # a numpy argument, updated after the call
+    dev = runtime.device_put(u.copy())
+    relax(dev, f)                          # a device Array, updated in its own buffer
+    relax(dev, f)
+    np.save(sys.argv[4], np.stack([host, np.asarray(dev)]))
+    print(relax.metadata.mutated, relax.metadata.donated)
+""")
+
+
+def _relax(u, f):
+    u[1:-1] = 0.5 * (u[:-2] + u[2:]) - f[1:-1]
+
+
+def test_an_artifact_that_writes_into_its_arguments(venv, tmp_path):
+    import aotc
+
+    n = 5000
+    art = aotc.export({"relax": (_relax, aotc.ShapeDtypeStruct((n,), "float64"),
+                                 aotc.ShapeDtypeStruct((n,), "float64"))})
+    art.save(tmp_path / "relax.vmfb")
+    rng = np.random.default_rng(1)
+    u, f = rng.standard_normal(n), rng.standard_normal(n)
+    np.save(tmp_path / "u.npy", u)
+    np.save(tmp_path / "f.npy", f)
+    (tmp_path / "writes.py").write_text(WRITES)
+    done = run(venv, venv / "bin" / "python", tmp_path / "writes.py", tmp_path / "relax.vmfb",
+               tmp_path / "u.npy", tmp_path / "f.npy", tmp_path / "out.npy", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.split("\n")[0] == "{'u': 0} {'u': 0}"
+    once, twice = u.copy(), u.copy()
+    _relax(once, f)
+    _relax(twice, f)
+    _relax(twice, f)
+    host, dev = np.load(tmp_path / "out.npy")
+    np.testing.assert_array_equal(host, once)
+    np.testing.assert_array_equal(dev, twice)

@@ -94,3 +94,27 @@ def test_a_result_returned_and_reduced_compiles_with_less_fusion(vulkan):
     assert set(VULKAN_FUSION) <= set(art.flags)
     y, s = runtime.load(art.vmfb, device=vulkan).f(x)
     np.testing.assert_allclose(np.asarray(s), np.asarray(y).sum(axis=1), rtol=1e-4)
+
+
+def test_an_array_written_into_is_updated_on_the_gpu(vulkan):
+    """numpy's in-place update of an argument, exported for Vulkan: the device Array the
+    caller holds has numpy's values after each call (written into its own buffer)."""
+    import aotc
+
+    def relax(u, f):
+        u[1:-1] = 0.5 * (u[:-2] + u[2:]) - f[1:-1]
+
+    n = 4096
+    art = aotc.export(relax, aotc.ShapeDtypeStruct((n,), "float32"),
+                      aotc.ShapeDtypeStruct((n,), "float32"), target="vulkan")
+    assert art.functions["relax"].donated == {"u": 0}
+    fn = runtime.load(art.vmfb, device=vulkan)["relax"]
+    rng = np.random.default_rng(0)
+    u0, f = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    u = runtime.device_put(u0.copy(), vulkan)
+    want = u0.copy()
+    for _ in range(3):
+        assert fn(u, f) is None
+        relax(want, f)
+    np.testing.assert_allclose(np.asarray(u), want, rtol=1e-5, atol=1e-5)
+    assert u.device is vulkan

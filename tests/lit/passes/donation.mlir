@@ -558,3 +558,53 @@ func.func @undonated_updates(%a: tensor<4xf32> {aotc.donate = "a"}, %x: tensor<8
   } -> tensor<4xf32>
   return %r, %n, %s : tensor<8x4xf32>, tensor<4xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// An argument the function writes into (`aotc.written = <result>`: numpy's in-place
+// update) is paired with that result only, though result 0 has its type and does not
+// read it; the marker is removed.
+// CHECK-LABEL: func.func @written_argument
+// CHECK-SAME:      (%{{.*}}: tensor<4xf32> {iree.abi.output = 1 : index}, %{{[^:]*}}: tensor<4xf32>)
+// CHECK-NOT:     aotc.written
+func.func @written_argument(%a: tensor<4xf32> {aotc.written = 1 : index}, %b: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %twice = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                           iterator_types = ["parallel"]}
+      ins(%b : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.addf %v, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4xf32>
+  %new = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                         iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e2 : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %c1 = arith.constant 1.0 : f32
+    %m = arith.addf %v, %c1 : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %twice, %new : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A written argument whose new value cannot go into its buffer (a matmul reads all of it)
+// keeps no attribute and gets no warning, even with strict=true: nobody asked for the
+// buffer. The runtime gives the caller's array the new buffer instead.
+// CHECK-LABEL: func.func @written_not_in_place
+// CHECK-SAME:      (%{{[^:]*}}: tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK-NOT:     aotc.written
+// STRICT-LABEL: func.func @written_not_in_place
+// STRICT-NOT:   iree.abi.output
+// WARN-NOT:     @written
+func.func @written_not_in_place(%a: tensor<4x4xf32> {aotc.written = 0 : index}) -> tensor<4x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m = linalg.matmul ins(%a, %a : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>)
+      -> tensor<4x4xf32>
+  return %m : tensor<4x4xf32>
+}
