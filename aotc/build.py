@@ -24,7 +24,7 @@ from .passes import (
     ShieldConstantBools,
     run_pipeline,
 )
-from .passes.base import is_private, read_metadata, write_metadata
+from .passes.base import as_op, collect_ops, is_private, read_metadata, write_metadata
 from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
@@ -34,7 +34,7 @@ from .targets import Target, compile_flags, device_targets_attribute
 @dataclass
 class LoweredFunction:
     metadata: FunctionMetadata
-    contractions: list[tuple[float, bool]]
+    contractions: list  # targets.Contraction
 
 
 def new_module() -> ir.Module:
@@ -139,10 +139,28 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     if attribute is not None:
         with module.context:
             module.operation.attributes["hal.device.targets"] = ir.Attribute.parse(attribute)
-    flags = compile_flags(target, contractions)
+    flags = compile_flags(target, contractions, plain_matmuls(module))
     if any(t.family.is_cpu for t in target.targets) and has_dynamic_arguments(module):
         flags += DYNAMIC_SHAPE_CPU_FLAGS
     return flags
+
+
+def plain_matmuls(module: ir.Module) -> bool:
+    """Every contraction of ``module`` is a ``linalg.matmul`` of two matrices (no unit
+    dimension) whose result only leaves the function: the one form IREE 3.13's
+    inner_tiled lowering compiles (``targets.INNER_TILED``). A fused elementwise consumer
+    (bias, relu, ``alpha * a @ b + beta * c``), a batch matmul or a vector operand fail
+    in its encoding materialization."""
+    from .passes.opset import CONTRACTION_OPS
+
+    with module.context:
+        found = [op for op, _ in collect_ops(module.operation,
+                                             lambda op: op.name in CONTRACTION_OPS)]
+        return bool(found) and all(
+            op.name == "linalg.matmul"
+            and all(d > 1 for d in ir.ShapedType(op.results[0].type).shape)
+            and all(as_op(use.owner).name == "func.return" for use in op.results[0].uses)
+            for op in found)
 
 
 # IREE 3.13's CPU code generator masks the vectors over a dynamic dimension: the MLP of

@@ -84,6 +84,12 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("to match the number of inits", ("--iree-global-opt-propagate-transposes=false",)),
     # CUDA: a scatter (x.at[idx].add) whose updates come from a fused producer.
     ("failed to apply fusion + hoisting patterns", ("--iree-dispatch-creation-opt-level=O1",)),
+    # targets.INNER_TILED: a float64 matrix-vector product, or a matmul with an
+    # elementwise consumer fused into its dispatch (bias + relu), which inner_tiled's
+    # encoding materialization cannot lower.
+    ("'iree_codegen.inner_tiled' op shape does not match",
+     ("--iree-llvmcpu-enable-inner-tiled=false",)),
+    ("materialization failed", ("--iree-llvmcpu-enable-inner-tiled=false",)),
 )
 
 # Options IREE keeps process-wide (plain LLVM options, settable once per process) rather

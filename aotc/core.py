@@ -171,8 +171,8 @@ class Trace:
         self.block: ir.Block | None = None
         self.work = 0.0  # estimated flops of one call, summed by the ops as they are emitted
         self.ops = 0.0  # ops one call runs (loop bodies counted per trip): work per op
-        # (flops, has a constant operand) per contraction: decides data tiling.
-        self.contractions: list[tuple[float, bool]] = []
+        # The contractions emitted (targets.Contraction): they decide data tiling.
+        self.contractions: list = []
         self._constants: dict[int, tuple[Any, "Tracer"]] = {}
         # id(tracer) -> (tracer, value) of every constant (the tracer kept: ids stay unique)
         self._constant_values: dict[int, tuple["Tracer", np.ndarray]] = {}

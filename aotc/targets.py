@@ -24,6 +24,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from .errors import AotcError
 from .passes import opset
@@ -37,6 +38,11 @@ LOCAL_CPU = (
 NO_DEMOTION = ("--iree-input-demote-f64-to-f32=false", "--iree-input-demote-i64-to-i32=false")
 OPT = ("--iree-opt-level=O3",)
 DATA_TILING = ("--iree-opt-data-tiling",)
+# Data-tiled matmuls lowered to iree_codegen.inner_tiled instead of linalg.mmt4d: float64
+# matmuls 2.6-4.9x faster on x86 (Zen 5, 512^3 to 1024x1200x1100; about 1.1x at 256^3),
+# float32 ones 1.2-1.4x slower (benchmarks/f64_contractions.py). Not measured elsewhere,
+# so x86_64 only.
+INNER_TILED = ("--iree-llvmcpu-enable-inner-tiled",)
 # IREE 3.13 links the executables of a module per backend and, when one module holds
 # code for several devices (CPU and a GPU), keeps only the CPU variants: every GPU dispatch
 # is lost. Unlinked, each dispatch keeps one variant per device.
@@ -451,24 +457,63 @@ def _runs_here(t: Target) -> tuple[bool, str]:
 
 # ---- data tiling -----------------------------------------------------------------------
 
+
+class Contraction(NamedTuple):
+    """A contraction (matmul, einsum, convolution) a trace emitted, as the compile flags
+    see it."""
+
+    flops: float
+    constant: bool  # an operand is a compile-time constant
+    dtype: str  # its operands' dtype
+
 # Data tiling repacks matmul operands. It pays for large matmuls and for weights that are
 # compile-time constants (packed once, at compile time), and costs 1.3-2x on small and
 # medium matmuls whose operands arrive at run time (repacked on every call).
 DATA_TILING_MIN_FLOPS = 2 * 512**3
 
 
-def wants_data_tiling(contractions: list[tuple[float, bool]]) -> bool:
-    """``contractions``: (flops, has a constant operand) for each contraction traced."""
+# float64 contractions data-tile through inner_tiled from this size on: measured faster
+# than without from 256^3 (1.85-1.88 against 1.98-2.18 ms a call), slower at 128^3 and
+# below (pack and unpack cost more than they save). IREE 3.13's inner_tiled compiles only
+# a plain matmul of two matrices (``build.plain_matmuls``); compiler.FALLBACKS retries
+# without it should another form reach it.
+INNER_TILED_MIN_FLOPS = 2 * 256**3
+
+
+def _architecture(target: Target) -> str:
+    """The CPU architecture a (single) CPU target compiles for: its triple's, else the
+    host's."""
+    for flag in target.device_flags:
+        if flag.startswith("--iree-llvmcpu-target-triple="):
+            return flag.split("=", 1)[1].split("-", 1)[0]
+    return rt_targets.host_arch()
+
+
+def wants_data_tiling(contractions: Sequence[Contraction]) -> bool:
     return bool(contractions) and all(
-        flops >= DATA_TILING_MIN_FLOPS or constant for flops, constant in contractions
+        c.flops >= DATA_TILING_MIN_FLOPS or c.constant for c in contractions
     )
 
 
-def compile_flags(target: Target, contractions: list[tuple[float, bool]]) -> tuple[str, ...]:
+def wants_inner_tiling(contractions: Sequence[Contraction]) -> bool:
+    """Every contraction is a float64 one of at least ``INNER_TILED_MIN_FLOPS`` (the flag
+    is module-wide, and slows float32 matmuls down)."""
+    return bool(contractions) and all(
+        c.dtype == "float64" and c.flops >= INNER_TILED_MIN_FLOPS for c in contractions
+    )
+
+
+def compile_flags(target: Target, contractions: Sequence[Contraction],
+                  plain_matmuls: bool = False) -> tuple[str, ...]:
+    """``plain_matmuls``: every contraction is a form inner_tiled compiles
+    (``build.plain_matmuls``)."""
     flags = target.flags
     # Several CPU targets in one module: IREE 3.13 resolves the data-tiling layouts for
     # one architecture and overflows the stack of another's code; tile single targets only.
     tiles = target.is_cpu and not target.parts and target.data_tiling
-    if tiles and wants_data_tiling(contractions):
+    if tiles and plain_matmuls and wants_inner_tiling(contractions) \
+            and _architecture(target) == "x86_64":  # where it was measured
+        flags += DATA_TILING + INNER_TILED
+    elif tiles and wants_data_tiling(contractions):
         flags += DATA_TILING
     return flags

@@ -334,7 +334,7 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     scale = size if isinstance(size, int) else 1
     outer.work += inner.work * scale
     outer.ops += inner.ops  # the batched function runs the same ops, each on the whole batch
-    outer.contractions.extend((flops * scale, constant) for flops, constant in inner.contractions)
+    outer.contractions.extend(c._replace(flops=c.flops * scale) for c in inner.contractions)
     # The arguments the function writes into follow its results: each batched final
     # value goes back into the caller's array, as a loop over its slices would leave it.
     written = [arrays[i] for i in traced.mutated]

@@ -130,13 +130,19 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "float64_math.json"))
     args = p.parse_args(argv)
-    rows = [run.run_workload(workload(name, n), args.repeats)
-            for name in (args.only or FUNCTIONS) for n in args.size]
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"rows": rows}, indent=2))
-    plot(rows, Path(args.out).with_suffix(".png"))
-    run.print_rows(rows, width=24)
+    report([workload(name, n) for name in (args.only or FUNCTIONS) for n in args.size],
+           args.repeats, Path(args.out))
     return 0
+
+
+def report(workloads: list, repeats: int, out: Path) -> None:
+    """Runs the workloads; writes their rows as JSON at ``out``, the bar chart beside it,
+    and prints the table."""
+    rows = [run.run_workload(w, repeats) for w in workloads]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"rows": rows}, indent=2))
+    plot(rows, out.with_suffix(".png"))
+    run.print_rows(rows, width=24)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from .. import dtypes
 from .._mlir import PARALLEL, REDUCTION, dim_map, linalg
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
+from ..targets import Contraction
 from ..lowering import add_work, drop_broadcast_dims, fill, generic, parallel, wrap
 from .arguments import as_tracer, normalize_axis
 from .elementwise import astype, ufunc
@@ -216,8 +217,8 @@ def _contract(tracers: list[Tracer], terms: list[str], output: str, extent, out_
     letters = list(dict.fromkeys(output + "".join(terms)))
     flops = 2 * float(np.prod([extent[c] for c in letters], dtype=np.float64))
     add_work(flops)
-    current_trace().contractions.append(
-        (flops, builtins.any(is_constant(t.value) for t in tracers)))
+    current_trace().contractions.append(Contraction(
+        flops, builtins.any(is_constant(t.value) for t in tracers), tracers[0].dtype.name))
     named = _as_matmul(tracers, terms, output, extent, out_dtype)
     return (named if named is not None
             else _generic_contraction(tracers, terms, output, extent, out_dtype))

@@ -38,6 +38,7 @@ from ..lowering import (
 )
 from . import elementwise as ew
 from .arguments import as_tracer
+from ..targets import Contraction
 from .contraction import is_constant
 from .rearrange import constant_pad
 from .scalar import UFUNC_RULES
@@ -370,8 +371,8 @@ def _canonical_conv(x: Tracer, w: Tracer, plan: ConvPlan, dtype: np.dtype) -> ir
 
 def _record_contraction(flops: float, operands: Sequence[Tracer]) -> None:
     add_work(flops)
-    current_trace().contractions.append(
-        (flops, builtins.any(is_constant(t.value) for t in operands)))
+    current_trace().contractions.append(Contraction(
+        flops, builtins.any(is_constant(t.value) for t in operands), operands[0].dtype.name))
 
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,

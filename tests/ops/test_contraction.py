@@ -9,6 +9,7 @@ import pytest
 
 import aotc
 import aotc.numpy as anp
+from aotc.runtime import targets as rt_targets
 
 from .conftest import compare_ops, jit_call, param_dtypes, raises_match, sample
 
@@ -144,6 +145,47 @@ def test_matmul_larger_float32():
     w = rng.standard_normal((80, 16)).astype(np.float32)
     got = jit_call(lambda x, y: (x @ y) @ w, a, b)
     np.testing.assert_allclose(got, (a @ b) @ w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shapes", [((300, 260), (260, 270)), ((1, 4096), (4096, 2100))],
+                         ids=["odd-sizes", "vector-times-matrix"])
+def test_large_float64_matmuls_compile_inner_tiled(shapes):
+    """float64 matmuls of at least 2 * 256^3 flops returned as they are compile data-tiled
+    through inner_tiled (odd sizes: its tiles have remainders); a vector operand, which
+    inner_tiled cannot compile, is left to the rule's exclusion (a unit dimension)."""
+    from aotc.targets import INNER_TILED
+
+    rng = np.random.default_rng(55)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    lowered = aotc.jit(lambda x, y: x @ y).lower(a, b)
+    on_x86 = rt_targets.host_arch() == "x86_64"  # the rule's architecture
+    assert (set(INNER_TILED) <= set(lowered.flags)) == (shapes[0][0] > 1 and on_x86)
+    np.testing.assert_allclose(jit_call(lambda x, y: x @ y, a, b), a @ b, rtol=1e-12,
+                               atol=1e-12)
+
+
+def test_inner_tiling_rule():
+    """Only modules whose contractions are all float64, large and plain matmuls (a fused
+    consumer or a batch fails in inner_tiled's lowering; float32 gets slower)."""
+    from aotc.targets import DATA_TILING, INNER_TILED, Contraction, compile_flags, get_target
+
+    cpu = get_target("x86_64")
+    assert not set(INNER_TILED) & set(compile_flags(get_target("aarch64"), [
+        Contraction(2 * 512**3, False, "float64")], True))  # not measured there
+    big64, big32 = Contraction(2 * 512**3, False, "float64"), Contraction(2 * 512**3, False,
+                                                                          "float32")
+    small64 = Contraction(2 * 64**3, False, "float64")
+    assert compile_flags(cpu, [big64], True)[-2:] == DATA_TILING + INNER_TILED
+    assert compile_flags(cpu, [big64], False)[-1:] == DATA_TILING
+    for contractions in ([big32], [big64, big32], [big64, small64]):
+        assert not set(INNER_TILED) & set(compile_flags(cpu, contractions, True))
+    rng = np.random.default_rng(56)
+    a, b = rng.standard_normal((300, 300)), rng.standard_normal((300, 300))
+    bias = rng.standard_normal(300)
+    fused = aotc.jit(lambda x, y, z: anp.maximum(x @ y + z, 0.0))  # on any host
+    assert not set(INNER_TILED) & set(fused.lower(a, b, bias).flags)
+    np.testing.assert_allclose(np.asarray(fused(a, b, bias)), np.maximum(a @ b + bias, 0.0),
+                               rtol=1e-12, atol=1e-12)
 
 
 def test_einsum_diagonal():

@@ -13,6 +13,7 @@ from aotc.targets import (
     NO_LINKING,
     TARGETS,
     VULKAN_MAPPABLE,
+    Contraction,
     compile_flags,
     device_targets_attribute,
     get_target,
@@ -21,7 +22,7 @@ from aotc.targets import (
 NAMED = ["cpu", "x86_64", "aarch64", "android-arm64", "armv7", "riscv64", "riscv64:rvv",
          "riscv64:rvv256", "vulkan", "cuda:sm_80", "cuda:sm_86", "cuda:sm_87", "cuda:sm_89",
          "cuda:sm_90", "cuda:sm_100", "cuda:sm_120"]
-LARGE_CONSTANT_MATMUL = [(1e6, True)]
+LARGE_CONSTANT_MATMUL = [Contraction(1e6, True, "float32")]
 
 
 def test_the_table_names_every_target():
@@ -133,7 +134,8 @@ def test_hopper_and_blackwell_edit_the_sm80_attribute(sm, ptx):
 def test_data_tiling_only_for_single_cpu_targets():
     assert DATA_TILING[0] in compile_flags(get_target("cpu"), LARGE_CONSTANT_MATMUL)
     assert DATA_TILING[0] in compile_flags(get_target("aarch64"), LARGE_CONSTANT_MATMUL)
-    assert DATA_TILING[0] not in compile_flags(get_target("cpu"), [(10.0, False)])
+    tiny = [Contraction(10.0, False, "float32")]
+    assert DATA_TILING[0] not in compile_flags(get_target("cpu"), tiny)
     for name in ("riscv64:rvv", "cpu,aarch64", "vulkan", "cuda:sm_80"):
         assert DATA_TILING[0] not in compile_flags(get_target(name), LARGE_CONSTANT_MATMUL), name
 
