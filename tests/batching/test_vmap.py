@@ -71,7 +71,10 @@ def test_jit_vmap_matches_loop():
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr
 
 
-def _count_compiles(monkeypatch) -> list:
+def _count_compiles(monkeypatch, tmp_path) -> list:
+    """IREE compiles by aotc.export from now on, from an empty disk cache (export shares
+    jit's entries: an earlier test's program would be a hit)."""
+    monkeypatch.setenv("AOTC_CACHE_DIR", str(tmp_path / "cache"))
     export_module = sys.modules[aotc.export.__module__]  # the module, not the function
     calls = []
     real = export_module.compile_bytecode
@@ -81,7 +84,7 @@ def _count_compiles(monkeypatch) -> list:
 
 
 def test_dynamic_batch_artifact_one_compile(monkeypatch, tmp_path):
-    calls = _count_compiles(monkeypatch)
+    calls = _count_compiles(monkeypatch, tmp_path)
     rng = np.random.default_rng(1)
     w1, w2 = _weights(rng)
     art = aotc.export(aotc.vmap(_mlp(anp), in_axes=(0, None, None)),
