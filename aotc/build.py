@@ -19,16 +19,17 @@ from .passes import (
     FoldEmptyLoops,
     FoldSelfComparisons,
     FuseSiblings,
+    IsolateMatmuls,
     PassError,
     SeparateReturnedUpdates,
     ShieldConstantBools,
     run_pipeline,
 )
-from .passes.base import as_op, collect_ops, is_private, read_metadata, write_metadata
+from .passes.base import collect_ops, is_private, read_metadata, write_metadata
 from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
-from .targets import Target, compile_flags, device_targets_attribute
+from .targets import Target, compile_flags, device_targets_attribute, inner_tiling
 
 
 @dataclass
@@ -139,18 +140,21 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     if attribute is not None:
         with module.context:
             module.operation.attributes["hal.device.targets"] = ir.Attribute.parse(attribute)
-    flags = compile_flags(target, contractions, plain_matmuls(module))
+    # float64 matmuls through inner_tiled: each alone in its dispatch (targets.INNER_TILED).
+    inner = inner_tiling(target, contractions) and matrix_matmuls(module)
+    if inner:
+        run_pipeline(module, [IsolateMatmuls()])
+    flags = compile_flags(target, contractions, inner)
     if any(t.family.is_cpu for t in target.targets) and has_dynamic_arguments(module):
         flags += DYNAMIC_SHAPE_CPU_FLAGS
     return flags
 
 
-def plain_matmuls(module: ir.Module) -> bool:
+def matrix_matmuls(module: ir.Module) -> bool:
     """Every contraction of ``module`` is a ``linalg.matmul`` of two matrices (no unit
-    dimension) whose result only leaves the function: the one form IREE 3.13's
-    inner_tiled lowering compiles (``targets.INNER_TILED``). A fused elementwise consumer
-    (bias, relu, ``alpha * a @ b + beta * c``), a batch matmul or a vector operand fail
-    in its encoding materialization."""
+    dimension): the one form IREE 3.13's inner_tiled lowering compiles
+    (``targets.INNER_TILED``), once aotc-isolate-matmuls keeps its consumers out of its
+    dispatch. A batch matmul or a vector operand fails in its encoding materialization."""
     from .passes.opset import CONTRACTION_OPS
 
     with module.context:
@@ -159,7 +163,6 @@ def plain_matmuls(module: ir.Module) -> bool:
         return bool(found) and all(
             op.name == "linalg.matmul"
             and all(d > 1 for d in ir.ShapedType(op.results[0].type).shape)
-            and all(as_op(use.owner).name == "func.return" for use in op.results[0].uses)
             for op in found)
 
 

@@ -475,8 +475,9 @@ DATA_TILING_MIN_FLOPS = 2 * 512**3
 # float64 contractions data-tile through inner_tiled from this size on: measured faster
 # than without from 256^3 (1.85-1.88 against 1.98-2.18 ms a call), slower at 128^3 and
 # below (pack and unpack cost more than they save). IREE 3.13's inner_tiled compiles only
-# a plain matmul of two matrices (``build.plain_matmuls``); compiler.FALLBACKS retries
-# without it should another form reach it.
+# a matmul of two matrices alone in its dispatch (``build.matrix_matmuls`` and the pass
+# aotc-isolate-matmuls); compiler.FALLBACKS retries without it should another form reach
+# it.
 INNER_TILED_MIN_FLOPS = 2 * 256**3
 
 
@@ -503,17 +504,26 @@ def wants_inner_tiling(contractions: Sequence[Contraction]) -> bool:
     )
 
 
-def compile_flags(target: Target, contractions: Sequence[Contraction],
-                  plain_matmuls: bool = False) -> tuple[str, ...]:
-    """``plain_matmuls``: every contraction is a form inner_tiled compiles
-    (``build.plain_matmuls``)."""
-    flags = target.flags
+def _tiles(target: Target) -> bool:
     # Several CPU targets in one module: IREE 3.13 resolves the data-tiling layouts for
     # one architecture and overflows the stack of another's code; tile single targets only.
-    tiles = target.is_cpu and not target.parts and target.data_tiling
-    if tiles and plain_matmuls and wants_inner_tiling(contractions) \
-            and _architecture(target) == "x86_64":  # where it was measured
+    return target.is_cpu and not target.parts and target.data_tiling
+
+
+def inner_tiling(target: Target, contractions: Sequence[Contraction]) -> bool:
+    """Whether the module's matmuls should compile through inner_tiled, if they all have
+    its one form (``build.matrix_matmuls``)."""
+    return (_tiles(target) and wants_inner_tiling(contractions)
+            and _architecture(target) == "x86_64")  # where it was measured
+
+
+def compile_flags(target: Target, contractions: Sequence[Contraction],
+                  matrix_matmuls: bool = False) -> tuple[str, ...]:
+    """``matrix_matmuls``: every contraction is a matmul of two matrices, its consumers
+    kept out of its dispatch (``build.finish_module``)."""
+    flags = target.flags
+    if matrix_matmuls and inner_tiling(target, contractions):
         flags += DATA_TILING + INNER_TILED
-    elif tiles and wants_data_tiling(contractions):
+    elif _tiles(target) and wants_data_tiling(contractions):
         flags += DATA_TILING
     return flags

@@ -19,6 +19,7 @@ from .expand_minmax import ExpandFloatMinMax
 from .fold_empty import FoldEmptyLoops
 from .fold_self_compare import FoldSelfComparisons
 from .fuse_siblings import FuseSiblings
+from .isolate_matmuls import IsolateMatmuls
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
@@ -27,7 +28,7 @@ from .shield_bools import ShieldConstantBools
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSelfComparisons",
-    "ShieldConstantBools",
+    "ShieldConstantBools", "IsolateMatmuls",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math",
 ]

@@ -165,27 +165,40 @@ def test_large_float64_matmuls_compile_inner_tiled(shapes):
 
 
 def test_inner_tiling_rule():
-    """Only modules whose contractions are all float64, large and plain matmuls (a fused
-    consumer or a batch fails in inner_tiled's lowering; float32 gets slower)."""
+    """Only modules whose contractions are all large float64 matmuls of two matrices, on
+    x86_64 (a batch or a vector fails in inner_tiled's lowering; float32 gets slower)."""
     from aotc.targets import DATA_TILING, INNER_TILED, Contraction, compile_flags, get_target
 
     cpu = get_target("x86_64")
-    assert not set(INNER_TILED) & set(compile_flags(get_target("aarch64"), [
-        Contraction(2 * 512**3, False, "float64")], True))  # not measured there
     big64, big32 = Contraction(2 * 512**3, False, "float64"), Contraction(2 * 512**3, False,
                                                                           "float32")
     small64 = Contraction(2 * 64**3, False, "float64")
     assert compile_flags(cpu, [big64], True)[-2:] == DATA_TILING + INNER_TILED
     assert compile_flags(cpu, [big64], False)[-1:] == DATA_TILING
+    assert not set(INNER_TILED) & set(compile_flags(get_target("aarch64"), [big64], True))
     for contractions in ([big32], [big64, big32], [big64, small64]):
         assert not set(INNER_TILED) & set(compile_flags(cpu, contractions, True))
     rng = np.random.default_rng(56)
+    x, y = rng.standard_normal((8, 300, 300)), rng.standard_normal((8, 300, 300))
+    assert not set(INNER_TILED) & set(aotc.jit(anp.matmul).lower(x, y).flags)  # a batch
+
+
+def test_fused_float64_matmul_consumers_run_after_a_barrier():
+    """A bias and relu on a large float64 matmul: aotc-isolate-matmuls keeps them out of
+    the matmul's dispatch, so it compiles through inner_tiled; numpy's values."""
+    from aotc.targets import INNER_TILED
+
+    rng = np.random.default_rng(57)
     a, b = rng.standard_normal((300, 300)), rng.standard_normal((300, 300))
     bias = rng.standard_normal(300)
-    fused = aotc.jit(lambda x, y, z: anp.maximum(x @ y + z, 0.0))  # on any host
-    assert not set(INNER_TILED) & set(fused.lower(a, b, bias).flags)
-    np.testing.assert_allclose(np.asarray(fused(a, b, bias)), np.maximum(a @ b + bias, 0.0),
-                               rtol=1e-12, atol=1e-12)
+    fused = aotc.jit(lambda x, y, z: (anp.maximum(x @ y + z, 0.0), 2.0 * (x @ y)))
+    lowered = fused.lower(a, b, bias)
+    if rt_targets.host_arch() == "x86_64":
+        assert set(INNER_TILED) <= set(lowered.flags)
+        assert lowered.as_text().count("util.optimization_barrier") == 1  # x @ y once (CSE)
+    relu, twice = (np.asarray(r) for r in fused(a, b, bias))
+    np.testing.assert_allclose(relu, np.maximum(a @ b + bias, 0.0), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(twice, 2.0 * (a @ b), rtol=1e-12, atol=1e-12)
 
 
 def test_einsum_diagonal():
