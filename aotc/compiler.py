@@ -84,9 +84,9 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("to match the number of inits", ("--iree-global-opt-propagate-transposes=false",)),
     # CUDA: a scatter (x.at[idx].add) whose updates come from a fused producer.
     ("failed to apply fusion + hoisting patterns", ("--iree-dispatch-creation-opt-level=O1",)),
-    # targets.INNER_TILED: a float64 matrix-vector product, or a matmul with an
-    # elementwise consumer fused into its dispatch (bias + relu), which inner_tiled's
-    # encoding materialization cannot lower.
+    # targets.INNER_TILED on a form its lowering cannot compile (a matrix-vector product,
+    # a consumer fused into the matmul's dispatch), should one get past the compiler's
+    # checks (build.matrix_matmuls, aotc-isolate-matmuls).
     ("'iree_codegen.inner_tiled' op shape does not match",
      ("--iree-llvmcpu-enable-inner-tiled=false",)),
     ("materialization failed", ("--iree-llvmcpu-enable-inner-tiled=false",)),

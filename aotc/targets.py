@@ -466,6 +466,7 @@ class Contraction(NamedTuple):
     constant: bool  # an operand is a compile-time constant
     dtype: str  # its operands' dtype
 
+
 # Data tiling repacks matmul operands. It pays for large matmuls and for weights that are
 # compile-time constants (packed once, at compile time), and costs 1.3-2x on small and
 # medium matmuls whose operands arrive at run time (repacked on every call).

@@ -324,7 +324,8 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     for k, narrower in inner.weak_casts.items():
         for dtype in narrower:
             outer.note_weak_cast(arrays[k].tracer, dtype)
-    _check_writes(name, [arrays[i] for i in traced.mutated])
+    written = [arrays[i] for i in traced.mutated]
+    _check_writes(name, written)
     in_batched = [lf.axis is not None for lf in arrays]
     out_axes = _checked_out_axes(vm, name, traced, in_batched)
     _batch(name, scratch, names, in_batched, size)
@@ -337,7 +338,6 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     outer.contractions.extend(c._replace(flops=c.flops * scale) for c in inner.contractions)
     # The arguments the function writes into follow its results: each batched final
     # value goes back into the caller's array, as a loop over its slices would leave it.
-    written = [arrays[i] for i in traced.mutated]
     results = _call(outer, names, result_types, arrays, example_avals,
                     traced.out_avals + [example_avals[i] for i in traced.mutated],
                     out_axes + [lf.axis for lf in written], size)

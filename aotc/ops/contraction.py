@@ -28,8 +28,8 @@ from .. import dtypes
 from .._mlir import PARALLEL, REDUCTION, dim_map, linalg
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
-from ..targets import Contraction
 from ..lowering import add_work, drop_broadcast_dims, fill, generic, parallel, wrap
+from ..targets import Contraction
 from .arguments import as_tracer, normalize_axis
 from .elementwise import astype, ufunc
 from .reductions import sum as reduce_sum

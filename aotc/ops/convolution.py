@@ -36,9 +36,9 @@ from ..lowering import (
     reshape_value,
     wrap,
 )
+from ..targets import Contraction
 from . import elementwise as ew
 from .arguments import as_tracer
-from ..targets import Contraction
 from .contraction import is_constant
 from .rearrange import constant_pad
 from .scalar import UFUNC_RULES

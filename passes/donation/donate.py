@@ -130,8 +130,8 @@ class Donate(ModulePass):
             for k, value in enumerate(analysis.results):
                 if value.type != arg_type or k in taken:
                     continue
-                if (k != written[i]) if i in written else (k in written.values()):
-                    continue
+                if (k != written[i] if i in written else k in written.values()):
+                    continue  # not its final value / kept for the argument written into
                 outcome = analysis.candidate(arg, k)
                 if isinstance(outcome, Candidate):
                     found.append(outcome)
