@@ -42,8 +42,8 @@ _LAZY = {
     "Array": ("aotc.runtime", "Array"),
 }
 
-__all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "runtime", "config", "tree_util",
-                          "__version__"]
+__all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "scipy", "runtime", "config",
+                          "tree_util", "__version__"]
 
 
 def __getattr__(name: str):
@@ -52,7 +52,7 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value
-    if name in ("numpy", "lax", "nn", "random", "runtime", "passes", "errors", "targets",
+    if name in ("numpy", "lax", "nn", "random", "scipy", "runtime", "passes", "errors", "targets",
                 "config", "tree_util"):
         return importlib.import_module(f"aotc.{name}")
     raise AttributeError(f"module 'aotc' has no attribute {name!r}")

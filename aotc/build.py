@@ -67,6 +67,8 @@ def trace_into(
                     f"size."
                 )
     trace = Trace(binder.fn_name, module)
+    # IREE's GPU code generation cannot compile aotc's sequential kernels (ops/sequential.py).
+    trace.sequential_kernels = target.is_cpu
     traced = trace_function(
         binder.fn, name, signature.args_tree, [_unnamed_dims(a) for a in signature.avals],
         lambda leaves: binder.rebuild(signature, leaves), trace,

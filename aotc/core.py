@@ -169,6 +169,8 @@ class Trace:
         self.context = module.context if module is not None else ir.Context()
         self.module = module
         self.block: ir.Block | None = None
+        # Whether factorizations may use one-dispatch sequential kernels (CPU targets only).
+        self.sequential_kernels = True
         self.work = 0.0  # estimated flops of one call, summed by the ops as they are emitted
         self.ops = 0.0  # ops one call runs (loop bodies counted per trip): work per op
         # The contractions emitted (targets.Contraction): they decide data tiling.

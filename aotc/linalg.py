@@ -4,7 +4,8 @@
 operation (integer and bool inputs are converted to float64 first, as numpy does), so
 they are reductions and elementwise ops: no new lowering. The matrix norms that need
 singular values (``ord=2``, ``-2``, ``'nuc'``) are not available: aotc has no SVD.
-Solvers and factorizations (``det``, ``inv``, ``solve``, ...) are not provided.
+``cholesky`` is blocked (ops/triangular.py); the other solvers and factorizations
+(``det``, ``inv``, ``solve``, ...) are not provided yet.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from . import namespaces as _namespaces
 from .core import Tracer, make_public
 from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
-from .ops import reductions
+from .ops import reductions, triangular
 from .ops.arguments import as_tracer, normalize_axis
 from .ops.shape import ravel, reshape
 from .ops.statistics import _keep_dims, _to_last_axis
 
-__all__ = ["norm", "vector_norm", "matrix_norm"]
+__all__ = ["norm", "vector_norm", "matrix_norm", "cholesky"]
 
 _SVD_ORDERS = (2, -2, "nuc")
 
@@ -135,6 +136,33 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Tracer:
 def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tracer:
     """numpy.linalg.matrix_norm: the matrix norm of the last two axes."""
     return norm(x, axis=(-2, -1), keepdims=keepdims, ord=ord)
+
+
+def square_matrices(a, where: str) -> Tracer:
+    """``a`` as a float stack of square matrices (..., n, n), or numpy's LinAlgError
+    message as a TracingError."""
+    t = triangular.float_input(as_tracer(a, where), where)
+    if t.ndim < 2:
+        raise TracingError(f"{where}: {t.ndim}-dimensional array given. Array must be at "
+                           f"least two-dimensional")
+    if t.shape[-1] != t.shape[-2]:
+        raise TracingError(f"{where}: Last 2 dimensions of the array must be square, got "
+                           f"shape {t.shape}")
+    return t
+
+
+def cholesky(a, /, *, upper=False) -> Tracer:
+    """numpy.linalg.cholesky: the lower factor L with ``L @ L.T == a`` (``upper=True``:
+    ``L.T``), from ``a``'s lower triangle, for every matrix of a stack (..., n, n). Where
+    ``a`` is not positive definite the factor holds NaN from the failing column on (numpy
+    raises LinAlgError; a traced program cannot, and JAX returns NaN as well).
+
+    >>> aotc.jit(anp.linalg.cholesky)(np.array([[4.0, 2.0], [2.0, 5.0]]))
+    Array([[2., 0.],
+           [1., 2.]], dtype=float64)
+    """
+    factor = triangular.cholesky(square_matrices(a, "linalg.cholesky"))
+    return triangular.transpose(factor) if upper else factor
 
 
 make_public("linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)

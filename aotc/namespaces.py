@@ -89,6 +89,7 @@ REFERENCES = {
     "aotc.numpy": ("numpy", "jax.numpy"),
     "aotc.numpy.linalg": ("numpy.linalg", "jax.numpy.linalg"),
     "aotc.linalg": ("numpy.linalg", "jax.numpy.linalg"),
+    "aotc.scipy.linalg": ("scipy.linalg", "jax.scipy.linalg"),
     "aotc.lax": ("jax.lax",),
     "aotc.nn": ("jax.nn",),
     "aotc.random": ("jax.random",),

@@ -14,7 +14,6 @@ ratios goes beside the JSON.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import run  # noqa: E402  (the timing of benchmarks/run.py)
-from float64_math import report  # noqa: E402  (the same JSON, bar chart and table)
+from float64_math import workload_main  # noqa: E402  (the same JSON, bar chart and table)
 
 import aotc  # noqa: E402
 import aotc.numpy as anp  # noqa: E402
@@ -78,15 +77,7 @@ def workload(name: str) -> run.Workload:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", nargs="*", choices=sorted(WORKLOADS))
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--out",
-                   default=str(Path(__file__).parent / "results" / "f64_contractions.json"))
-    args = p.parse_args(argv)
-    report([workload(name) for name in (args.only or WORKLOADS)], args.repeats, Path(args.out))
-    return 0
+    return workload_main(__doc__, WORKLOADS, workload, "f64_contractions.json", argv)
 
 
 if __name__ == "__main__":

@@ -135,6 +135,19 @@ def main(argv=None) -> int:
     return 0
 
 
+def workload_main(doc: str, names, workload, out_name: str, argv=None) -> int:
+    """The command line of a benchmark of named workloads: ``--only``, ``--repeats``,
+    ``--out`` (default ``results/<out_name>``), then ``report``."""
+    p = argparse.ArgumentParser(description=doc,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", nargs="*", choices=sorted(names))
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--out", default=str(Path(__file__).parent / "results" / out_name))
+    args = p.parse_args(argv)
+    report([workload(name) for name in (args.only or names)], args.repeats, Path(args.out))
+    return 0
+
+
 def report(workloads: list, repeats: int, out: Path) -> None:
     """Runs the workloads; writes their rows as JSON at ``out``, the bar chart beside it,
     and prints the table."""

@@ -35,6 +35,8 @@ GROUPS = {
     "contraction": "reduces over loop dimensions (matmul, convolution, pooling)",
     "linalg_ext": "IREE's LinalgExt ops (sort, scan, top-k) over one dimension",
     "region": "structured control flow: regions run zero or more times",
+    "kernel": "a sequential kernel: scalar loops over small matrices that IREE compiles "
+              "as one dispatch (aotc/ops/sequential.py)",
     "scalar": "computes on scalars (inside linalg bodies, or on 0-d values outside them)",
     "read": "reads one element of a tensor at computed indices, or builds a tensor from "
             "scalars",
@@ -131,11 +133,14 @@ _ROWS: list[Op] = [
     *_rows("region", "scf.for scf.while scf.if scf.index_switch scf.execute_region"),
     *_rows("function", "func.func func.call"),
     *_rows("terminator", "func.return scf.yield scf.condition linalg.yield tensor.yield "
-                         "iree_linalg_ext.yield"),
+                         "iree_linalg_ext.yield flow.return"),
+    Op("flow.dispatch.region", "kernel"),
     Op("util.optimization_barrier", "barrier"),
     Op("flow.tensor.clone", "barrier"),
     # ---- reads of single elements -----------------------------------------------------------
     *_rows("read", "tensor.extract tensor.from_elements tensor.dim linalg.index"),
+    # (one element written: the stores of the sequential kernels, aotc/ops/sequential.py)
+    Op("tensor.insert", "read"),
     # ---- scalars -----------------------------------------------------------------------
     *_rows("scalar", "arith.addf arith.subf arith.mulf arith.divf arith.remf arith.negf "
                      "arith.addi arith.subi arith.muli arith.divsi arith.remsi arith.floordivsi "

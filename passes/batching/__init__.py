@@ -10,6 +10,7 @@ The package's modules, each importing only ``core`` (and ``passes/opset.py``,
 - ``tensor``: reshapes, slices, joins, pads, element reads, and scalar arith/math ops;
 - ``linalg``: convolutions, pooling, batch_matmul, IREE's LinalgExt ops, barriers;
 - ``scf``: control flow;
+- ``kernels``: aotc's sequential kernels (one dispatch each);
 - ``batch``: the pass ``Batch`` (``aotc-batch``).
 
 Importing the package imports every rule module, which registers its rules in
@@ -20,7 +21,7 @@ To support a new op, write a rule in the module of its kind and register it with
 
 from __future__ import annotations
 
-from . import linalg, scf, structured, tensor  # noqa: F401  (registers the rules)
+from . import kernels, linalg, scf, structured, tensor  # noqa: F401  (registers the rules)
 from .batch import DYNAMIC, Batch
 from .core import (
     RULES,

@@ -19,6 +19,7 @@ import aotc.lax as alax
 import aotc.nn as ann
 import aotc.numpy as anp
 import aotc.random as arandom
+import aotc.scipy.linalg as ascipy_linalg
 
 RNG = np.random.default_rng(7)
 
@@ -198,6 +199,27 @@ def _rearrange(m, x, k):
             "tril": m.tril(x, -1), "triu": m.triu(x, 1)}
 
 
+# ---- factorizations: blocked Cholesky and triangular solves (sequential kernels) ------------
+
+def factorizations(a, b):
+    factor = anp.linalg.cholesky(a)
+    return {"cholesky": factor,
+            "solve_lower": ascipy_linalg.solve_triangular(factor, b, lower=True),
+            "solve_upper_t": ascipy_linalg.solve_triangular(factor.T, b, trans=1),
+            "cho_solve": ascipy_linalg.cho_solve((factor, True), b)}
+
+
+def factorizations_reference(a, b):
+    factor = np.linalg.cholesky(a)
+    return {"cholesky": factor, "solve_lower": np.linalg.solve(factor, b),
+            "solve_upper_t": np.linalg.solve(factor, b), "cho_solve": np.linalg.solve(a, b)}
+
+
+def _spd(n):
+    m = RNG.standard_normal((n, n))
+    return (m @ m.T / n + np.eye(n)).astype(np.float32)
+
+
 def _normal(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
@@ -222,6 +244,11 @@ PROGRAMS: dict[str, Program] = {
                                 RNG.integers(0, 2**16, 12).astype(np.uint16))),
     "rearrange": Program(**numpy_twin(_rearrange),
                          inputs=(_normal(4, 5), np.arange(7, dtype=np.int32) * 3)),
+    # 40 = a 32 leaf and an 8 leaf: both kernels and the matmuls between them
+    "factorizations": Program(factorizations, (_spd(40), _normal(40, 3)),
+                              lambda a, b: {k: v.astype(np.float32) for k, v in
+                                            factorizations_reference(a.astype(np.float64),
+                                                                     b).items()}),
 }
 
 # float32 tolerances against numpy: sums in another order (conv, cumsum) and float32 ulps.

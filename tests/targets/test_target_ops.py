@@ -33,6 +33,17 @@ from aotc.targets import ELF_MACHINES
 RUN_HERE = "cpu,aarch64,vulkan"
 COMPILE_ONLY = "riscv64,cuda:sm_80"
 FAMILIES = list(PROGRAMS)
+# Families whose ops run on CPU targets only (a GPU target refuses them when tracing:
+# test_factorizations_are_refused_for_gpu_targets): exported without Vulkan and CUDA.
+CPU_ONLY = {"factorizations"}
+
+
+def run_here_targets(family: str) -> str:
+    return "cpu,aarch64" if family in CPU_ONLY else RUN_HERE
+
+
+def compile_only_targets(family: str) -> str:
+    return "riscv64" if family in CPU_ONLY else COMPILE_ONLY
 
 # Random float draws that Vulkan computes with other roundings, and by how many float32
 # ulps they may differ from the CPU: normal's erf_inv takes log1p, which IREE's SPIR-V
@@ -75,7 +86,8 @@ def on_cpu(exported):
 
     def get(family: str) -> dict:
         if family not in results:
-            results[family] = run_here(exported(family, RUN_HERE), family, "local-sync")
+            results[family] = run_here(exported(family, run_here_targets(family)), family,
+                                       "local-sync")
         return results[family]
 
     return get
@@ -121,6 +133,8 @@ def test_runs_on_the_cpu_and_matches_numpy(on_cpu, family):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_runs_on_vulkan_as_on_the_cpu(exported, on_cpu, vulkan, family):  # noqa: F811
+    if family in CPU_ONLY:
+        pytest.skip(f"{family} runs on CPU targets only (refused for Vulkan when tracing)")
     got = run_here(exported(family, RUN_HERE), family, vulkan)
     where = f"{family} on Vulkan"
     check_against_numpy(family, got, where)
@@ -133,7 +147,7 @@ def test_runs_on_vulkan_as_on_the_cpu(exported, on_cpu, vulkan, family):  # noqa
 @pytest.mark.parametrize("family", FAMILIES)
 def test_runs_on_aarch64_as_on_the_cpu(exported, on_cpu, aarch64, family, tmp_path):  # noqa: F811
     p = PROGRAMS[family]
-    built = exported(family, RUN_HERE)
+    built = exported(family, run_here_targets(family))
     (tmp_path / "m.vmfb").write_bytes(built.vmfb)
     inputs = [value_flag("--input", a, tmp_path / f"in{i}") for i, a in enumerate(p.inputs)]
     results = built.metadata.results
@@ -155,14 +169,22 @@ def test_runs_on_aarch64_as_on_the_cpu(exported, on_cpu, aarch64, family, tmp_pa
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_compiles_for_riscv64_and_cuda(exported, family):
-    files = archive(exported(family, COMPILE_ONLY).vmfb)
+    files = archive(exported(family, compile_only_targets(family)).vmfb)
     riscv = {n: elf_header(d) for n, d in files.items() if n.endswith("_embedded_elf_riscv_64.so")}
     cuda = [n for n in files if n.endswith("_cuda_nvptx_fb.fb")]
-    assert riscv and len(riscv) == len(cuda), sorted(files)  # every dispatch for both
+    # every dispatch for both (CPU-only families: for riscv64 alone)
+    assert riscv and len(cuda) == (0 if family in CPU_ONLY else len(riscv)), sorted(files)
     assert {machine for _, machine, _ in riscv.values()} == {ELF_MACHINES["riscv64"]}
 
 
 # ---- what Vulkan cannot do is refused when compiling ---------------------------------------
+
+@pytest.mark.parametrize("target", ["vulkan", "cuda:sm_80", "cpu,vulkan"])
+def test_factorizations_are_refused_for_gpu_targets(target):
+    p = PROGRAMS["factorizations"]
+    with pytest.raises(aotc.UnsupportedOpError, match="run on CPU targets only"):
+        aotc.jit(p.fn, target=target).lower(*p.inputs)
+
 
 def test_narrow_arguments_ending_in_a_partial_word_are_refused_for_vulkan():
     """Vulkan reads uint8/int16/bool arguments in 4-byte words and IREE binds an

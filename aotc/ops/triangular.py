@@ -1,0 +1,131 @@
+"""Blocked Cholesky and triangular solves: matmuls around small sequential kernels.
+
+Each algorithm recurses on a 2x2 block split at trace time (shapes are static), so the
+program is a tree of matmuls whose leaves are ``BLOCK``-sized diagonal blocks handled by
+one sequential kernel each (``sequential.py``):
+
+    cholesky(A)          L11 = chol(A11); L21 = A21 L11^-T; L22 = chol(A22 - L21 L21^T)
+    solve_lower(L, B)    X1 = solve(L11, B1); X2 = solve(L22, B2 - L21 X1)
+                         leaf: X = inv(L) B, the leaf's inverse from one kernel
+    lower_inverse(L)     [inv(L11), 0; -inv(L22) L21 inv(L11), inv(L22)]
+
+Why this shape: IREE compiles matmuls near the machine's peak and runs each dispatch for
+a few microseconds, while a column-by-column factorization is n dependent steps. The
+recursion keeps the sequential part to n/BLOCK kernel calls of BLOCK^3/3 scalar flops
+and puts every other flop in a matmul (the same split LAPACK's recursive potrf and
+MAGMA's trsm with inverted diagonal blocks use). Only the lower half of a lower
+factor's input is read, as LAPACK's uplo='L'. Leading dimensions are batches: the
+kernels loop over them and the matmuls broadcast.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes, x64
+from ..core import Tracer, current_trace
+from ..errors import UnsupportedOpError
+from ..lowering import add_work, wrap
+from . import elementwise as ew
+from . import sequential
+from .contraction import matmul
+from .creation import zeros
+from .shape import concatenate, flip, reshape, swapaxes
+
+# The leaf size: large enough that the matmuls above it run well, small enough that the
+# leaf kernels' scalar loops stay a small share (n * BLOCK^2 / 3 flops in all).
+BLOCK = 32
+
+
+def _kernel(name: str, a: Tracer, flops_per_matrix: float) -> Tracer:
+    """One sequential kernel over every matrix of ``a`` (..., n, n)."""
+    if not current_trace().sequential_kernels:
+        raise UnsupportedOpError(
+            "the factorizations (linalg.cholesky, solve_triangular, cho_solve) run on CPU "
+            "targets only (cpu, aarch64, riscv64): IREE 3.13 cannot compile their "
+            "one-dispatch kernels for Vulkan or CUDA, and the same steps as loops of "
+            "whole-matrix ops give wrong results on Vulkan. Factor on the host (or in a "
+            "CPU artifact) and pass the factor in")
+    n = a.shape[-1]
+    count = math.prod(a.shape[:-2])
+    flat = reshape(a, (count, n, n))
+    add_work(flops_per_matrix * count)
+    (out,) = sequential.build(name, [flat.value])
+    return reshape(wrap(out, flat.shape, a.dtype), a.shape)
+
+
+def _split(n: int) -> int:
+    """Where an n > BLOCK matrix splits: near its middle, on a multiple of BLOCK."""
+    return BLOCK * -(-(n // 2) // BLOCK)
+
+
+def transpose(x: Tracer) -> Tracer:
+    """The matrices of ``x`` transposed."""
+    return swapaxes(x, -1, -2)
+
+
+def _blocks(a: Tracer, k: int):
+    return a[..., :k, :k], a[..., k:, :k], a[..., k:, k:]
+
+
+def _join_lower(l11: Tracer, l21: Tracer, l22: Tracer) -> Tracer:
+    upper = zeros(l11.shape[:-1] + (l22.shape[-1],), l11.dtype)
+    return concatenate([concatenate([l11, upper], axis=-1),
+                        concatenate([l21, l22], axis=-1)], axis=-2)
+
+
+def lower_inverse(factor: Tracer) -> Tracer:
+    """The inverse of the lower triangular ``factor`` (..., n, n)."""
+    n = factor.shape[-1]
+    if n <= BLOCK:
+        return _kernel("lower_inverse", factor, n ** 3 / 6)
+    l11, l21, l22 = _blocks(factor, _split(n))
+    i11, i22 = lower_inverse(l11), lower_inverse(l22)
+    return _join_lower(i11, -matmul(i22, matmul(l21, i11)), i22)
+
+
+def solve_lower(factor: Tracer, b: Tracer) -> Tracer:
+    """X with ``factor @ X == b``: ``factor`` (..., n, n) lower triangular, ``b`` (..., n,
+    m)."""
+    n = factor.shape[-1]
+    if n <= BLOCK:
+        return matmul(lower_inverse(factor), b)
+    k = _split(n)
+    l11, l21, l22 = _blocks(factor, k)
+    x1 = solve_lower(l11, b[..., :k, :])
+    x2 = solve_lower(l22, b[..., k:, :] - matmul(l21, x1))
+    return concatenate([x1, x2], axis=-2)
+
+
+def cholesky(a: Tracer) -> Tracer:
+    """The lower Cholesky factor of ``a`` (..., n, n), from its lower half."""
+    n = a.shape[-1]
+    if n <= BLOCK:
+        return _kernel("cholesky_block", a, n ** 3 / 3)
+    a11, a21, a22 = _blocks(a, _split(n))
+    l11 = cholesky(a11)
+    l21 = transpose(solve_lower(l11, transpose(a21)))
+    return _join_lower(l11, l21, cholesky(a22 - matmul(l21, transpose(l21))))
+
+
+def solve(a: Tracer, b: Tracer, *, lower: bool, transposed: bool) -> Tracer:
+    """X with ``op(a) @ X == b``, op(a) = a or a^T, reading the ``lower`` (or upper)
+    triangle of ``a``; ``b`` (..., n, m). An upper system runs as a lower one on reversed
+    rows and columns: (J U J)(J X) = J b."""
+    m = transpose(a) if transposed else a
+    if lower != transposed:
+        return solve_lower(m, b)
+    reverse = flip(flip(m, -1), -2)
+    return flip(solve_lower(reverse, flip(b, -2)), -2)
+
+
+def float_input(x: Tracer, where: str) -> Tracer:
+    """Integers and bools become float64 (numpy's linalg does); float16 and complex are
+    refused (numpy's linalg has no float16; complex is not supported yet)."""
+    if dtypes.is_complex(x.dtype) or x.dtype == np.float16:
+        raise UnsupportedOpError(
+            f"{where}: {x.dtype} matrices are not supported (the factorizations take "
+            f"float32 or float64); convert with .astype(np.float32) or np.float64")
+    return x if dtypes.is_float(x.dtype) else ew.astype(x, x64.default_float())

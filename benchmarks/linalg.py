@@ -1,0 +1,89 @@
+"""Factorizations: aotc vs numpy (LAPACK) vs jax.jit (x64), float64, interleaved, as ratios.
+
+    python benchmarks/linalg.py                  # table + results/linalg.json + .png
+    python benchmarks/linalg.py --only cholesky_1024
+
+Cholesky (``numpy.linalg.cholesky``), a triangular solve with 16 right-hand sides
+(``scipy.linalg.solve_triangular``; numpy has none, so its column is scipy's) and a
+Cholesky solve (``cho_solve(cho_factor(a), b)``) at n = 64, 256, 1024. aotc's are the
+blocked algorithms of aotc/ops/triangular.py. Timing as benchmarks/run.py: device-resident
+inputs, interleaved blocks, the median over blocks of each block's per-call median.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import scipy.linalg
+
+sys.path.insert(0, str(Path(__file__).parent))
+import run  # noqa: E402  (the timing of benchmarks/run.py)
+from float64_math import workload_main  # noqa: E402  (the same JSON, bar chart and table)
+
+import aotc  # noqa: E402
+import aotc.numpy as anp  # noqa: E402
+import aotc.scipy.linalg as aotc_scipy_linalg  # noqa: E402
+
+if run.jax is not None:
+    run.jax.config.update("jax_enable_x64", True)
+    import jax.scipy.linalg  # noqa: E402
+
+LIBRARIES = {
+    "aotc": SimpleNamespace(linalg=anp.linalg, scipy=aotc_scipy_linalg),
+    "numpy": SimpleNamespace(linalg=np.linalg, scipy=scipy.linalg),
+    "jax": SimpleNamespace(linalg=run.jnp.linalg, scipy=jax.scipy.linalg) if run.jax else None,
+}
+
+
+def cholesky(lib, a):
+    return lib.linalg.cholesky(a)
+
+
+def solve_triangular(lib, factor, b):
+    return lib.scipy.solve_triangular(factor, b, lower=True)
+
+
+def cho_solve(lib, a, b):
+    return lib.scipy.cho_solve(lib.scipy.cho_factor(a, lower=True), b)
+
+
+def _spd(n):
+    m = np.random.default_rng(n).standard_normal((n, n))
+    return m @ m.T / n + np.eye(n)
+
+
+def _rhs(n):
+    return np.random.default_rng(n + 1).standard_normal((n, 16))
+
+
+CALLS = {64: 200, 256: 20, 1024: 3}
+WORKLOADS = {}
+for _n in CALLS:
+    WORKLOADS[f"cholesky_{_n}"] = (cholesky, lambda n=_n: (_spd(n),), CALLS[_n])
+    WORKLOADS[f"solve_triangular_{_n}"] = (
+        solve_triangular, lambda n=_n: (np.linalg.cholesky(_spd(n)), _rhs(n)), CALLS[_n])
+    WORKLOADS[f"cho_solve_{_n}"] = (cho_solve, lambda n=_n: (_spd(n), _rhs(n)), CALLS[_n])
+
+
+def workload(name: str) -> run.Workload:
+    fn, inputs, calls = WORKLOADS[name]
+
+    def bound(library):
+        return lambda *args: fn(LIBRARIES[library], *args)
+
+    def make():
+        fj = run.jax.jit(bound("jax")) if run.jax else None
+        return aotc.jit(bound("aotc")), bound("numpy"), fj, inputs()
+
+    return run.Workload(name, fn.__name__, make, calls)
+
+
+def main(argv=None) -> int:
+    return workload_main(__doc__, WORKLOADS, workload, "linalg.json", argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
