@@ -35,6 +35,7 @@ GROUPS = {
     "contraction": "reduces over loop dimensions (matmul, convolution, pooling)",
     "linalg_ext": "IREE's LinalgExt ops (sort, scan, top-k) over one dimension",
     "region": "structured control flow: regions run zero or more times",
+    "write": "writes one element of a tensor (the stores of a sequential kernel)",
     "kernel": "a sequential kernel: scalar loops over small matrices that IREE compiles "
               "as one dispatch (aotc/ops/sequential.py)",
     "scalar": "computes on scalars (inside linalg bodies, or on 0-d values outside them)",
@@ -139,8 +140,7 @@ _ROWS: list[Op] = [
     Op("flow.tensor.clone", "barrier"),
     # ---- reads of single elements -----------------------------------------------------------
     *_rows("read", "tensor.extract tensor.from_elements tensor.dim linalg.index"),
-    # (one element written: the stores of the sequential kernels, aotc/ops/sequential.py)
-    Op("tensor.insert", "read"),
+    Op("tensor.insert", "write"),
     # ---- scalars -----------------------------------------------------------------------
     *_rows("scalar", "arith.addf arith.subf arith.mulf arith.divf arith.remf arith.negf "
                      "arith.addi arith.subi arith.muli arith.divsi arith.remsi arith.floordivsi "

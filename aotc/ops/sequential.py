@@ -8,9 +8,9 @@ block costs one call. The blocked algorithms in ``triangular.py`` call these ker
 diagonal blocks and do the bulk of the work as matmuls.
 
 Every kernel takes and returns tensors with a leading batch dimension (static or
-dynamic): the batching pass merges a vmap batch into it and builds the kernel again
-(``build``), so a batch of factorizations stays one dispatch. The region carries its
-kernel's name in ``aotc.kernel``.
+dynamic; a batch of one is dropped, see ``build``): the batching pass merges a vmap
+batch into it and builds the kernel again (``build``), so a batch of factorizations
+stays one dispatch. The region carries its kernel's name in ``aotc.kernel``.
 
     cholesky_block   (B, n, n) -> (B, n, n)  lower Cholesky factor (reads the lower half)
     lower_inverse    (B, n, n) -> (B, n, n)  inverse of a lower triangular matrix
@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from .._mlir import arith, index_constant, ir, math, reassociation, scf, tensor
+from ..lowering import barrier
 
 KERNEL_ATTRIBUTE = "aotc.kernel"
 
@@ -51,16 +52,11 @@ def build(name: str, inputs: Sequence[ir.Value]) -> list[ir.Value]:
     dominate this use"). Each input passes a barrier: IREE clones elementwise producers
     into a dispatch region, and a region with a structured op gets a tiling pipeline
     that refuses the kernel's stores ("restricted to workgroup distributed contexts")."""
-    inputs = [_barrier(v) for v in inputs]
+    inputs = [barrier(v) for v in inputs]
     if all(ir.RankedTensorType(v.type).shape[0] == 1 for v in inputs):
         outs = KERNELS[name]([_drop_batch(v) for v in inputs])
         return [_add_batch(v) for v in outs]
     return KERNELS[name](list(inputs))
-
-
-def _barrier(value: ir.Value) -> ir.Value:
-    return ir.Operation.create("util.optimization_barrier", results=[value.type],
-                               operands=[value]).result
 
 
 def _drop_batch(value: ir.Value) -> ir.Value:
