@@ -19,6 +19,7 @@ from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
 from .ops import reductions, triangular
 from .ops.arguments import as_tracer, normalize_axis
+from .ops.array_api import matrix_transpose
 from .ops.shape import ravel, reshape
 from .ops.statistics import _keep_dims, _to_last_axis
 
@@ -162,7 +163,7 @@ def cholesky(a, /, *, upper=False) -> Tracer:
            [1., 2.]], dtype=float64)
     """
     factor = triangular.cholesky(square_matrices(a, "linalg.cholesky"))
-    return triangular.transpose(factor) if upper else factor
+    return matrix_transpose(factor) if upper else factor
 
 
 make_public("linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)

@@ -111,11 +111,11 @@ def _matrix_kernel(name: str, a: ir.Value,
             return [per_matrix(lambda i, j: [i, j], out, n, t.element_type)]
         return _region(name, [t], [], body)
     dynamic = [tensor.DimOp(a, index_constant(0)).result] if t.is_dynamic_dim(0) else []
+    count = dynamic[0] if dynamic else t.shape[0]
 
     def batched_body():
-        sizes = [dynamic[0] if dynamic else t.shape[0], *t.shape[1:]]
-        out = tensor.EmptyOp(sizes, t.element_type).result
-        return _loop(0, tensor.DimOp(a, index_constant(0)).result, [out],
+        out = tensor.EmptyOp([count, *t.shape[1:]], t.element_type).result
+        return _loop(0, count, [out],
                      lambda b, out: [per_matrix(lambda i, j: [b, i, j], out, n,
                                                 t.element_type)])
     return _region(name, [t], dynamic, batched_body)

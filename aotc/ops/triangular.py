@@ -32,7 +32,8 @@ from . import elementwise as ew
 from . import sequential
 from .contraction import matmul
 from .creation import zeros
-from .shape import concatenate, flip, reshape, swapaxes
+from .array_api import matrix_transpose
+from .shape import concatenate, flip, reshape
 
 # The leaf size: large enough that the matmuls above it run well, small enough that the
 # leaf kernels' scalar loops stay a small share (n * BLOCK^2 / 3 flops in all).
@@ -59,11 +60,6 @@ def _kernel(name: str, a: Tracer, flops_per_matrix: float) -> Tracer:
 def _split(n: int) -> int:
     """Where an n > BLOCK matrix splits: near its middle, on a multiple of BLOCK."""
     return BLOCK * -(-(n // 2) // BLOCK)
-
-
-def transpose(x: Tracer) -> Tracer:
-    """The matrices of ``x`` transposed."""
-    return swapaxes(x, -1, -2)
 
 
 def _blocks(a: Tracer, k: int):
@@ -106,15 +102,15 @@ def cholesky(a: Tracer) -> Tracer:
         return _kernel("cholesky_block", a, n ** 3 / 3)
     a11, a21, a22 = _blocks(a, _split(n))
     l11 = cholesky(a11)
-    l21 = transpose(solve_lower(l11, transpose(a21)))
-    return _join_lower(l11, l21, cholesky(a22 - matmul(l21, transpose(l21))))
+    l21 = matrix_transpose(solve_lower(l11, matrix_transpose(a21)))
+    return _join_lower(l11, l21, cholesky(a22 - matmul(l21, matrix_transpose(l21))))
 
 
 def solve(a: Tracer, b: Tracer, *, lower: bool, transposed: bool) -> Tracer:
     """X with ``op(a) @ X == b``, op(a) = a or a^T, reading the ``lower`` (or upper)
     triangle of ``a``; ``b`` (..., n, m). An upper system runs as a lower one on reversed
     rows and columns: (J U J)(J X) = J b."""
-    m = transpose(a) if transposed else a
+    m = matrix_transpose(a) if transposed else a
     if lower != transposed:
         return solve_lower(m, b)
     reverse = flip(flip(m, -1), -2)

@@ -12,6 +12,7 @@ from ..errors import TracingError
 from ..linalg import square_matrices
 from ..ops import elementwise as ew
 from ..ops import triangular
+from ..ops.array_api import matrix_transpose
 from ..ops.arguments import as_tracer
 from ..ops.creation import eye
 from ..ops.selection import where
@@ -65,7 +66,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True) -> Tracer:
     the lower factor), from ``a``'s lower triangle. Not positive definite: NaN where
     scipy raises LinAlgError."""
     factor = triangular.cholesky(square_matrices(a, "scipy.linalg.cholesky"))
-    return factor if lower else triangular.transpose(factor)
+    return factor if lower else matrix_transpose(factor)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True) -> tuple[Tracer, bool]:
@@ -84,7 +85,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True) -> Tracer:
     factor = square_matrices(c, "cho_solve c")
     rhs, vector = _right_sides(b, factor.shape[-1], factor.ndim - 2, "cho_solve b")
     factor, rhs = _common(factor, rhs)
-    lower_factor = factor if lower else triangular.transpose(factor)
+    lower_factor = factor if lower else matrix_transpose(factor)
     y = triangular.solve(lower_factor, rhs, lower=True, transposed=False)
     x = triangular.solve(lower_factor, y, lower=True, transposed=True)
     return squeeze(x, -1) if vector else x

@@ -274,16 +274,19 @@ def _is_scalar_op(op) -> bool:
             and not any(is_tensor(v.type) for v in list(op.operands) + list(op.results)))
 
 
-def _captures_batched(bt: Batcher, op) -> bool:
+def captured_values(bt: Batcher, op):
+    """The values defined outside ``op`` that ops in its regions read (nested regions
+    included), in the order they are read, repeats included."""
     for region in op.regions:
         for block in region.blocks:
             for inner in block.operations:
                 inner = as_op(inner)
-                if any(v in bt.env and bt.env[v].batched for v in inner.operands):
-                    return True
-                if _captures_batched(bt, inner):
-                    return True
-    return False
+                yield from (v for v in inner.operands if v in bt.env)
+                yield from captured_values(bt, inner)
+
+
+def _captures_batched(bt: Batcher, op) -> bool:
+    return any(bt.env[v].batched for v in captured_values(bt, op))
 
 
 def _is_empty(value) -> bool:

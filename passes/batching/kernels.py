@@ -9,25 +9,13 @@ in the order it first reads them.
 
 from __future__ import annotations
 
-from ..base import PassError, as_op, where
-from .core import Batched, Batcher, is_tensor, rule
+from ..base import PassError, where
+from .core import Batched, Batcher, captured_values, is_tensor, rule
 from .linalg import merge_batch, split_batch
 
 
 def _captured_tensors(bt: Batcher, op) -> list:
-    found: list = []
-
-    def visit(region_op):
-        for region in region_op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    inner = as_op(inner)
-                    for v in inner.operands:
-                        if v in bt.env and is_tensor(v.type) and v not in found:
-                            found.append(v)
-                    visit(inner)
-    visit(op)
-    return found
+    return list(dict.fromkeys(v for v in captured_values(bt, op) if is_tensor(v.type)))
 
 
 @rule("flow.dispatch.region")
