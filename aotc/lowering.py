@@ -24,7 +24,11 @@ from ._mlir import (
 )
 from .constants import scalar_constant
 from .core import Tracer, current_trace, user_location
-from .passes.opset import GATHER_FUSING_OPS, INSERT_FUSED_PRODUCERS
+from .passes.opset import (
+    GATHER_FUSING_OPS,
+    INSERT_FUSED_PRODUCERS,
+    POINTWISE_OPS,
+)
 
 
 def empty(shape: Sequence[int], dtype: np.dtype) -> ir.Value:
@@ -285,31 +289,50 @@ def insert_slice(source: ir.Value, dest: ir.Value, dest_shape: Sequence[int], of
 def _reads_elsewhere(source: ir.Value, dest: ir.Value, dynamic, static, sizes, strides) -> bool:
     """Whether ``source``, about to be inserted into ``dest``, is computed from elements of
     ``dest`` other than the ones it overwrites (``y[1:10] += y[:9]``, ``y[:9] +=
-    y[8::-1]``, ``A[1:-1] = A[:-2] + A[2:]``).
+    y[8::-1]``, ``A[1:-1] = A[:-2] + A[2:]``), or from the very window it overwrites but
+    not element by element (``A[r, :] = A[r, :] @ C``).
 
     IREE 3.13 fuses the source's producers into the dispatch that writes the slice into
     ``dest``'s own buffer, and then reads elements it has already overwritten: measured,
-    the element after the first vector of 8 comes out wrong. Only the producers IREE fuses
-    (elementwise ops, slices, reshapes, element reads) are followed; a read of the very
-    window being written, elementwise (``x.at[1:3].add(v)``), is safe and gets no barrier.
-    When this returns True the source is computed into a buffer of its own first.
+    the element after the first vector of 8 comes out wrong, and a row times a matrix
+    written over its row is wrong from the second tile of its columns. Only the producers
+    IREE fuses (elementwise ops and reductions, slices, reshapes, element reads) are
+    followed; a read of the very window being written through pointwise ops only
+    (``x.at[1:3].add(v)``) is safe and gets no barrier. When this returns True the source
+    is computed into a buffer of its own first.
     """
-    stack, seen = [source], set()
+    stack, seen = [(source, True)], set()
     while stack:
-        value = stack.pop()
+        value, pointwise = stack.pop()
         if value == dest or not isinstance(value, ir.OpResult):
             continue
         op = value.owner.operation
-        if op in seen or op.name not in INSERT_FUSED_PRODUCERS:
+        if (op, pointwise) in seen or op.name not in INSERT_FUSED_PRODUCERS:
             continue
-        seen.add(op)
+        seen.add((op, pointwise))
         for inner in _ops_with_regions(op):
             for i, operand in enumerate(inner.operands):
+                through = pointwise and _reads_pointwise(inner, i)
                 if operand != dest:
-                    stack.append(operand)
-                elif not _same_window(inner, i, dynamic, static, sizes, strides):
+                    stack.append((operand, through))
+                elif not (through and _same_window(inner, i, dynamic, static, sizes, strides)):
                     return True
     return False
+
+
+def _reads_pointwise(op, operand_index: int) -> bool:
+    """Whether each element of ``op``'s result reads operand ``operand_index`` at its own
+    position only (the vocabulary's ``pointwise`` rows); a linalg.generic only where that
+    operand's indexing map is its result's and nothing is reduced (``A[r] @ C`` reads
+    the whole row for each element)."""
+    if op.name not in POINTWISE_OPS:
+        return False
+    if op.name != "linalg.generic":
+        return True
+    maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if any("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])):
+        return False
+    return operand_index >= len(maps) or maps[operand_index] == maps[-1]
 
 
 def _ops_with_regions(op) -> list:

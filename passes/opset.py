@@ -56,6 +56,10 @@ class Op:
     program materializes it (reshapes and casts; a slice is a copy once materialized).
     ``fuses_into_gather``: a strided slice read through this op still fuses into the
     dispatch that gathers from it (IREE 3.13 then fails to compile the gather).
+    ``pointwise``: each result element reads each tensor operand at its own position only
+    (elementwise maps; a view keeps the positions of the window it reads); a
+    linalg.generic is, unless its maps or a reduction say otherwise (see
+    ``lowering._reads_pointwise``).
     ``offsets_at``: index of the first dynamic offset among the operands (slice ops).
     ``destination``: the operand IREE performs the op in (tied to the result).
     ``widen``: how the op is computed on 32 bits for narrow integers on Vulkan.
@@ -72,6 +76,7 @@ class Op:
     keeps_storage: bool = False
     fuses_into_gather: bool = False
     constant_like: bool = False
+    pointwise: bool = False
     offsets_at: int | None = None
     destination: int | None = None
     widen: str | None = None
@@ -93,7 +98,7 @@ def _rows(group: str, names: str, **props) -> list[Op]:
     return [Op(name, group, **props) for name in names.split()]
 
 
-_VIEW = dict(aliases_operand=True, fuses_into_gather=True)
+_VIEW = dict(aliases_operand=True, fuses_into_gather=True, pointwise=True)
 
 _ROWS: list[Op] = [
     # ---- views -------------------------------------------------------------------------
@@ -101,14 +106,15 @@ _ROWS: list[Op] = [
     *_rows("view", "tensor.collapse_shape tensor.expand_shape tensor.cast tensor.reshape "
                    "tensor.bitcast", keeps_storage=True, **_VIEW),
     # ---- elementwise ---------------------------------------------------------------------
-    Op("linalg.generic", "elementwise"),
+    Op("linalg.generic", "elementwise", pointwise=True),
     Op("linalg.transpose", "elementwise", fuses_into_gather=True),
-    Op("linalg.fill", "elementwise", constant_like=True),
-    *_rows("elementwise", "linalg.map linalg.broadcast linalg.copy linalg.elementwise "
+    Op("linalg.broadcast", "elementwise"),
+    Op("linalg.fill", "elementwise", constant_like=True, pointwise=True),
+    *_rows("elementwise", "linalg.map linalg.copy linalg.elementwise "
                           "linalg.add linalg.sub linalg.mul linalg.div linalg.max linalg.min "
                           "linalg.exp linalg.log linalg.abs linalg.negf linalg.sqrt "
                           "linalg.rsqrt linalg.tanh linalg.floor linalg.ceil linalg.square "
-                          "linalg.reciprocal linalg.powf linalg.erf"),
+                          "linalg.reciprocal linalg.powf linalg.erf", pointwise=True),
     # ---- placing, scatter, sources ---------------------------------------------------------
     Op("tensor.concat", "placing"),
     Op("tensor.insert_slice", "placing", offsets_at=2, destination=1),
@@ -198,6 +204,7 @@ RESHAPE_OPS = having("keeps_storage")
 GATHER_FUSING_OPS = having("fuses_into_gather")
 # What IREE fuses into the dispatch that writes an insert_slice into its destination.
 INSERT_FUSED_PRODUCERS = of_group("elementwise", "view", "read", "source") - {"linalg.index"}
+POINTWISE_OPS = having("pointwise")
 OFFSETS_AT = {o.name: o.offsets_at for o in OPS.values() if o.offsets_at is not None}
 DESTINATION = {o.name: o.destination for o in OPS.values() if o.destination is not None}
 WIDENED = {o.name: o.widen for o in OPS.values() if o.widen}

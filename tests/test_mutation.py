@@ -465,6 +465,25 @@ def test_updates_that_read_other_elements_of_the_destination(case):
     check(fn, np.arange(16.0))
 
 
+WINDOW_READ_WHOLE = {
+    "row times matrix": lambda A, C: [A.__setitem__((r, slice(None)), A[r, :] @ C)
+                                      for r in range(A.shape[0])],
+    "block times matrix": lambda A, C: A.__setitem__(slice(0, 8), A[0:8] @ C),
+    "block transposed": lambda A, C: A.__setitem__((slice(0, 8), slice(0, 8)), A[0:8, 0:8].T),
+    "row minus its sum": lambda A, C: A.__setitem__(1, A[1] - A[1].sum()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WINDOW_READ_WHOLE))
+def test_updates_that_read_their_own_window_whole(case):
+    """Each element of the update reads other elements of the very window it overwrites
+    (a row times a matrix written over its row): IREE's tiles wrote the first columns
+    before the later ones read the row, on CPUs with 4-wide float64 vectors and less."""
+    rng = np.random.default_rng(3)
+    check(lambda A, C: WINDOW_READ_WHOLE[case](A, C) and None,
+          rng.standard_normal((12, 12)), rng.standard_normal((12, 12)))
+
+
 def test_functional_update_reading_the_destination_elsewhere():
     def fn(x):
         y = x * 2.0
