@@ -187,7 +187,8 @@ def _unsigned(m, a8, b32, c16):
             "signed_div8": a8.astype(m.int8) // m.int8(-3), "signed_mod8": a8.astype(m.int8) % 5,
             "signed_shift16": c16.astype(m.int16) >> 3, "signed_max16": m.max(c16.astype(m.int16)),
             "min16": m.minimum(c16, m.uint16(40000)), "sum16": m.sum(c16),
-            "from_float": (a8.astype(m.float32) * 0.75).astype(m.uint8)}  # in range: an out-of-range cast is undefined (CPUs differ)
+            # in range: a float-to-int cast out of range is undefined (CPUs differ)
+            "from_float": (a8.astype(m.float32) * 0.75).astype(m.uint8)}
 
 
 # ---- rearranging: pad, roll, tril, triu -------------------------------------------------------
