@@ -4,11 +4,15 @@
 operation (integer and bool inputs are converted to float64 first, as numpy does), so
 they are reductions and elementwise ops: no new lowering. The matrix norms that need
 singular values (``ord=2``, ``-2``, ``'nuc'``) are not available: aotc has no SVD.
-``cholesky`` is blocked (ops/triangular.py); the other solvers and factorizations
-(``det``, ``inv``, ``solve``, ...) are not provided yet.
+``cholesky`` is blocked (ops/triangular.py); ``solve``, ``inv``, ``det`` and ``slogdet``
+come from the blocked LU with partial pivoting of ops/lu.py. Where numpy raises
+LinAlgError (a singular or not positive definite matrix), a traced program cannot: the
+results hold inf/NaN, and ``det`` is 0, as JAX's.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,13 +21,13 @@ from . import namespaces as _namespaces
 from .core import Tracer, make_public
 from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
-from .ops import reductions, triangular
+from .ops import lu, reductions, triangular
 from .ops.arguments import as_tracer, normalize_axis
 from .ops.array_api import matrix_transpose
-from .ops.shape import ravel, reshape
+from .ops.shape import broadcast_to, expand_dims, ravel, reshape, squeeze
 from .ops.statistics import _keep_dims, _to_last_axis
 
-__all__ = ["norm", "vector_norm", "matrix_norm", "cholesky"]
+__all__ = ["norm", "vector_norm", "matrix_norm", "cholesky", "solve", "inv", "det", "slogdet"]
 
 _SVD_ORDERS = (2, -2, "nuc")
 
@@ -164,6 +168,65 @@ def cholesky(a, /, *, upper=False) -> Tracer:
     """
     factor = triangular.cholesky(square_matrices(a, "linalg.cholesky"))
     return matrix_transpose(factor) if upper else factor
+
+
+def solve(a, b) -> Tracer:
+    """numpy.linalg.solve: x with ``a @ x == b`` for every matrix of a stack (..., n, n);
+    ``b`` is (n,) or (..., n, k) as in numpy 2, the batch dimensions broadcast. Singular
+    ``a``: inf/NaN where numpy raises LinAlgError.
+
+    >>> aotc.jit(anp.linalg.solve)(np.array([[3.0, 1.0], [1.0, 2.0]]), np.array([9.0, 8.0]))
+    Array([2., 3.], dtype=float64)
+    """
+    m = square_matrices(a, "linalg.solve a")
+    n = m.shape[-1]
+    rhs = triangular.float_input(as_tracer(b, "linalg.solve b"), "linalg.solve b")
+    vector = rhs.ndim == 1
+    if vector:
+        rhs = expand_dims(rhs, -1)
+    if rhs.ndim < 2 or rhs.shape[-2] != n:
+        given = rhs.shape[:-1] if vector else rhs.shape
+        raise TracingError(f"linalg.solve: b of shape {given} does not match a of shape "
+                           f"{m.shape}: b must be ({n},) or (..., {n}, k)")
+    m, rhs = _broadcast_batches(m, rhs, "linalg.solve")
+    x = lu.solve_factored(*lu.lu(m), rhs)
+    return squeeze(x, -1) if vector else x
+
+
+def _broadcast_batches(a: Tracer, b: Tracer, where: str) -> tuple[Tracer, Tracer]:
+    """``a`` and ``b`` in their common dtype, with their batch dimensions (all but the last
+    two) broadcast against each other."""
+    dtype = dtypes.result_type(a.dtype, b.dtype)
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise TracingError(f"{where}: the stacks of a {a.shape} and b {b.shape} do not "
+                           f"broadcast: their leading dimensions {a.shape[:-2]} and "
+                           f"{b.shape[:-2]} must") from None
+    return (broadcast_to(ew.astype(a, dtype), batch + a.shape[-2:]),
+            broadcast_to(ew.astype(b, dtype), batch + b.shape[-2:]))
+
+
+def inv(a) -> Tracer:
+    """numpy.linalg.inv of every matrix of a stack (..., n, n); singular: inf/NaN."""
+    return lu.inverse(square_matrices(a, "linalg.inv"))
+
+
+def det(a) -> Tracer:
+    """numpy.linalg.det of every matrix of a stack (..., n, n), from its LU factors."""
+    return lu.det(square_matrices(a, "linalg.det"))
+
+
+class SlogdetResult(NamedTuple):
+    """numpy.linalg.slogdet's result: ``sign * exp(logabsdet)`` is the determinant."""
+    sign: Tracer
+    logabsdet: Tracer
+
+
+def slogdet(a) -> SlogdetResult:
+    """numpy.linalg.slogdet: (sign, log|det|) of every matrix of a stack; a singular
+    matrix gives (0, -inf), as numpy's."""
+    return SlogdetResult(*lu.slogdet(square_matrices(a, "linalg.slogdet")))
 
 
 make_public("linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)

@@ -27,7 +27,7 @@ NAMESPACES = (
      "traced array runs", "numpy"),
     ("aotc.numpy.linalg", "numpy.linalg's functions; also what `np.linalg.<name>(x)` on a "
      "traced array runs", "numpy.linalg"),
-    ("aotc.scipy.linalg", "scipy.linalg's triangular and Cholesky functions, for stacks of "
+    ("aotc.scipy.linalg", "scipy.linalg's triangular, Cholesky and LU functions, for stacks of "
      "matrices as jax.scipy.linalg", "scipy.linalg"),
     ("aotc.lax", "structured control flow and lower-level ops, with jax.lax's names", "jax.lax"),
     ("aotc.nn", "neural-network functions, with jax.nn's names where JAX has them", "jax.nn"),

@@ -14,6 +14,14 @@ stays one dispatch. The region carries its kernel's name in ``aotc.kernel``.
 
     cholesky_block   (B, n, n) -> (B, n, n)  lower Cholesky factor (reads the lower half)
     lower_inverse    (B, n, n) -> (B, n, n)  inverse of a lower triangular matrix
+    lu_panel         (B, m, w) -> (B, m, w), (B, m) int32
+                     LU with partial pivoting of a tall panel (m >= w): L below the
+                     diagonal (unit diagonal implied), U on and above, and the row order
+                     (row i of the result is row order[i] of the panel)
+    swaps_from_order (B, m) -> (B, m) int32 (and two bookkeeping results)
+                     LAPACK's pivots (row i swapped with row pivots[i]) of a row order
+    order_from_swaps (B, n) -> (B, n) int32
+                     the row order LAPACK's pivots of a square matrix make
 
 A non-positive pivot gives NaN (sqrt of a negative) or inf, which spread through the
 rest of the factor, as JAX's cholesky does.
@@ -36,13 +44,22 @@ KERNEL_ATTRIBUTE = "aotc.kernel"
 
 Builder = Callable[[Sequence[ir.Value]], list[ir.Value]]
 KERNELS: dict[str, Builder] = {}
+# The rank of one problem of each kernel's first input (a matrix 2, a vector 1): an input
+# of higher rank has a leading batch dimension.
+PROBLEM_RANK: dict[str, int] = {}
 
 
-def kernel(name: str):
+def kernel(name: str, problem_rank: int = 2):
     def register(builder: Builder) -> Builder:
         KERNELS[name] = builder
+        PROBLEM_RANK[name] = problem_rank
         return builder
     return register
+
+
+def has_batch(name: str, first_input: ir.Value) -> bool:
+    """Whether ``first_input`` of kernel ``name`` carries a leading batch dimension."""
+    return ir.RankedTensorType(first_input.type).rank > PROBLEM_RANK[name]
 
 
 def build(name: str, inputs: Sequence[ir.Value]) -> list[ir.Value]:
@@ -55,8 +72,18 @@ def build(name: str, inputs: Sequence[ir.Value]) -> list[ir.Value]:
     inputs = [barrier(v) for v in inputs]
     if all(ir.RankedTensorType(v.type).shape[0] == 1 for v in inputs):
         outs = KERNELS[name]([_drop_batch(v) for v in inputs])
-        return [_add_batch(v) for v in outs]
-    return KERNELS[name](list(inputs))
+        return _all_used([_add_batch(v) for v in outs])
+    return _all_used(KERNELS[name](list(inputs)))
+
+
+def _all_used(outs: list[ir.Value]) -> list[ir.Value]:
+    """The results of a kernel of several through one barrier: canonicalization rebuilds
+    a dispatch region whose result is unused without it, and the rebuilt region has lost
+    its ``aotc.kernel`` name (which vmap needs)."""
+    if len(outs) == 1:
+        return outs
+    return list(ir.Operation.create("util.optimization_barrier",
+                                    results=[v.type for v in outs], operands=outs).results)
 
 
 def _drop_batch(value: ir.Value) -> ir.Value:
@@ -104,21 +131,36 @@ def _matrix_kernel(name: str, a: ir.Value,
     element)`` fills one matrix of ``out`` (reading ``a``) and returns the new ``out``;
     ``at(i, j)`` is the index list of element (i, j) of that matrix."""
     t = ir.RankedTensorType(a.type)
-    n = t.shape[-1]
-    if t.rank == 2:
+    return _batched_kernel(name, a, 2, [(t.shape[-2:], t.element_type)],
+                           lambda at, outs: [per_matrix(at, outs[0], t.shape[-1],
+                                                        t.element_type)])
+
+
+def _batched_kernel(name: str, a: ir.Value, problem_rank: int,
+                    results: Sequence[tuple[Sequence[int], ir.Type]],
+                    per_matrix: Callable[[Callable, list[ir.Value]], list[ir.Value]]):
+    """A kernel over the problems of ``a`` (B, ...) or of a batch of one dropped (...;
+    ``problem_rank`` dimensions):
+    ``results`` gives each result's shape per matrix and element type; ``per_matrix(at,
+    outs)`` fills one matrix's part of every result and returns them; ``at(*indices)`` is
+    the index list of an element of that matrix's part."""
+    t = ir.RankedTensorType(a.type)
+    if t.rank == problem_rank:
         def body():
-            out = tensor.EmptyOp(list(t.shape), t.element_type).result
-            return [per_matrix(lambda i, j: [i, j], out, n, t.element_type)]
-        return _region(name, [t], [], body)
+            outs = [tensor.EmptyOp(list(shape), element).result for shape, element in results]
+            return per_matrix(lambda *ij: list(ij), outs)
+        return _region(name, [ir.RankedTensorType.get(list(shape), element)
+                              for shape, element in results], [], body)
     dynamic = [tensor.DimOp(a, index_constant(0)).result] if t.is_dynamic_dim(0) else []
     count = dynamic[0] if dynamic else t.shape[0]
+    types = [ir.RankedTensorType.get([t.shape[0], *shape], element)
+             for shape, element in results]
 
     def batched_body():
-        out = tensor.EmptyOp([count, *t.shape[1:]], t.element_type).result
-        return _loop(0, count, [out],
-                     lambda b, out: [per_matrix(lambda i, j: [b, i, j], out, n,
-                                                t.element_type)])
-    return _region(name, [t], dynamic, batched_body)
+        outs = [tensor.EmptyOp([count, *shape], element).result for shape, element in results]
+        return _loop(0, count, outs,
+                     lambda b, *outs: per_matrix(lambda *ij: [b, *ij], list(outs)))
+    return _region(name, types, dynamic * len(results), batched_body)
 
 
 def _get(value, at) -> ir.Value:
@@ -187,3 +229,102 @@ def lower_inverse(inputs: Sequence[ir.Value]) -> list[ir.Value]:
             return [_loop(_next(j), n, [out], row)[0]]
         return _loop(0, n, [out], column)[0]
     return _matrix_kernel("lower_inverse", a, per_matrix)
+
+
+@kernel("lu_panel")
+def lu_panel(inputs: Sequence[ir.Value]) -> list[ir.Value]:
+    """Right-looking LU with partial pivoting (LAPACK's getf2) of a tall m x w panel:
+    for each column, the first row of largest magnitude at or below the diagonal is
+    swapped up, the column below the pivot divided by it (left as it is where the pivot
+    is zero, as getf2 does, so a singular matrix keeps finite factors and a zero in U),
+    and the rest of the panel updated by the rank-one product."""
+    (a,) = inputs
+    t = ir.RankedTensorType(a.type)
+    m, w = t.shape[-2:]
+    element, i32 = t.element_type, ir.IntegerType.get_signless(32)
+
+    def per_matrix(at, outs):
+        out, perm = outs
+        out = _loop(0, m, [out], lambda i, out: [_loop(0, w, [out], lambda k, out: [
+            _put(_get(a, at(i, k)), out, at(i, k))])[0]])[0]
+        perm = _loop(0, m, [perm], lambda i, perm: [
+            _put(arith.IndexCastOp(i32, i).result, perm, at(i))])[0]
+
+        def column(j, out, perm):
+            def larger(i, best, best_row):
+                magnitude = math.AbsFOp(_get(out, at(i, j))).result
+                take = arith.CmpFOp(arith.CmpFPredicate.OGT, magnitude, best).result
+                return [arith.SelectOp(take, magnitude, best).result,
+                        arith.SelectOp(take, i, best_row).result]
+            start = math.AbsFOp(_get(out, at(j, j))).result
+            _, p = _loop(_next(j), m, [start, j], larger)
+            out = _loop(0, w, [out], lambda k, out: [
+                _put(_get(out, at(p, k)), _put(_get(out, at(j, k)), out, at(p, k)), at(j, k))])[0]
+            perm = _put(_get(perm, at(p)), _put(_get(perm, at(j)), perm, at(p)), at(j))
+            pivot = _get(out, at(j, j))
+            nonzero = arith.CmpFOp(arith.CmpFPredicate.UNE, pivot, _zero(element)).result
+
+            def eliminate(i, out):
+                below = _get(out, at(i, j))
+                factor = arith.SelectOp(nonzero, arith.DivFOp(below, pivot).result,
+                                        below).result
+                out = _put(factor, out, at(i, j))
+                return [_loop(_next(j), w, [out], lambda k, out: [_put(arith.SubFOp(
+                    _get(out, at(i, k)), arith.MulFOp(factor, _get(out, at(j, k)))).result,
+                    out, at(i, k))])[0]]
+            return [_loop(_next(j), m, [out], eliminate)[0], perm]
+        return _loop(0, w, [out, perm], column)
+    return _batched_kernel("lu_panel", a, 2, [((m, w), element), ((m,), i32)], per_matrix)
+
+
+@kernel("swaps_from_order", problem_rank=1)
+def swaps_from_order(inputs: Sequence[ir.Value]) -> list[ir.Value]:
+    """LAPACK's pivots from a row order: swapping row i with row pivots[i], for i in
+    order, puts row order[i] at position i. Follows each row's position as it goes; the
+    second and third results are that bookkeeping (each row's position, each position's
+    row), left for the caller to drop."""
+    (order,) = inputs
+    m = ir.RankedTensorType(order.type).shape[-1]
+    i32 = ir.IntegerType.get_signless(32)
+
+    def per_matrix(at, outs):
+        pivots, position, row_at = outs
+        def start(i, position, row_at):
+            own = arith.IndexCastOp(i32, i).result
+            return [_put(own, position, at(i)), _put(own, row_at, at(i))]
+        position, row_at = _loop(0, m, [position, row_at], start)
+
+        def step(i, pivots, position, row_at):
+            wanted = _get(order, at(i))
+            there = _get(position, at(arith.IndexCastOp(ir.IndexType.get(), wanted).result))
+            there_index = arith.IndexCastOp(ir.IndexType.get(), there).result
+            here = _get(row_at, at(i))
+            own = arith.IndexCastOp(i32, i).result
+            row_at = _put(wanted, _put(here, row_at, at(there_index)), at(i))
+            position = _put(own, _put(there, position, at(
+                arith.IndexCastOp(ir.IndexType.get(), here).result)), at(
+                arith.IndexCastOp(ir.IndexType.get(), wanted).result))
+            return [_put(there, pivots, at(i)), position, row_at]
+        return _loop(0, m, [pivots, position, row_at], step)
+    return _batched_kernel("swaps_from_order", order, 1, [((m,), i32)] * 3, per_matrix)
+
+
+@kernel("order_from_swaps", problem_rank=1)
+def order_from_swaps(inputs: Sequence[ir.Value]) -> list[ir.Value]:
+    """The order of n rows after swapping row i with row pivots[i], for each i in turn
+    (LAPACK's laswp on the identity's row numbers)."""
+    (pivots,) = inputs
+    k = rows = ir.RankedTensorType(pivots.type).shape[-1]
+    i32 = ir.IntegerType.get_signless(32)
+
+    def per_problem(at, outs):
+        (order,) = outs
+        order = _loop(0, rows, [order], lambda i, order: [
+            _put(arith.IndexCastOp(i32, i).result, order, at(i))])[0]
+
+        def swap(i, order):
+            other = arith.IndexCastOp(ir.IndexType.get(), _get(pivots, at(i))).result
+            return [_put(_get(order, at(other)), _put(_get(order, at(i)), order, at(other)),
+                         at(i))]
+        return [_loop(0, k, [order], swap)[0]]
+    return _batched_kernel("order_from_swaps", pivots, 1, [((rows,), i32)], per_problem)

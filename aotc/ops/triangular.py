@@ -42,19 +42,30 @@ BLOCK = 32
 
 def _kernel(name: str, a: Tracer, flops_per_matrix: float) -> Tracer:
     """One sequential kernel over every matrix of ``a`` (..., n, n)."""
+    return kernel_results(name, a, flops_per_matrix, [(a.shape[-2:], a.dtype)])[0]
+
+
+def kernel_results(name: str, a: Tracer, flops_per_problem: float,
+                   results: list[tuple[tuple, np.dtype]]) -> list[Tracer]:
+    """The sequential kernel ``name`` over every problem of ``a`` (the leading dimensions
+    are batches): ``results`` gives each result's shape per problem and dtype (the kernel
+    may return more, which are dropped)."""
     if not current_trace().sequential_kernels:
         raise UnsupportedOpError(
-            "the factorizations (linalg.cholesky, solve_triangular, cho_solve) run on CPU "
-            "targets only (cpu, aarch64, riscv64): IREE 3.13 cannot compile their "
-            "one-dispatch kernels for Vulkan or CUDA, and the same steps as loops of "
-            "whole-matrix ops give wrong results on Vulkan. Factor on the host (or in a "
-            "CPU artifact) and pass the factor in")
-    n = a.shape[-1]
-    count = math.prod(a.shape[:-2])
-    flat = reshape(a, (count, n, n))
-    add_work(flops_per_matrix * count)
-    (out,) = sequential.build(name, [flat.value])
-    return reshape(wrap(out, flat.shape, a.dtype), a.shape)
+            "the factorizations (linalg.cholesky, solve, inv, det, slogdet, "
+            "solve_triangular, cho_solve, lu_factor, lu_solve) run on CPU targets only "
+            "(cpu, aarch64, riscv64): IREE 3.13 cannot compile their one-dispatch kernels "
+            "for Vulkan or CUDA, and the same steps as loops of whole-matrix ops give "
+            "wrong results on Vulkan. Factor on the host (or in a CPU artifact) and pass "
+            "the factor in")
+    problem = a.shape[len(a.shape) - sequential.PROBLEM_RANK[name]:]
+    batch = a.shape[:len(a.shape) - len(problem)]
+    count = math.prod(batch)
+    flat = reshape(a, (count, *problem))
+    add_work(flops_per_problem * count)
+    outs = sequential.build(name, [flat.value])
+    return [reshape(wrap(value, (count, *shape), dtype), (*batch, *shape))
+            for value, (shape, dtype) in zip(outs, results)]
 
 
 def _split(n: int) -> int:

@@ -1,24 +1,31 @@
-"""``aotc.scipy.linalg``: scipy.linalg's triangular and Cholesky functions for traced
+"""``aotc.scipy.linalg``: scipy.linalg's triangular, Cholesky and LU functions for traced
 arrays, with jax.scipy.linalg's extension to stacks of matrices (leading batch
-dimensions broadcast). The algorithms are the blocked ones of ``aotc/ops/triangular.py``.
+dimensions broadcast). The algorithms are the blocked ones of ``aotc/ops/triangular.py``
+and ``aotc/ops/lu.py``; LAPACK's pivots are int32 and 0-based, as scipy's and JAX's.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
+from .. import linalg as _numpy_linalg
 from .. import namespaces as _namespaces
 from ..core import Tracer, make_public
 from ..errors import TracingError
 from ..linalg import square_matrices
 from ..ops import elementwise as ew
+from ..ops import lu as _lu
 from ..ops import triangular
 from ..ops.array_api import matrix_transpose
 from ..ops.arguments import as_tracer
 from ..ops.creation import eye
-from ..ops.selection import where
+from ..ops.selection import take_along_axis, where
 from ..ops.shape import expand_dims, squeeze
+from ..ops.sorting import argsort
 
-__all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular"]
+__all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
+           "lu_solve", "solve", "inv", "det"]
 
 # scipy's names for op(a): a, a^T, a^H (the same for real matrices).
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
@@ -89,6 +96,113 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True) -> Tracer:
     y = triangular.solve(lower_factor, rhs, lower=True, transposed=False)
     x = triangular.solve(lower_factor, y, lower=True, transposed=True)
     return squeeze(x, -1) if vector else x
+
+
+def _matrices(a, where_: str) -> Tracer:
+    """``a`` as a float stack of (possibly rectangular) matrices."""
+    t = triangular.float_input(as_tracer(a, where_), where_)
+    if t.ndim < 2:
+        raise TracingError(f"{where_}: expected a matrix (..., m, n), got an array of shape "
+                           f"{t.shape}")
+    return t
+
+
+def lu_factor(a, overwrite_a=False, check_finite=True) -> tuple[Tracer, Tracer]:
+    """scipy.linalg.lu_factor: ``(lu, piv)``, L (unit diagonal implied) below the
+    diagonal of ``lu`` and U on and above it, ``piv`` LAPACK's pivots (row i was swapped
+    with row piv[i]), int32, 0-based. Partial pivoting picks the first row of largest
+    magnitude, as LAPACK's getrf. A singular matrix gives a zero on U's diagonal (scipy
+    warns)."""
+    m = _matrices(a, "lu_factor")
+    factors, order = _lu.lu(m)
+    return factors, _lu.pivots(order, min(m.shape[-2:]))
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True) -> Tracer:
+    """scipy.linalg.lu_solve: x with ``op(a) @ x == b`` from ``lu_factor(a)``; ``trans``
+    0/'N', 1/'T' or 2/'C' picks op(a) = a, a.T, a.conj().T."""
+    if not (isinstance(lu_and_piv, tuple) and len(lu_and_piv) == 2):
+        raise TracingError("lu_solve: lu_and_piv must be the pair (lu, piv) that lu_factor "
+                           f"returns, got {type(lu_and_piv).__name__}")
+    if trans not in _TRANS:
+        raise TracingError(f"lu_solve: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
+    factors = square_matrices(lu_and_piv[0], "lu_solve lu")
+    n = factors.shape[-1]
+    piv = as_tracer(lu_and_piv[1], "lu_solve piv")
+    if piv.shape != factors.shape[:-1] or dtypes.kind(piv.dtype) not in ("int", "uint"):
+        raise TracingError(f"lu_solve: piv must be the integer pivots lu_factor returns, of "
+                           f"shape {factors.shape[:-1]}, got {piv.dtype} {piv.shape}")
+    rhs, vector = _right_sides(b, n, factors.ndim - 2, "lu_solve b")
+    factors, rhs = _numpy_linalg._broadcast_batches(*_common(factors, rhs), "lu_solve")
+    order = _lu.order_from_pivots(ew.astype(piv, np.int32))
+    solver = _lu.solve_factored_transposed if _TRANS[trans] else _lu.solve_factored
+    x = solver(factors, order, rhs)
+    return squeeze(x, -1) if vector else x
+
+
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """scipy.linalg.lu: ``(p, l, u)`` with ``a == p @ l @ u`` (``p_indices=True``: p as
+    row indices, ``a == l[p] @ u``; ``permute_l=True``: ``(p @ l, u)``); l is (m, k) unit
+    lower, u (k, n) upper, k = min(m, n)."""
+    m = _matrices(a, "scipy.linalg.lu")
+    rows, cols = m.shape[-2:]
+    k = min(rows, cols)
+    factors, order = _lu.lu(m)
+    lower = where(eye(rows, k, dtype=bool), ew.astype(1, m.dtype),
+                  where(_below_diagonal(rows, k), factors[..., :k], ew.astype(0, m.dtype)))
+    upper = where(_below_diagonal(k, cols), ew.astype(0, m.dtype), factors[..., :k, :])
+    p = argsort(order, axis=-1)  # a == (l u)[p]: row i of a is row p[i] of l u
+    if permute_l:
+        return take_along_axis(lower, expand_dims(p, -1), axis=-2), upper
+    if p_indices:
+        return p, lower, upper
+    return ew.astype(ew.ufunc("equal", expand_dims(p, -1), _column_numbers(rows)),
+                     m.dtype), lower, upper
+
+
+def _below_diagonal(rows: int, cols: int) -> Tracer:
+    return as_tracer(np.tri(rows, cols, -1, dtype=bool), "lu")
+
+
+def _column_numbers(n: int) -> Tracer:
+    return as_tracer(np.arange(n, dtype=np.int32), "lu")
+
+
+# scipy.linalg.solve's assume_a: which factorization serves the system.
+_GENERAL = ("gen", "general", "sym", "symmetric", "her", "hermitian")
+_POSITIVE = ("pos", "positive definite")
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True,
+          assume_a=None, transposed=False) -> Tracer:
+    """scipy.linalg.solve: x with ``a @ x == b`` (``transposed``: ``a.T @ x == b``);
+    ``assume_a`` 'gen'/'sym'/'her' (LU with partial pivoting) or 'pos' (Cholesky of
+    ``a``'s ``lower`` or upper triangle). ``b`` is (..., n) or (..., n, k)."""
+    kind = "gen" if assume_a is None else assume_a
+    if kind not in _GENERAL + _POSITIVE:
+        raise TracingError(f"scipy.linalg.solve: assume_a={assume_a!r} is not supported; "
+                           f"use one of {', '.join(map(repr, _GENERAL + _POSITIVE))}")
+    m = square_matrices(a, "scipy.linalg.solve a")
+    rhs, vector = _right_sides(b, m.shape[-1], m.ndim - 2, "scipy.linalg.solve b")
+    m, rhs = _numpy_linalg._broadcast_batches(*_common(m, rhs), "scipy.linalg.solve")
+    if kind in _POSITIVE:
+        factor = triangular.cholesky(m if lower else matrix_transpose(m))
+        y = triangular.solve(factor, rhs, lower=True, transposed=False)
+        x = triangular.solve(factor, y, lower=True, transposed=True)
+    else:
+        solver = _lu.solve_factored_transposed if transposed else _lu.solve_factored
+        x = solver(*_lu.lu(m), rhs)
+    return squeeze(x, -1) if vector else x
+
+
+def inv(a, overwrite_a=False, check_finite=True) -> Tracer:
+    """scipy.linalg.inv of every matrix of a stack (..., n, n)."""
+    return _lu.inverse(square_matrices(a, "scipy.linalg.inv"))
+
+
+def det(a, overwrite_a=False, check_finite=True) -> Tracer:
+    """scipy.linalg.det of every matrix of a stack (..., n, n)."""
+    return _lu.det(square_matrices(a, "scipy.linalg.det"))
 
 
 make_public("scipy.linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)

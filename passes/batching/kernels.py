@@ -28,9 +28,9 @@ def _kernel(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
                         f"@{bt.func_name}) that is not an aotc kernel cannot be batched")
     name = ir.StringAttr(op.attributes[sequential.KERNEL_ATTRIBUTE]).value
     inputs = _captured_tensors(bt, op)
-    # A kernel over (n, n) matrices takes the vmap batch as its batch; one over (B, n, n)
-    # takes it merged into B.
-    flat = ir.RankedTensorType(inputs[0].type).rank == 2
+    # A kernel over single problems ((n, n) matrices) takes the vmap batch as its batch;
+    # one over (B, n, n) takes it merged into B.
+    flat = not sequential.has_batch(name, inputs[0])
     batched = [bt.to_batched(bt.lookup(v)) for v in inputs]
     outs = sequential.build(name, batched if flat else [merge_batch(bt, v) for v in batched])
     return [Batched(new if flat else split_batch(bt, new, bt.batched_type(old.type)), True)
