@@ -188,12 +188,12 @@ def solve(a, b) -> Tracer:
         given = rhs.shape[:-1] if vector else rhs.shape
         raise TracingError(f"linalg.solve: b of shape {given} does not match a of shape "
                            f"{m.shape}: b must be ({n},) or (..., {n}, k)")
-    m, rhs = _broadcast_batches(m, rhs, "linalg.solve")
+    m, rhs = broadcast_batches(m, rhs, "linalg.solve")
     x = lu.solve_factored(*lu.lu(m), rhs)
     return squeeze(x, -1) if vector else x
 
 
-def _broadcast_batches(a: Tracer, b: Tracer, where: str) -> tuple[Tracer, Tracer]:
+def broadcast_batches(a: Tracer, b: Tracer, where: str) -> tuple[Tracer, Tracer]:
     """``a`` and ``b`` in their common dtype, with their batch dimensions (all but the last
     two) broadcast against each other."""
     dtype = dtypes.result_type(a.dtype, b.dtype)

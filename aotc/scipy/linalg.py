@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from .. import linalg as _numpy_linalg
+
 from .. import namespaces as _namespaces
 from ..core import Tracer, make_public
 from ..errors import TracingError
-from ..linalg import square_matrices
+from ..linalg import broadcast_batches, square_matrices
 from ..ops import elementwise as ew
 from ..ops import lu as _lu
 from ..ops import triangular
@@ -133,7 +133,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True) -> Tr
         raise TracingError(f"lu_solve: piv must be the integer pivots lu_factor returns, of "
                            f"shape {factors.shape[:-1]}, got {piv.dtype} {piv.shape}")
     rhs, vector = _right_sides(b, n, factors.ndim - 2, "lu_solve b")
-    factors, rhs = _numpy_linalg._broadcast_batches(*_common(factors, rhs), "lu_solve")
+    factors, rhs = broadcast_batches(*_common(factors, rhs), "lu_solve")
     order = _lu.order_from_pivots(ew.astype(piv, np.int32))
     solver = _lu.solve_factored_transposed if _TRANS[trans] else _lu.solve_factored
     x = solver(factors, order, rhs)
@@ -184,7 +184,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
                            f"use one of {', '.join(map(repr, _GENERAL + _POSITIVE))}")
     m = square_matrices(a, "scipy.linalg.solve a")
     rhs, vector = _right_sides(b, m.shape[-1], m.ndim - 2, "scipy.linalg.solve b")
-    m, rhs = _numpy_linalg._broadcast_batches(*_common(m, rhs), "scipy.linalg.solve")
+    m, rhs = broadcast_batches(*_common(m, rhs), "scipy.linalg.solve")
     if kind in _POSITIVE:
         factor = triangular.cholesky(m if lower else matrix_transpose(m))
         y = triangular.solve(factor, rhs, lower=True, transposed=False)
