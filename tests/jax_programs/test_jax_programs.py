@@ -31,7 +31,6 @@ ALIASES = {"jax": aotc, "jax.numpy": aotc.numpy, "jax.lax": aotc.lax, "jax.nn": 
 LACKS = {
     "grad_training": ("value_and_grad", "automatic differentiation (jax.grad, "
                                         "jax.value_and_grad) is not there yet"),
-    "linear_solve": ("solve", "jnp.linalg.solve and cholesky are not there yet"),
 }
 NAMES = sorted(p.stem for p in PROGRAMS.glob("*.py"))
 

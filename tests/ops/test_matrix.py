@@ -202,7 +202,7 @@ def test_matrix_errors(call, exc, message):
         aotc.jit(call).lower(X)
 
 
-def test_linalg_has_no_solvers():
-    """Solvers and factorizations are not part of aotc.numpy.linalg."""
-    for name in ("det", "inv", "solve", "svd", "eig"):
+def test_linalg_lacks_the_eigen_and_singular_value_solvers():
+    """Eigen and singular value decompositions are not part of aotc.numpy.linalg yet."""
+    for name in ("svd", "eig", "eigvals"):
         assert not hasattr(anp.linalg, name)
