@@ -1,4 +1,4 @@
-"""``aotc.numpy.linalg``: numpy.linalg's norms for traced arrays.
+"""``aotc.numpy.linalg``: numpy.linalg for traced arrays.
 
 ``norm``, ``vector_norm`` and ``matrix_norm`` follow numpy's definitions operation for
 operation (integer and bool inputs are converted to float64 first, as numpy does), so
@@ -7,7 +7,9 @@ singular values (``ord=2``, ``-2``, ``'nuc'``) are not available: aotc has no SV
 ``cholesky`` is blocked (ops/triangular.py); ``solve``, ``inv``, ``det`` and ``slogdet``
 come from the blocked LU with partial pivoting of ops/lu.py. Where numpy raises
 LinAlgError (a singular or not positive definite matrix), a traced program cannot: the
-results hold inf/NaN, and ``det`` is 0, as JAX's.
+results hold inf/NaN, and ``det`` is 0, as JAX's. The array-API functions (``matmul``,
+``outer``, ``vecdot``, ``diagonal``, ``trace``, ``cross``, ...) are numpy's on the last
+axes; ``matrix_power`` and ``multi_dot`` multiply in numpy's order (ops/matrix_products.py).
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from . import namespaces as _namespaces
 from .core import Tracer, make_public
 from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
-from .ops import lu, reductions, triangular
+from .ops import array_api, contraction, differences, lu, matrix, matrix_products
+from .ops import reductions, triangular
 from .ops.arguments import as_tracer, normalize_axis
 from .ops.array_api import matrix_transpose
-from .ops.shape import broadcast_to, expand_dims, ravel, reshape, squeeze
+from .ops.shape import broadcast_to, expand_dims, ravel, reshape, squeeze, transpose
 from .ops.statistics import _keep_dims, _to_last_axis
 
-__all__ = ["norm", "vector_norm", "matrix_norm", "cholesky", "solve", "inv", "det", "slogdet"]
+__all__ = ["norm", "vector_norm", "matrix_norm", "cholesky", "solve", "inv", "det", "slogdet",
+           "matmul", "outer", "tensordot", "vecdot", "diagonal", "trace", "cross",
+           "matrix_power", "multi_dot", "tensorinv", "tensorsolve"]
 
 _SVD_ORDERS = (2, -2, "nuc")
 
@@ -227,6 +232,109 @@ def slogdet(a) -> SlogdetResult:
     """numpy.linalg.slogdet: (sign, log|det|) of every matrix of a stack; a singular
     matrix gives (0, -inf), as numpy's."""
     return SlogdetResult(*lu.slogdet(square_matrices(a, "linalg.slogdet")))
+
+
+# ---- numpy.linalg's array-API functions: the last axes are the matrices or vectors ------
+
+def matmul(x1, x2, /) -> Tracer:
+    """numpy.linalg.matmul: numpy.matmul without its ufunc keywords."""
+    return contraction.matmul(x1, x2)
+
+
+def outer(x1, x2, /) -> Tracer:
+    """numpy.linalg.outer: the outer product of two vectors (numpy.outer flattens, this
+    one refuses other ranks)."""
+    a, b = as_tracer(x1, "linalg.outer x1"), as_tracer(x2, "linalg.outer x2")
+    if a.ndim != 1 or b.ndim != 1:
+        raise TracingError(f"linalg.outer: input arrays must be one-dimensional, but they "
+                           f"are x1.ndim={a.ndim} and x2.ndim={b.ndim}; use numpy.outer to "
+                           f"flatten them first")
+    return contraction.outer(a, b)
+
+
+def tensordot(x1, x2, /, *, axes=2) -> Tracer:
+    """numpy.linalg.tensordot: numpy.tensordot with ``axes`` by keyword."""
+    return contraction.tensordot(x1, x2, axes)
+
+
+def vecdot(x1, x2, /, *, axis=-1) -> Tracer:
+    """numpy.linalg.vecdot: numpy.vecdot (``x1`` conjugated)."""
+    return array_api.vecdot(x1, x2, axis=axis)
+
+
+def diagonal(x, /, *, offset=0) -> Tracer:
+    """numpy.linalg.diagonal: the diagonals of the last two axes."""
+    return matrix.diagonal(x, offset, -2, -1)
+
+
+def trace(x, /, *, offset=0, dtype=None) -> Tracer:
+    """numpy.linalg.trace: the sums of the diagonals of the last two axes."""
+    return matrix.trace(x, offset, -2, -1, dtype)
+
+
+def cross(x1, x2, /, *, axis=-1) -> Tracer:
+    """numpy.linalg.cross: cross products of 3-vectors along ``axis`` (numpy.cross also
+    takes 2-vectors; this one does not)."""
+    a, b = as_tracer(x1, "linalg.cross x1"), as_tracer(x2, "linalg.cross x2")
+    sizes = [t.shape[normalize_axis(axis, t.ndim, f"linalg.cross {name} axis")]
+             for t, name in ((a, "x1"), (b, "x2"))]
+    if sizes != [3, 3]:
+        raise TracingError(f"linalg.cross: both input arrays must be (arrays of) "
+                           f"3-dimensional vectors, but they are {sizes[0]} and {sizes[1]} "
+                           f"dimensional along axis {axis}; numpy.cross takes 2-vectors")
+    return differences.cross(a, b, axis=axis)
+
+
+# ---- products and inverses of several matrices -------------------------------------------
+
+def matrix_power(a, n) -> Tracer:
+    """numpy.linalg.matrix_power: ``a`` (..., m, m) to the integer power ``n`` by
+    repeated squaring (integer matrices stay integer; n < 0 inverts first, n = 0 gives
+    the identity)."""
+    t = as_tracer(a, "linalg.matrix_power")
+    if t.ndim < 2 or t.shape[-1] != t.shape[-2]:
+        raise TracingError(f"linalg.matrix_power: the last 2 dimensions of the array must "
+                           f"be square, got shape {t.shape}")
+    return matrix_products.matrix_power(
+        t, n, lambda m: lu.inverse(square_matrices(m, "linalg.matrix_power")))
+
+
+def multi_dot(arrays, *, out=None) -> Tracer:
+    """numpy.linalg.multi_dot: the chain product in numpy's cheapest order."""
+    if out is not None:
+        raise TracingError("linalg.multi_dot: out= is not supported in a traced function "
+                           "(arrays are values): use the returned array")
+    return matrix_products.multi_dot(arrays)
+
+
+def tensorinv(a, ind=2) -> Tracer:
+    """numpy.linalg.tensorinv: the inverse of ``a`` read as a matrix of its first ``ind``
+    axes by the rest; the result has shape ``a.shape[ind:] + a.shape[:ind]``."""
+    t = as_tracer(a, "linalg.tensorinv")
+    if ind <= 0:
+        raise TracingError(f"linalg.tensorinv: invalid ind argument {ind}: it must be a "
+                           f"positive number of leading axes")
+    rows = int(np.prod(t.shape[ind:]))
+    matrix_ = square_matrices(reshape(t, (rows, -1) if rows else (0, 0)), "linalg.tensorinv")
+    return reshape(lu.inverse(matrix_), t.shape[ind:] + t.shape[:ind])
+
+
+def tensorsolve(a, b, axes=None) -> Tracer:
+    """numpy.linalg.tensorsolve: x with ``tensordot(a, x, x.ndim) == b``; ``axes`` moves
+    axes of ``a`` to the end first."""
+    t, rhs = as_tracer(a, "linalg.tensorsolve a"), as_tracer(b, "linalg.tensorsolve b")
+    if axes is not None:
+        order = [d for d in range(t.ndim) if d not in
+                 [normalize_axis(k, t.ndim, "linalg.tensorsolve axes") for k in axes]]
+        t = transpose(t, order + [normalize_axis(k, t.ndim, "") for k in axes])
+    unknown_shape = t.shape[rhs.ndim:]
+    count = int(np.prod(unknown_shape))
+    if int(np.prod(t.shape)) != count ** 2:
+        raise TracingError(f"linalg.tensorsolve: a {t.shape} and b {rhs.shape} must satisfy "
+                           f"prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim]) (the system "
+                           f"must be square)")
+    x = solve(reshape(t, (count, count)), ravel(rhs))
+    return reshape(x, unknown_shape)
 
 
 make_public("linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)

@@ -5,8 +5,10 @@
 
 Cholesky (``numpy.linalg.cholesky``), a triangular solve with 16 right-hand sides
 (``scipy.linalg.solve_triangular``; numpy has none, so its column is scipy's) and a
-Cholesky solve (``cho_solve(cho_factor(a), b)``) at n = 64, 256, 1024. aotc's are the
-blocked algorithms of aotc/ops/triangular.py. Timing as benchmarks/run.py: device-resident
+Cholesky solve (``cho_solve(cho_factor(a), b)``), LU (``scipy.linalg.lu_factor``) and
+what is built on it (``numpy.linalg.solve`` with 16 right-hand sides, ``inv``, ``det``) at
+n = 64, 256, 1024. aotc's are the blocked algorithms of aotc/ops/triangular.py and
+aotc/ops/lu.py. Timing as benchmarks/run.py: device-resident
 inputs, interleaved blocks, the median over blocks of each block's per-call median.
 """
 
@@ -32,9 +34,10 @@ if run.jax is not None:
     import jax.scipy.linalg  # noqa: E402
 
 LIBRARIES = {
-    "aotc": SimpleNamespace(linalg=anp.linalg, scipy=aotc_scipy_linalg),
-    "numpy": SimpleNamespace(linalg=np.linalg, scipy=scipy.linalg),
-    "jax": SimpleNamespace(linalg=run.jnp.linalg, scipy=jax.scipy.linalg) if run.jax else None,
+    "aotc": SimpleNamespace(numpy=anp, linalg=anp.linalg, scipy=aotc_scipy_linalg),
+    "numpy": SimpleNamespace(numpy=np, linalg=np.linalg, scipy=scipy.linalg),
+    "jax": SimpleNamespace(numpy=run.jnp, linalg=run.jnp.linalg,
+                           scipy=jax.scipy.linalg) if run.jax else None,
 }
 
 
@@ -48,6 +51,27 @@ def solve_triangular(lib, factor, b):
 
 def cho_solve(lib, a, b):
     return lib.scipy.cho_solve(lib.scipy.cho_factor(a, lower=True), b)
+
+
+def lu_factor(lib, a):
+    lu, pivots = lib.scipy.lu_factor(a)  # one array (the timing syncs one): pivots below
+    return lib.numpy.concatenate([lu, pivots[None, :].astype(lu.dtype)])
+
+
+def solve(lib, a, b):
+    return lib.linalg.solve(a, b)
+
+
+def inv(lib, a):
+    return lib.linalg.inv(a)
+
+
+def det(lib, a):
+    return lib.linalg.det(a)
+
+
+def _general(n):
+    return np.random.default_rng(n + 2).standard_normal((n, n)) + np.sqrt(n) * np.eye(n)
 
 
 def _spd(n):
@@ -66,6 +90,10 @@ for _n in CALLS:
     WORKLOADS[f"solve_triangular_{_n}"] = (
         solve_triangular, lambda n=_n: (np.linalg.cholesky(_spd(n)), _rhs(n)), CALLS[_n])
     WORKLOADS[f"cho_solve_{_n}"] = (cho_solve, lambda n=_n: (_spd(n), _rhs(n)), CALLS[_n])
+    WORKLOADS[f"lu_factor_{_n}"] = (lu_factor, lambda n=_n: (_general(n),), CALLS[_n])
+    WORKLOADS[f"solve_{_n}"] = (solve, lambda n=_n: (_general(n), _rhs(n)), CALLS[_n])
+    WORKLOADS[f"inv_{_n}"] = (inv, lambda n=_n: (_general(n),), CALLS[_n])
+    WORKLOADS[f"det_{_n}"] = (det, lambda n=_n: (_general(n),), CALLS[_n])
 
 
 def workload(name: str) -> run.Workload:

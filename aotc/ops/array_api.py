@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..core import Tracer
 from ..errors import TracingError
 from .arguments import as_tracer, normalize_axis
 from .contraction import matmul
 from .rearrange import atleast_1d
+from .statistics import conjugate
 from .shape import (basic_getitem, concatenate, expand_dims, moveaxis, ravel, reshape,
                     split, squeeze, swapaxes, transpose)
 
@@ -57,8 +59,10 @@ def _vector_axis_last(x: Tracer, axis: int, where: str) -> Tracer:
 
 def vecdot(x1, x2, /, *, axis=-1) -> Tracer:
     """numpy.vecdot: the dot product of vectors along ``axis`` (broadcasting the other
-    axes), in numpy's matmul dtype. aotc's dtypes are real: no conjugation is needed."""
+    axes), in numpy's matmul dtype; complex ``x1`` is conjugated, as numpy's."""
     a = _vector_axis_last(as_tracer(x1, "vecdot x1"), axis, "vecdot")
+    if dtypes.is_complex(a.dtype):
+        a = conjugate(a)
     b = _vector_axis_last(as_tracer(x2, "vecdot x2"), axis, "vecdot")
     if a.shape[-1] != b.shape[-1]:
         raise TracingError(f"vecdot: the vectors along axis {axis} differ in length: "
