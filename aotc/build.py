@@ -16,6 +16,7 @@ from .passes import (
     CLEANUP,
     REGISTRY,
     CheckDtypes,
+    DropKernelBarriers,
     FoldEmptyLoops,
     FoldSelfComparisons,
     FuseSiblings,
@@ -137,7 +138,8 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)
-    run_pipeline(module, [FuseSiblings(reductions=False, returned=True)])
+    # The kernels' result barriers go last: IREE rejects some, and aotc is done with them.
+    run_pipeline(module, [FuseSiblings(reductions=False, returned=True), DropKernelBarriers()])
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

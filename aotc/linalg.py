@@ -5,7 +5,8 @@ operation (integer and bool inputs are converted to float64 first, as numpy does
 they are reductions and elementwise ops: no new lowering. The matrix norms that need
 singular values (``ord=2``, ``-2``, ``'nuc'``) are not available: aotc has no SVD.
 ``cholesky`` is blocked (ops/triangular.py); ``solve``, ``inv``, ``det`` and ``slogdet``
-come from the blocked LU with partial pivoting of ops/lu.py. Where numpy raises
+come from the blocked LU with partial pivoting of ops/lu.py, ``qr`` from the blocked
+Householder QR of ops/qr.py. Where numpy raises
 LinAlgError (a singular or not positive definite matrix), a traced program cannot: the
 results hold inf/NaN, and ``det`` is 0, as JAX's. The array-API functions (``matmul``,
 ``outer``, ``vecdot``, ``diagonal``, ``trace``, ``cross``, ...) are numpy's on the last
@@ -23,16 +24,17 @@ from . import namespaces as _namespaces
 from .core import Tracer, make_public
 from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
-from .ops import array_api, contraction, differences, lu, matrix, matrix_products
-from .ops import reductions, triangular
+from .ops import array_api, contraction, creation, differences, lu, matrix, matrix_products
+from .ops import qr as _qr, reductions, triangular
 from .ops.arguments import as_tracer, normalize_axis
 from .ops.array_api import matrix_transpose
-from .ops.shape import broadcast_to, expand_dims, ravel, reshape, squeeze, transpose
+from .ops.shape import (broadcast_to, concatenate, expand_dims, ravel, reshape, squeeze,
+                        transpose)
 from .ops.statistics import _keep_dims, _to_last_axis
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "cholesky", "solve", "inv", "det", "slogdet",
            "matmul", "outer", "tensordot", "vecdot", "diagonal", "trace", "cross",
-           "matrix_power", "multi_dot", "tensorinv", "tensorsolve"]
+           "matrix_power", "multi_dot", "tensorinv", "tensorsolve", "qr"]
 
 _SVD_ORDERS = (2, -2, "nuc")
 
@@ -148,6 +150,15 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tracer:
     return norm(x, axis=(-2, -1), keepdims=keepdims, ord=ord)
 
 
+def matrices(a, where: str) -> Tracer:
+    """``a`` as a float stack of (possibly rectangular) matrices (..., m, n)."""
+    t = triangular.float_input(as_tracer(a, where), where)
+    if t.ndim < 2:
+        raise TracingError(f"{where}: expected a matrix (..., m, n), got a "
+                           f"{t.ndim}-dimensional array of shape {t.shape}")
+    return t
+
+
 def square_matrices(a, where: str) -> Tracer:
     """``a`` as a float stack of square matrices (..., n, n), or numpy's LinAlgError
     message as a TracingError."""
@@ -232,6 +243,51 @@ def slogdet(a) -> SlogdetResult:
     """numpy.linalg.slogdet: (sign, log|det|) of every matrix of a stack; a singular
     matrix gives (0, -inf), as numpy's."""
     return SlogdetResult(*lu.slogdet(square_matrices(a, "linalg.slogdet")))
+
+
+class QRResult(NamedTuple):
+    """numpy.linalg.qr's result for modes 'reduced' and 'complete'."""
+    Q: Tracer
+    R: Tracer
+
+
+QR_MODES = ("reduced", "complete", "r", "raw")
+
+
+def qr(a, mode="reduced"):
+    """numpy.linalg.qr by Householder reflections (LAPACK's, so R's signs are numpy's):
+    ``QRResult(Q, R)`` with ``a == Q @ R`` for ``mode`` 'reduced' (Q (..., m, k), R (...,
+    k, n), k = min(m, n)) or 'complete' (Q (..., m, m), R (..., m, n)); 'r': R alone;
+    'raw': ``(h, tau)`` as LAPACK's geqrf leaves them, h transposed (..., n, m)."""
+    if mode not in QR_MODES:
+        raise TracingError(f"linalg.qr: unrecognized mode {mode!r}; use one of "
+                           f"{', '.join(map(repr, QR_MODES))} (numpy's deprecated 'full' "
+                           f"and 'economic' are 'reduced' and 'raw''s h)")
+    return qr_modes(matrices(a, "linalg.qr"), mode)
+
+
+def qr_modes(m: Tracer, mode: str):
+    """The QR of float matrices ``m`` in one of numpy's modes (``QR_MODES``)."""
+    rows, cols = m.shape[-2:]
+    k = min(rows, cols)
+    q_width, r_rows = (rows, rows) if mode == "complete" else (k, k)
+    batch = m.shape[:-2]
+    if k == 0:  # nothing to reflect: Q is the identity's columns, R is empty
+        if mode == "raw":
+            return (creation.zeros(batch + (cols, rows), m.dtype),
+                    creation.zeros(batch + (0,), m.dtype))
+        q = broadcast_to(creation.eye(rows, q_width, dtype=m.dtype), batch + (rows, q_width))
+        r = creation.zeros(batch + (r_rows, cols), m.dtype)
+        return r if mode == "r" else QRResult(q, r)
+    factors, t = _qr.qr(m)
+    if mode == "raw":
+        return matrix_transpose(factors), matrix.diagonal(t, 0, -2, -1)
+    r = _qr.upper(factors, k)
+    if r_rows > k:  # complete mode of a tall matrix: R's rows below the k-th are zero
+        r = concatenate([r, creation.zeros(batch + (r_rows - k, cols), m.dtype)], -2)
+    if mode == "r":
+        return r
+    return QRResult(_qr.q_columns(factors, t, q_width), r)
 
 
 # ---- numpy.linalg's array-API functions: the last axes are the matrices or vectors ------

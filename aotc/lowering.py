@@ -205,21 +205,35 @@ def _views_strided_slice(value: ir.Value) -> bool:
         op = value.owner
         if op.name not in GATHER_FUSING_OPS:
             return False
-        if op.name == "tensor.extract_slice" and any(
-                s != 1 for s in ir.DenseI64ArrayAttr(op.attributes["static_strides"])):
+        if op.name == "tensor.extract_slice" and _strided_innermost(op):
             return True
         value = op.operands[0]
     return False
+
+
+def _strided_innermost(slice_op) -> bool:
+    """Whether a ``tensor.extract_slice`` leaves its elements apart in memory along its
+    innermost dimension of more than one element (unit dimensions are folded away): a
+    step other than 1, or a dimension after it that the slice cuts to one element of
+    several (``a[:, :, 32:]`` of a (2, 33, 33) array is a column, 33 elements apart)."""
+    steps = ir.DenseI64ArrayAttr(slice_op.attributes["static_strides"])
+    if any(s != 1 for s in steps):
+        return True
+    sizes = list(ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"]))
+    source = ir.RankedTensorType(slice_op.operands[0].type).shape
+    wide = [d for d, n in enumerate(sizes) if n != 1]
+    return bool(wide) and any(n != 1 for n in source[wide[-1] + 1:])
 
 
 def gather_source(x: Tracer) -> Tracer:
     """``x`` made safe to read with ``tensor.extract`` at computed indices.
 
     IREE 3.13's CPU backend fails ("LLVM Translation failed for operation:
-    builtin.unrealized_conversion_cast") on such a read from a strided
-    ``tensor.extract_slice``, also through reshapes and transposes, because it fuses them
-    into the reading dispatch. A ``util.optimization_barrier`` stops that fusion: the
-    slice is copied out by its own dispatch first.
+    builtin.unrealized_conversion_cast": a ``vector.gather`` from a memref whose innermost
+    stride is not 1) on such a read from a strided ``tensor.extract_slice``, also through
+    reshapes and transposes, because it fuses them into the reading dispatch. A
+    ``util.optimization_barrier`` stops that fusion: the slice is copied out by its own
+    dispatch first.
     """
     if not _views_strided_slice(x.value):
         return x

@@ -20,6 +20,7 @@ from .fold_empty import FoldEmptyLoops
 from .fold_self_compare import FoldSelfComparisons
 from .fuse_siblings import FuseSiblings
 from .isolate_matmuls import IsolateMatmuls
+from .kernel_barriers import DropKernelBarriers
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
@@ -28,7 +29,7 @@ from .shield_bools import ShieldConstantBools
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSelfComparisons",
-    "ShieldConstantBools", "IsolateMatmuls",
+    "ShieldConstantBools", "IsolateMatmuls", "DropKernelBarriers",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math",
 ]

@@ -22,6 +22,11 @@ stays one dispatch. The region carries its kernel's name in ``aotc.kernel``.
                      LAPACK's pivots (row i swapped with row pivots[i]) of a row order
     order_from_swaps (B, n) -> (B, n) int32
                      the row order LAPACK's pivots of a square matrix make
+    qr_panel         (B, m, w) -> (B, m, w), (B, w, w)
+                     Householder QR of a tall panel (LAPACK's geqr2 and larft): R on and
+                     above the diagonal, the reflectors' vectors below it (unit first
+                     element implied), and the upper triangular T of their compact WY
+                     product H_0 ... H_{w-1} = I - V T V^T (T's diagonal is LAPACK's tau)
 
 A non-positive pivot gives NaN (sqrt of a negative) or inf, which spread through the
 rest of the factor, as JAX's cholesky does.
@@ -37,22 +42,28 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from .._mlir import arith, index_constant, ir, math, reassociation, scf, tensor
+from .._mlir import arith, index_constant, ir, linalg, math, reassociation, scf, tensor
 from ..lowering import barrier
 
 KERNEL_ATTRIBUTE = "aotc.kernel"
+KERNEL_RESULTS = "aotc.kernel_results"  # marks the barrier over a kernel's results
 
 Builder = Callable[[Sequence[ir.Value]], list[ir.Value]]
 KERNELS: dict[str, Builder] = {}
 # The rank of one problem of each kernel's first input (a matrix 2, a vector 1): an input
 # of higher rank has a leading batch dimension.
 PROBLEM_RANK: dict[str, int] = {}
+# For the kernels whose input may be padded with zeros (``build``): each result's
+# dimensions, as the input problem's dimensions they have the size of.
+RESULT_DIMS: dict[str, tuple[tuple[int, ...], ...]] = {}
 
 
-def kernel(name: str, problem_rank: int = 2):
+def kernel(name: str, problem_rank: int = 2, result_dims=None):
     def register(builder: Builder) -> Builder:
         KERNELS[name] = builder
         PROBLEM_RANK[name] = problem_rank
+        if result_dims is not None:
+            RESULT_DIMS[name] = result_dims
         return builder
     return register
 
@@ -73,17 +84,59 @@ def build(name: str, inputs: Sequence[ir.Value]) -> list[ir.Value]:
     if all(ir.RankedTensorType(v.type).shape[0] == 1 for v in inputs):
         outs = KERNELS[name]([_drop_batch(v) for v in inputs])
         return _all_used([_add_batch(v) for v in outs])
+    problem = ir.RankedTensorType(inputs[0].type).shape[1:]
+    if name in RESULT_DIMS and 1 in problem and any(n > 1 for n in problem):
+        # IREE 3.13 breaks the batch loop when a problem has a unit dimension among
+        # larger ones (a (B, m, 1) panel: "operand does not dominate this use"): such
+        # problems are padded to 2 with zeros, which these kernels leave apart.
+        outs = _all_used(KERNELS[name]([_padded(v) for v in inputs]))
+        return [_unpadded(v, [problem[d] for d in dims])
+                for v, dims in zip(outs, RESULT_DIMS[name])]
     return _all_used(KERNELS[name](list(inputs)))
+
+
+def _batch_sizes(value: ir.Value) -> list[ir.Value]:
+    t = ir.RankedTensorType(value.type)
+    return [tensor.DimOp(value, index_constant(0)).result] if t.is_dynamic_dim(0) else []
+
+
+def _padded(value: ir.Value) -> ir.Value:
+    """``value`` (B, ...) with its unit problem dimensions padded to 2 with zeros."""
+    t = ir.RankedTensorType(value.type)
+    shape = [t.shape[0]] + [2 if n == 1 else n for n in t.shape[1:]]
+    zero = arith.ConstantOp(t.element_type, _zero_attribute(t.element_type)).result
+    empty = tensor.EmptyOp(_batch_sizes(value) + shape[1:] if t.is_dynamic_dim(0) else shape,
+                           t.element_type).result
+    filled = linalg.fill(zero, outs=[empty])
+    return tensor.InsertSliceOp(value, filled, _batch_sizes(value), [], [],
+                                [0] * t.rank, list(t.shape), [1] * t.rank).result
+
+
+def _unpadded(value: ir.Value, problem: list[int]) -> ir.Value:
+    """The leading ``problem`` part of each problem of ``value`` (B, ...)."""
+    t = ir.RankedTensorType(value.type)
+    shape = [t.shape[0], *problem]
+    return tensor.ExtractSliceOp(ir.RankedTensorType.get(shape, t.element_type), value,
+                                 [], _batch_sizes(value), [], [0] * t.rank, shape,
+                                 [1] * t.rank).result
+
+
+def _zero_attribute(element: ir.Type) -> ir.Attribute:
+    if isinstance(element, ir.IntegerType):
+        return ir.IntegerAttr.get(element, 0)
+    return ir.FloatAttr.get(element, 0.0)
 
 
 def _all_used(outs: list[ir.Value]) -> list[ir.Value]:
     """The results of a kernel of several through one barrier: canonicalization rebuilds
     a dispatch region whose result is unused without it, and the rebuilt region has lost
-    its ``aotc.kernel`` name (which vmap needs)."""
+    its ``aotc.kernel`` name (which vmap needs). aotc-drop-kernel-barriers removes the
+    barrier before IREE compiles the module."""
     if len(outs) == 1:
         return outs
-    return list(ir.Operation.create("util.optimization_barrier",
-                                    results=[v.type for v in outs], operands=outs).results)
+    return list(ir.Operation.create(
+        "util.optimization_barrier", results=[v.type for v in outs], operands=outs,
+        attributes={KERNEL_RESULTS: ir.UnitAttr.get()}).results)
 
 
 def _drop_batch(value: ir.Value) -> ir.Value:
@@ -186,7 +239,7 @@ def _zero_above(out, at, j, element):
 
 # ---- kernels -----------------------------------------------------------------------------
 
-@kernel("cholesky_block")
+@kernel("cholesky_block", result_dims=((0, 1),))
 def cholesky_block(inputs: Sequence[ir.Value]) -> list[ir.Value]:
     """Left-looking Cholesky: column j from the columns before it; reads only the lower
     half of ``a`` (as LAPACK's potrf with uplo='L'), zeros above the diagonal."""
@@ -208,7 +261,7 @@ def cholesky_block(inputs: Sequence[ir.Value]) -> list[ir.Value]:
     return _matrix_kernel("cholesky_block", a, per_matrix)
 
 
-@kernel("lower_inverse")
+@kernel("lower_inverse", result_dims=((0, 1),))
 def lower_inverse(inputs: Sequence[ir.Value]) -> list[ir.Value]:
     """The inverse of a lower triangular matrix, column by column by forward
     substitution on the identity's columns (reads only the lower half)."""
@@ -231,7 +284,7 @@ def lower_inverse(inputs: Sequence[ir.Value]) -> list[ir.Value]:
     return _matrix_kernel("lower_inverse", a, per_matrix)
 
 
-@kernel("lu_panel")
+@kernel("lu_panel", result_dims=((0, 1), (0,)))
 def lu_panel(inputs: Sequence[ir.Value]) -> list[ir.Value]:
     """Right-looking LU with partial pivoting (LAPACK's getf2) of a tall m x w panel:
     for each column, the first row of largest magnitude at or below the diagonal is
@@ -328,3 +381,82 @@ def order_from_swaps(inputs: Sequence[ir.Value]) -> list[ir.Value]:
                          at(i))]
         return [_loop(0, k, [order], swap)[0]]
     return _batched_kernel("order_from_swaps", pivots, 1, [((rows,), i32)], per_problem)
+
+
+@kernel("qr_panel", result_dims=((0, 1), (1, 1)))
+def qr_panel(inputs: Sequence[ir.Value]) -> list[ir.Value]:
+    """Householder QR of a tall m x w panel, column by column as LAPACK's geqr2: the
+    reflector of column j (dlarfg: beta = -sign(alpha) * ||(alpha, x)||, tau = (beta -
+    alpha) / beta, v = x / (alpha - beta); tau = 0 where x is zero) applied to the columns
+    after it, then column j of T (dlarft: T[:j, j] = -tau T[:j, :j] V[:, :j]^T v_j). The
+    norm is taken of the column divided by its largest magnitude, so that squares of
+    huge or tiny entries neither overflow nor vanish."""
+    (a,) = inputs
+    t = ir.RankedTensorType(a.type)
+    m, w = t.shape[-2:]
+    element = t.element_type
+
+    def per_matrix(at, outs):
+        out, tee = outs
+        out = _loop(0, m, [out], lambda i, out: [_loop(0, w, [out], lambda k, out: [
+            _put(_get(a, at(i, k)), out, at(i, k))])[0]])[0]
+        tee = _loop(0, w, [tee], lambda i, tee: [_loop(0, w, [tee], lambda k, tee: [
+            _put(_zero(element), tee, at(i, k))])[0]])[0]
+
+        def dot_below(out, j, column, start):
+            """start + sum over rows i > j of out[i, column] * out[i, j]."""
+            return _loop(_next(j), m, [start], lambda i, acc: [arith.AddFOp(acc, arith.MulFOp(
+                _get(out, at(i, column)), _get(out, at(i, j))).result).result])[0]
+
+        def column(j, out, tee):
+            zero, one = _zero(element), arith.ConstantOp(element, 1.0).result
+            alpha = _get(out, at(j, j))
+
+            def larger(i, best):
+                magnitude = math.AbsFOp(_get(out, at(i, j))).result
+                take = arith.CmpFOp(arith.CmpFPredicate.OGT, magnitude, best).result
+                return [arith.SelectOp(take, magnitude, best).result]
+            scale = _loop(j, m, [zero], larger)[0]
+            scale = arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OEQ, scale, zero).result,
+                                   one, scale).result
+
+            def square(i, acc):
+                x = arith.DivFOp(_get(out, at(i, j)), scale).result
+                return [arith.AddFOp(acc, arith.MulFOp(x, x).result).result]
+            below = _loop(_next(j), m, [zero], square)[0]
+            reflects = arith.CmpFOp(arith.CmpFPredicate.OGT, below, zero).result
+            scaled_alpha = arith.DivFOp(alpha, scale).result
+            norm = arith.MulFOp(scale, math.SqrtOp(arith.AddFOp(
+                arith.MulFOp(scaled_alpha, scaled_alpha).result, below).result).result).result
+            beta = arith.NegFOp(math.CopySignOp(norm, alpha).result).result
+            tau = arith.SelectOp(reflects, arith.DivFOp(arith.SubFOp(beta, alpha).result,
+                                                        beta).result, zero).result
+            factor = arith.SelectOp(reflects, arith.DivFOp(one, arith.SubFOp(
+                alpha, beta).result).result, one).result
+            out = _loop(_next(j), m, [out], lambda i, out: [_put(arith.MulFOp(
+                _get(out, at(i, j)), factor).result, out, at(i, j))])[0]
+            out = _put(arith.SelectOp(reflects, beta, alpha).result, out, at(j, j))
+
+            def reflect(k, out):
+                s = arith.MulFOp(tau, dot_below(out, j, k, _get(out, at(j, k)))).result
+                out = _put(arith.SubFOp(_get(out, at(j, k)), s).result, out, at(j, k))
+                return [_loop(_next(j), m, [out], lambda i, out: [_put(arith.SubFOp(
+                    _get(out, at(i, k)), arith.MulFOp(s, _get(out, at(i, j))).result).result,
+                    out, at(i, k))])[0]]
+            out = _loop(_next(j), w, [out], reflect)[0]
+
+            minus_tau = arith.NegFOp(tau).result
+            tee = _loop(0, j, [tee], lambda c, tee: [_put(arith.MulFOp(
+                minus_tau, dot_below(out, j, c, _get(out, at(j, c)))).result, tee, at(c, j))])[0]
+
+            def times_t(r, tee):
+                """Row r of T[:j, :j] @ T[:j, j], in place (rows above r are done, the
+                entries it reads are at r and below)."""
+                total = _loop(r, j, [zero], lambda c, acc: [arith.AddFOp(acc, arith.MulFOp(
+                    _get(tee, at(r, c)), _get(tee, at(c, j))).result).result])[0]
+                return [_put(total, tee, at(r, j))]
+            tee = _loop(0, j, [tee], times_t)[0]
+            return [out, _put(tau, tee, at(j, j))]
+        return _loop(0, w, [out, tee], column)
+    return _batched_kernel("qr_panel", a, 2, [((m, w), element), ((w, w), element)],
+                           per_matrix)

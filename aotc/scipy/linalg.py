@@ -1,4 +1,4 @@
-"""``aotc.scipy.linalg``: scipy.linalg's triangular, Cholesky and LU functions for traced
+"""``aotc.scipy.linalg``: scipy.linalg's triangular, Cholesky, LU and QR functions for traced
 arrays, with jax.scipy.linalg's extension to stacks of matrices (leading batch
 dimensions broadcast). The algorithms are the blocked ones of ``aotc/ops/triangular.py``
 and ``aotc/ops/lu.py``; LAPACK's pivots are int32 and 0-based, as scipy's and JAX's.
@@ -12,20 +12,22 @@ from .. import dtypes
 
 from .. import namespaces as _namespaces
 from ..core import Tracer, make_public
-from ..errors import TracingError
-from ..linalg import broadcast_batches, square_matrices
+from ..errors import TracingError, UnsupportedOpError
+from ..linalg import broadcast_batches, matrices, qr_modes, square_matrices
 from ..ops import elementwise as ew
 from ..ops import lu as _lu
+from ..ops import qr as _qr
 from ..ops import triangular
 from ..ops.array_api import matrix_transpose
 from ..ops.arguments import as_tracer
 from ..ops.creation import eye
+from ..ops.matrix import diagonal
 from ..ops.selection import take_along_axis, where
 from ..ops.shape import expand_dims, squeeze
 from ..ops.sorting import argsort
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
-           "lu_solve", "solve", "inv", "det"]
+           "lu_solve", "solve", "inv", "det", "qr"]
 
 # scipy's names for op(a): a, a^T, a^H (the same for real matrices).
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
@@ -98,22 +100,13 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True) -> Tracer:
     return squeeze(x, -1) if vector else x
 
 
-def _matrices(a, where_: str) -> Tracer:
-    """``a`` as a float stack of (possibly rectangular) matrices."""
-    t = triangular.float_input(as_tracer(a, where_), where_)
-    if t.ndim < 2:
-        raise TracingError(f"{where_}: expected a matrix (..., m, n), got an array of shape "
-                           f"{t.shape}")
-    return t
-
-
 def lu_factor(a, overwrite_a=False, check_finite=True) -> tuple[Tracer, Tracer]:
     """scipy.linalg.lu_factor: ``(lu, piv)``, L (unit diagonal implied) below the
     diagonal of ``lu`` and U on and above it, ``piv`` LAPACK's pivots (row i was swapped
     with row piv[i]), int32, 0-based. Partial pivoting picks the first row of largest
     magnitude, as LAPACK's getrf. A singular matrix gives a zero on U's diagonal (scipy
     warns)."""
-    m = _matrices(a, "lu_factor")
+    m = matrices(a, "lu_factor")
     factors, order = _lu.lu(m)
     return factors, _lu.pivots(order, min(m.shape[-2:]))
 
@@ -144,7 +137,7 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     """scipy.linalg.lu: ``(p, l, u)`` with ``a == p @ l @ u`` (``p_indices=True``: p as
     row indices, ``a == l[p] @ u``; ``permute_l=True``: ``(p @ l, u)``); l is (m, k) unit
     lower, u (k, n) upper, k = min(m, n)."""
-    m = _matrices(a, "scipy.linalg.lu")
+    m = matrices(a, "scipy.linalg.lu")
     rows, cols = m.shape[-2:]
     k = min(rows, cols)
     factors, order = _lu.lu(m)
@@ -203,6 +196,34 @@ def inv(a, overwrite_a=False, check_finite=True) -> Tracer:
 def det(a, overwrite_a=False, check_finite=True) -> Tracer:
     """scipy.linalg.det of every matrix of a stack (..., n, n)."""
     return _lu.det(square_matrices(a, "scipy.linalg.det"))
+
+
+# scipy.linalg.qr's modes, as numpy.linalg.qr's.
+_QR_MODES = {"full": "complete", "economic": "reduced", "r": "r", "raw": "raw"}
+
+
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """scipy.linalg.qr by Householder reflections (LAPACK's geqrf): ``(Q, R)`` with ``a ==
+    Q @ R``, for ``mode`` 'full' (Q (..., m, m), R (..., m, n)) or 'economic' (Q (..., m,
+    k), R (..., k, n), k = min(m, n)); 'r': ``(R,)`` with the full R; 'raw': ``((h,
+    tau), R)``, h and tau as geqrf leaves them and the economic R."""
+    if pivoting:
+        raise UnsupportedOpError("scipy.linalg.qr: pivoting=True (column pivoting, "
+                                 "LAPACK's geqp3) is not supported yet; call it without "
+                                 "pivoting, or factor on the host")
+    if mode not in _QR_MODES:
+        raise TracingError(f"scipy.linalg.qr: unrecognized mode {mode!r}; use one of "
+                           f"{', '.join(map(repr, _QR_MODES))}")
+    m = matrices(a, "scipy.linalg.qr")
+    if mode == "r":
+        return (qr_modes(m, "complete").R,)
+    if mode == "raw" and min(m.shape[-2:]) > 0:
+        factors, t = _qr.qr(m)
+        return (factors, diagonal(t, 0, -2, -1)), _qr.upper(factors, min(m.shape[-2:]))
+    if mode == "raw":
+        h, tau = qr_modes(m, "raw")
+        return (matrix_transpose(h), tau), qr_modes(m, "r")
+    return tuple(qr_modes(m, _QR_MODES[mode]))
 
 
 make_public("scipy.linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)

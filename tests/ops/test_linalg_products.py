@@ -35,7 +35,8 @@ def test_array_api_functions_match_numpy():
         return (L.matmul(x, y.T), L.outer(y[0], y[1]), L.tensordot(x, y, axes=2),
                 L.tensordot(x, y, axes=([1], [0])), L.vecdot(x, y), L.vecdot(x, y, axis=-2),
                 L.vecdot(z, z), L.diagonal(m), L.diagonal(m, offset=-2), L.trace(m),
-                L.trace(m, offset=1, dtype=np.float32), L.cross(x, y), L.cross(x.transpose(0, 2, 1), y.T, axis=-2))
+                L.trace(m, offset=1, dtype=np.float32), L.cross(x, y),
+                L.cross(x.transpose(0, 2, 1), y.T, axis=-2))
     got = aotc.jit(lambda *a: program(anp, *a))(x, y, m, z)
     for g, w in zip(got, program(np, x, y, m, z)):
         close(g, w)
