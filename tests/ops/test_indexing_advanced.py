@@ -99,6 +99,22 @@ def test_gather_from_a_strided_slice():
     assert_all(got, {"rows": x[::2, 1::3][idx], "take": np.take(x[:, ::2], idx, axis=1)})
 
 
+def test_gather_from_a_slice_whose_rows_are_apart():
+    """A unit-step slice can still leave its innermost elements apart: a column of a
+    matrix (``x[:, :, -1:]``), or ``x[..., 0]`` of a (2, 1, 2) array (the fuzzer's
+    ``roll(x[..., 0], 1, axis=0)``, which failed in LLVM translation)."""
+    x = sample("float64", (2, 33, 33), seed=34)
+    small = sample("float32", (2, 1, 2), seed=35)
+    order = np.arange(33, dtype=np.int32)[::-1].copy()
+    got = jit_call(lambda x, s, o: {
+        "column": anp.take_along_axis(x[:, :, 32:], o[None, :, None], 1),
+        "one": anp.take_along_axis(x[0, :, 32:], o[:, None], 0),
+        "roll": anp.roll(s[..., 0], 1, axis=0)}, x, small, order)
+    assert_all(got, {"column": np.take_along_axis(x[:, :, 32:], order[None, :, None], 1),
+                     "one": np.take_along_axis(x[0, :, 32:], order[:, None], 0),
+                     "roll": np.roll(small[..., 0], 1, axis=0)})
+
+
 def _clamped(i, n):
     i = np.where(i < 0, i + n, i)
     return np.clip(i, 0, n - 1)
