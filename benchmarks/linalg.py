@@ -6,9 +6,9 @@
 Cholesky (``numpy.linalg.cholesky``), a triangular solve with 16 right-hand sides
 (``scipy.linalg.solve_triangular``; numpy has none, so its column is scipy's) and a
 Cholesky solve (``cho_solve(cho_factor(a), b)``), LU (``scipy.linalg.lu_factor``) and
-what is built on it (``numpy.linalg.solve`` with 16 right-hand sides, ``inv``, ``det``) at
-n = 64, 256, 1024. aotc's are the blocked algorithms of aotc/ops/triangular.py and
-aotc/ops/lu.py. Timing as benchmarks/run.py: device-resident
+what is built on it (``numpy.linalg.solve`` with 16 right-hand sides, ``inv``, ``det``),
+and QR (``numpy.linalg.qr``, Q and R) at n = 64, 256, 1024. aotc's are the blocked
+algorithms of aotc/ops/triangular.py, lu.py and qr.py. Timing as benchmarks/run.py: device-resident
 inputs, interleaved blocks, the median over blocks of each block's per-call median.
 """
 
@@ -58,6 +58,11 @@ def lu_factor(lib, a):
     return lib.numpy.concatenate([lu, pivots[None, :].astype(lu.dtype)])
 
 
+def qr(lib, a):
+    q, r = lib.linalg.qr(a)  # one array (the timing syncs one)
+    return lib.numpy.concatenate([q, r])
+
+
 def solve(lib, a, b):
     return lib.linalg.solve(a, b)
 
@@ -72,6 +77,12 @@ def det(lib, a):
 
 def _general(n):
     return np.random.default_rng(n + 2).standard_normal((n, n)) + np.sqrt(n) * np.eye(n)
+
+
+def _unit_det(n):
+    """A general matrix scaled so that |det| = 1 (no overflow at n = 1024)."""
+    a = _general(n)
+    return a / np.exp(np.linalg.slogdet(a)[1] / n)
 
 
 def _spd(n):
@@ -93,7 +104,8 @@ for _n in CALLS:
     WORKLOADS[f"lu_factor_{_n}"] = (lu_factor, lambda n=_n: (_general(n),), CALLS[_n])
     WORKLOADS[f"solve_{_n}"] = (solve, lambda n=_n: (_general(n), _rhs(n)), CALLS[_n])
     WORKLOADS[f"inv_{_n}"] = (inv, lambda n=_n: (_general(n),), CALLS[_n])
-    WORKLOADS[f"det_{_n}"] = (det, lambda n=_n: (_general(n),), CALLS[_n])
+    WORKLOADS[f"det_{_n}"] = (det, lambda n=_n: (_unit_det(n),), CALLS[_n])
+    WORKLOADS[f"qr_{_n}"] = (qr, lambda n=_n: (_general(n),), CALLS[_n])
 
 
 def workload(name: str) -> run.Workload:
