@@ -16,12 +16,12 @@ from .passes import (
     CLEANUP,
     REGISTRY,
     CheckDtypes,
-    DropKernelBarriers,
     FoldEmptyLoops,
     FoldSelfComparisons,
     FuseSiblings,
     IsolateMatmuls,
     PassError,
+    KeepUnusedKernelResults,
     SeparateReturnedUpdates,
     ShieldConstantBools,
     run_pipeline,
@@ -138,8 +138,8 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)
-    # The kernels' result barriers go last: IREE rejects some, and aotc is done with them.
-    run_pipeline(module, [FuseSiblings(reductions=False, returned=True), DropKernelBarriers()])
+    # Last: IREE rejects a kernel's result barrier some of whose results are returned.
+    run_pipeline(module, [FuseSiblings(reductions=False, returned=True), KeepUnusedKernelResults()])
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

@@ -6,7 +6,8 @@ they are reductions and elementwise ops: no new lowering. The matrix norms that 
 singular values (``ord=2``, ``-2``, ``'nuc'``) are not available: aotc has no SVD.
 ``cholesky`` is blocked (ops/triangular.py); ``solve``, ``inv``, ``det`` and ``slogdet``
 come from the blocked LU with partial pivoting of ops/lu.py, ``qr`` from the blocked
-Householder QR of ops/qr.py. Where numpy raises
+Householder QR of ops/qr.py, ``eigh``/``eigvalsh`` from the tridiagonal QL eigensolver of
+ops/eigen.py. Where numpy raises
 LinAlgError (a singular or not positive definite matrix), a traced program cannot: the
 results hold inf/NaN, and ``det`` is 0, as JAX's. The array-API functions (``matmul``,
 ``outer``, ``vecdot``, ``diagonal``, ``trace``, ``cross``, ...) are numpy's on the last
@@ -25,7 +26,7 @@ from .core import Tracer, make_public
 from .errors import TracingError, UnsupportedOpError
 from .ops import elementwise as ew
 from .ops import array_api, contraction, creation, differences, lu, matrix, matrix_products
-from .ops import qr as _qr, reductions, triangular
+from .ops import eigen, qr as _qr, reductions, triangular
 from .ops.arguments import as_tracer, normalize_axis
 from .ops.array_api import matrix_transpose
 from .ops.shape import (broadcast_to, concatenate, expand_dims, ravel, reshape, squeeze,
@@ -34,7 +35,7 @@ from .ops.statistics import _keep_dims, _to_last_axis
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "cholesky", "solve", "inv", "det", "slogdet",
            "matmul", "outer", "tensordot", "vecdot", "diagonal", "trace", "cross",
-           "matrix_power", "multi_dot", "tensorinv", "tensorsolve", "qr"]
+           "matrix_power", "multi_dot", "tensorinv", "tensorsolve", "qr", "eigh", "eigvalsh"]
 
 _SVD_ORDERS = (2, -2, "nuc")
 
@@ -288,6 +289,35 @@ def qr_modes(m: Tracer, mode: str):
     if mode == "r":
         return r
     return QRResult(_qr.q_columns(factors, t, q_width), r)
+
+
+class EighResult(NamedTuple):
+    """numpy.linalg.eigh's result: ``a @ eigenvectors == eigenvectors * eigenvalues``."""
+    eigenvalues: Tracer
+    eigenvectors: Tracer
+
+
+def lower_triangle_source(a, uplo: str, where: str) -> Tracer:
+    """The square float matrices whose lower triangle holds what ``uplo`` ('L' or 'U')
+    names of ``a`` (the upper triangle of ``a`` is the lower one of its transpose)."""
+    if uplo not in ("L", "U"):
+        raise TracingError(f"{where}: UPLO argument must be 'L' or 'U', got {uplo!r}")
+    m = square_matrices(a, where)
+    return m if uplo == "L" else matrix_transpose(m)
+
+
+def eigh(a, UPLO="L") -> EighResult:
+    """numpy.linalg.eigh: the eigenvalues (ascending) and eigenvectors (columns) of every
+    symmetric matrix of a stack (..., n, n), from its lower (``UPLO='U'``: upper)
+    triangle; Householder tridiagonalization and implicit QL (ops/eigen.py). Input that
+    does not converge (NaN) gives NaN where numpy raises LinAlgError."""
+    return EighResult(*eigen.eigh(lower_triangle_source(a, UPLO, "linalg.eigh")))
+
+
+def eigvalsh(a, UPLO="L") -> Tracer:
+    """numpy.linalg.eigvalsh: the eigenvalues (ascending) alone, without the
+    eigenvectors' work (about a seventh of eigh's flops)."""
+    return eigen.eigvalsh(lower_triangle_source(a, UPLO, "linalg.eigvalsh"))
 
 
 # ---- numpy.linalg's array-API functions: the last axes are the matrices or vectors ------

@@ -20,7 +20,7 @@ from .fold_empty import FoldEmptyLoops
 from .fold_self_compare import FoldSelfComparisons
 from .fuse_siblings import FuseSiblings
 from .isolate_matmuls import IsolateMatmuls
-from .kernel_barriers import DropKernelBarriers
+from .kernel_barriers import KeepUnusedKernelResults
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
@@ -29,7 +29,7 @@ from .shield_bools import ShieldConstantBools
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSelfComparisons",
-    "ShieldConstantBools", "IsolateMatmuls", "DropKernelBarriers",
+    "ShieldConstantBools", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math",
 ]

@@ -22,6 +22,10 @@ stays one dispatch. The region carries its kernel's name in ``aotc.kernel``.
                      LAPACK's pivots (row i swapped with row pivots[i]) of a row order
     order_from_swaps (B, n) -> (B, n) int32
                      the row order LAPACK's pivots of a square matrix make
+    symmetric_eigen  (B, n, n) -> (B, n), (B, n, n)      (sequential_eigen.py)
+                     eigenvalues (ascending) and eigenvectors (as rows) of a symmetric
+                     matrix read from its lower triangle; symmetric_eigenvalues without
+                     the eigenvectors
     qr_panel         (B, m, w) -> (B, m, w), (B, w, w)
                      Householder QR of a tall panel (LAPACK's geqr2 and larft): R on and
                      above the diagonal, the reflectors' vectors below it (unit first
@@ -130,8 +134,9 @@ def _zero_attribute(element: ir.Type) -> ir.Attribute:
 def _all_used(outs: list[ir.Value]) -> list[ir.Value]:
     """The results of a kernel of several through one barrier: canonicalization rebuilds
     a dispatch region whose result is unused without it, and the rebuilt region has lost
-    its ``aotc.kernel`` name (which vmap needs). aotc-drop-kernel-barriers removes the
-    barrier before IREE compiles the module."""
+    its ``aotc.kernel`` name (which vmap needs), and IREE would turn an unused result
+    into a stack allocation (too small for scratch). Before IREE compiles the module,
+    aotc-keep-unused-kernel-results narrows it to the results nothing reads."""
     if len(outs) == 1:
         return outs
     return list(ir.Operation.create(
@@ -153,7 +158,7 @@ def _add_batch(value: ir.Value) -> ir.Value:
                                 value, reassociation(groups), [], [1, *t.shape]).result
 
 
-# ---- building blocks ---------------------------------------------------------------------
+# ---- building blocks (sequential_eigen.py builds with them too) -------------------------
 
 def _region(name: str, result_types: Sequence[ir.Type], result_dims: Sequence[ir.Value],
             body: Callable[[], list[ir.Value]]) -> list[ir.Value]:
@@ -214,6 +219,67 @@ def _batched_kernel(name: str, a: ir.Value, problem_rank: int,
         return _loop(0, count, outs,
                      lambda b, *outs: per_matrix(lambda *ij: [b, *ij], list(outs)))
     return _region(name, types, dynamic * len(results), batched_body)
+
+
+def _when(condition: ir.Value, carried: Sequence[ir.Value],
+          body: Callable[..., Sequence[ir.Value]]) -> list[ir.Value]:
+    """``body(*carried)`` where ``condition`` holds, else ``carried`` unchanged."""
+    op = scf.IfOp(condition, [v.type for v in carried], has_else=True)
+    with ir.InsertionPoint(op.then_block):
+        scf.YieldOp(list(body(*carried)))
+    with ir.InsertionPoint(op.else_block):
+        scf.YieldOp(list(carried))
+    return list(op.results)
+
+
+def _hypot(a: ir.Value, b: ir.Value) -> ir.Value:
+    """sqrt(a^2 + b^2) without overflow or underflow: the larger magnitude times
+    sqrt(1 + (smaller / larger)^2), 0 where both are 0."""
+    x, y = math.AbsFOp(a).result, math.AbsFOp(b).result
+    larger = arith.MaximumFOp(x, y).result
+    smaller = arith.MinimumFOp(x, y).result
+    zero = _zero(a.type)
+    safe = arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OEQ, larger, zero).result,
+                          arith.ConstantOp(a.type, 1.0).result, larger).result
+    ratio = arith.DivFOp(smaller, safe).result
+    one = arith.ConstantOp(a.type, 1.0).result
+    return arith.MulFOp(larger, math.SqrtOp(arith.AddFOp(
+        one, arith.MulFOp(ratio, ratio).result).result).result).result
+
+
+def _householder(entry: Callable[[ir.Value], ir.Value], first: ir.Value, stop: int,
+                 element: ir.Type) -> tuple[ir.Value, ...]:
+    """LAPACK's dlarfg for the vector entry(first), ..., entry(stop - 1): (reflects,
+    beta, tau, factor), the reflector I - tau v v^T with v = (1, x * factor) mapping
+    (alpha, x) to (beta, 0); beta = -sign(alpha) ||(alpha, x)||, tau = (beta - alpha) /
+    beta, factor = 1 / (alpha - beta); where x is zero nothing reflects (tau 0, factor 1,
+    beta is alpha). The norm is taken of the vector divided by its largest magnitude, so
+    that squares of huge or tiny entries neither overflow nor vanish."""
+    zero, one = _zero(element), arith.ConstantOp(element, 1.0).result
+    alpha = entry(first)
+
+    def larger(i, best):
+        magnitude = math.AbsFOp(entry(i)).result
+        take = arith.CmpFOp(arith.CmpFPredicate.OGT, magnitude, best).result
+        return [arith.SelectOp(take, magnitude, best).result]
+    scale = _loop(first, stop, [zero], larger)[0]
+    scale = arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OEQ, scale, zero).result,
+                           one, scale).result
+
+    def square(i, acc):
+        x = arith.DivFOp(entry(i), scale).result
+        return [arith.AddFOp(acc, arith.MulFOp(x, x).result).result]
+    below = _loop(_next(first), stop, [zero], square)[0]
+    reflects = arith.CmpFOp(arith.CmpFPredicate.OGT, below, zero).result
+    scaled_alpha = arith.DivFOp(alpha, scale).result
+    norm = arith.MulFOp(scale, math.SqrtOp(arith.AddFOp(
+        arith.MulFOp(scaled_alpha, scaled_alpha).result, below).result).result).result
+    beta = arith.NegFOp(math.CopySignOp(norm, alpha).result).result
+    tau = arith.SelectOp(reflects, arith.DivFOp(arith.SubFOp(beta, alpha).result,
+                                                beta).result, zero).result
+    factor = arith.SelectOp(reflects, arith.DivFOp(one, arith.SubFOp(
+        alpha, beta).result).result, one).result
+    return reflects, arith.SelectOp(reflects, beta, alpha).result, tau, factor
 
 
 def _get(value, at) -> ir.Value:
@@ -409,33 +475,11 @@ def qr_panel(inputs: Sequence[ir.Value]) -> list[ir.Value]:
                 _get(out, at(i, column)), _get(out, at(i, j))).result).result])[0]
 
         def column(j, out, tee):
-            zero, one = _zero(element), arith.ConstantOp(element, 1.0).result
-            alpha = _get(out, at(j, j))
-
-            def larger(i, best):
-                magnitude = math.AbsFOp(_get(out, at(i, j))).result
-                take = arith.CmpFOp(arith.CmpFPredicate.OGT, magnitude, best).result
-                return [arith.SelectOp(take, magnitude, best).result]
-            scale = _loop(j, m, [zero], larger)[0]
-            scale = arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OEQ, scale, zero).result,
-                                   one, scale).result
-
-            def square(i, acc):
-                x = arith.DivFOp(_get(out, at(i, j)), scale).result
-                return [arith.AddFOp(acc, arith.MulFOp(x, x).result).result]
-            below = _loop(_next(j), m, [zero], square)[0]
-            reflects = arith.CmpFOp(arith.CmpFPredicate.OGT, below, zero).result
-            scaled_alpha = arith.DivFOp(alpha, scale).result
-            norm = arith.MulFOp(scale, math.SqrtOp(arith.AddFOp(
-                arith.MulFOp(scaled_alpha, scaled_alpha).result, below).result).result).result
-            beta = arith.NegFOp(math.CopySignOp(norm, alpha).result).result
-            tau = arith.SelectOp(reflects, arith.DivFOp(arith.SubFOp(beta, alpha).result,
-                                                        beta).result, zero).result
-            factor = arith.SelectOp(reflects, arith.DivFOp(one, arith.SubFOp(
-                alpha, beta).result).result, one).result
+            zero = _zero(element)
+            _, beta, tau, factor = _householder(lambda i: _get(out, at(i, j)), j, m, element)
             out = _loop(_next(j), m, [out], lambda i, out: [_put(arith.MulFOp(
                 _get(out, at(i, j)), factor).result, out, at(i, j))])[0]
-            out = _put(arith.SelectOp(reflects, beta, alpha).result, out, at(j, j))
+            out = _put(beta, out, at(j, j))
 
             def reflect(k, out):
                 s = arith.MulFOp(tau, dot_below(out, j, k, _get(out, at(j, k)))).result
@@ -460,3 +504,4 @@ def qr_panel(inputs: Sequence[ir.Value]) -> list[ir.Value]:
         return _loop(0, w, [out, tee], column)
     return _batched_kernel("qr_panel", a, 2, [((m, w), element), ((w, w), element)],
                            per_matrix)
+

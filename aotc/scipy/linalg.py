@@ -1,7 +1,8 @@
-"""``aotc.scipy.linalg``: scipy.linalg's triangular, Cholesky, LU and QR functions for traced
-arrays, with jax.scipy.linalg's extension to stacks of matrices (leading batch
-dimensions broadcast). The algorithms are the blocked ones of ``aotc/ops/triangular.py``
-and ``aotc/ops/lu.py``; LAPACK's pivots are int32 and 0-based, as scipy's and JAX's.
+"""``aotc.scipy.linalg``: scipy.linalg's triangular, Cholesky, LU, QR and symmetric eigen
+functions for traced arrays, with jax.scipy.linalg's extension to stacks of matrices
+(leading batch dimensions broadcast). The algorithms are those of ``aotc/ops/``
+``triangular.py``, ``lu.py``, ``qr.py`` and ``eigen.py``; LAPACK's pivots are int32 and
+0-based, as scipy's and JAX's.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from .. import dtypes
 from .. import namespaces as _namespaces
 from ..core import Tracer, make_public
 from ..errors import TracingError, UnsupportedOpError
-from ..linalg import broadcast_batches, matrices, qr_modes, square_matrices
+from ..linalg import (broadcast_batches, lower_triangle_source, matrices, qr_modes,
+                      square_matrices)
 from ..ops import elementwise as ew
+from ..ops import eigen
 from ..ops import lu as _lu
 from ..ops import qr as _qr
 from ..ops import triangular
@@ -27,7 +30,7 @@ from ..ops.shape import expand_dims, squeeze
 from ..ops.sorting import argsort
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
-           "lu_solve", "solve", "inv", "det", "qr"]
+           "lu_solve", "solve", "inv", "det", "qr", "eigh"]
 
 # scipy's names for op(a): a, a^T, a^H (the same for real matrices).
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
@@ -224,6 +227,46 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
         h, tau = qr_modes(m, "raw")
         return (matrix_transpose(h), tau), qr_modes(m, "r")
     return tuple(qr_modes(m, _QR_MODES[mode]))
+
+
+def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    """scipy.linalg.eigh: eigenvalues (ascending) and eigenvectors of the symmetric ``a``
+    read from its ``lower`` (or upper) triangle, or of the generalized problem ``a v = w
+    b v`` (``type=1``, ``b`` positive definite: through its Cholesky factor L, the
+    eigenvectors of L^-1 a L^-T mapped back by L^-T, so they are b-orthonormal);
+    ``subset_by_index=(first, last)`` keeps those eigenpairs (inclusive)."""
+    where_ = "scipy.linalg.eigh"
+    if subset_by_value is not None:
+        raise UnsupportedOpError(f"{where_}: subset_by_value is not supported (how many "
+                                 f"eigenvalues fall in the interval is only known at run "
+                                 f"time); use subset_by_index, or select after the call")
+    if b is not None and type != 1:
+        raise UnsupportedOpError(f"{where_}: type={type} is not supported yet; only type=1 "
+                                 f"(a v = w b v)")
+    uplo = "L" if lower else "U"
+    m = lower_triangle_source(a, uplo, f"{where_} a")
+    if b is None:
+        values, vectors = eigen.eigh(m) if not eigvals_only else (eigen.eigvalsh(m), None)
+    else:
+        factor = triangular.cholesky(lower_triangle_source(b, uplo, f"{where_} b"))
+        full = where(_below_diagonal(m.shape[-1], m.shape[-1]), m, matrix_transpose(m))
+        half = triangular.solve_lower(factor, full)  # L^-1 a
+        reduced = triangular.solve_lower(factor, matrix_transpose(half))  # L^-1 a L^-T
+        if eigvals_only:
+            values, vectors = eigen.eigvalsh(reduced), None
+        else:
+            values, y = eigen.eigh(reduced)
+            vectors = triangular.solve(factor, y, lower=True, transposed=True)
+    if subset_by_index is not None:
+        first, last = (int(i) for i in subset_by_index)
+        n = m.shape[-1]
+        if not 0 <= first <= last < n:
+            raise TracingError(f"{where_}: subset_by_index={tuple(subset_by_index)} must "
+                               f"satisfy 0 <= first <= last < {n}")
+        values = values[..., first:last + 1]
+        vectors = None if vectors is None else vectors[..., first:last + 1]
+    return values if eigvals_only else (values, vectors)
 
 
 make_public("scipy.linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)

@@ -1,0 +1,287 @@
+"""The symmetric eigensolver kernels: ``symmetric_eigen`` and ``symmetric_eigenvalues``.
+
+Built from ``sequential.py``'s blocks and registered in its table, like the other
+sequential kernels: one dispatch per batch of matrices, rebuilt by vmap's rule with the
+vmap batch merged in. The algorithms are LAPACK's and EISPACK's (see ``_symmetric_eigen``);
+the working matrix is kept transposed so that every inner loop runs along memory.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .._mlir import arith, index_constant, ir, math
+from .sequential import (_batched_kernel, _get, _householder, _hypot, _loop, _next, _put,
+                         _when, _zero, kernel)
+
+
+# At most this many QL iterations per eigenvalue (LAPACK's steqr limit): input that does
+# not converge (NaN) cannot hang.
+SWEEPS = 30
+
+
+def _index(value: int) -> ir.Value:
+    return index_constant(value)
+
+
+def _sub(a: ir.Value, b) -> ir.Value:
+    return arith.SubIOp(a, _index(b) if isinstance(b, int) else b).result
+
+
+def _float(element: ir.Type, value: float) -> ir.Value:
+    return arith.ConstantOp(element, value).result
+
+
+@kernel("symmetric_eigen", result_dims=((0,), (0, 1), (0,), (0,), (0,)))
+def symmetric_eigen(inputs: Sequence[ir.Value]) -> list[ir.Value]:
+    return _symmetric_eigen(inputs, "symmetric_eigen", vectors=True)
+
+
+@kernel("symmetric_eigenvalues", result_dims=((0,), (0, 1), (0,), (0,), (0,)))
+def symmetric_eigenvalues(inputs: Sequence[ir.Value]) -> list[ir.Value]:
+    """symmetric_eigen without the eigenvectors: no Q, no rotations of it (about 4/3 n^3
+    flops instead of 9 n^3); the second result is the reduced matrix, scratch."""
+    return _symmetric_eigen(inputs, "symmetric_eigenvalues", vectors=False)
+
+
+def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> list[ir.Value]:
+    """Eigenvalues (ascending) and eigenvectors of a symmetric n x n matrix, reading its
+    lower triangle, in three steps on the vectors' result:
+
+    1. Householder tridiagonalization (LAPACK's sytd2, uplo='L'): reflector i zeros
+       column i below the subdiagonal, and the trailing block takes the symmetric rank-2
+       update A - v w^T - w v^T (w = tau A v - tau/2 (tau v^T A v) v), lower half only.
+    2. Q of those reflectors, in place (LAPACK's orgtr: the vectors move one column to the
+       right, then org2r accumulates them backwards).
+    3. The implicit QL method with Wilkinson shifts on the tridiagonal (EISPACK's tql2),
+       each rotation applied to Q's columns; at most ``SWEEPS`` iterations per
+       eigenvalue (LAPACK's limit), so input that does not converge (NaN) cannot hang.
+       Then a selection sort puts the eigenvalues in ascending order.
+
+    The eigenvectors come back as rows (the working matrix is kept transposed). The third
+    to fifth results are scratch (the off-diagonal, the reflectors' tau, a work vector),
+    left for the caller to drop: a dispatch has no room for temporaries."""
+    (a,) = inputs
+    t = ir.RankedTensorType(a.type)
+    n = t.shape[-1]
+    element = t.element_type
+    eps = 2.0 ** (-52 if isinstance(element, ir.F64Type) else -23)
+
+    def per_matrix(at, outs):
+        d, z, e, taus, work = outs
+
+        def zt(i, j):
+            """Element (i, j) of the working matrix, kept transposed: the reflectors,
+            Q's columns and the rotated pairs of columns lie along rows in memory."""
+            return at(j, i)
+        zero, one = _zero(element), _float(element, 1.0)
+        z = _loop(0, n, [z], lambda i, z: [_loop(0, n, [z], lambda k, z: [
+            _put(_get(a, at(i, k)), z, zt(i, k))])[0]])[0]
+        # ---- 1. tridiagonalization -----------------------------------------------------
+        def reduce(i, z, e, taus, work):
+            head = _next(i)
+            _, off_diagonal, tau, factor = _householder(lambda r: _get(z, zt(r, i)), head, n,
+                                                        element)
+            z = _loop(_next(head), n, [z], lambda r, z: [_put(arith.MulFOp(
+                _get(z, zt(r, i)), factor).result, z, zt(r, i))])[0]
+            z = _put(one, z, zt(head, i))  # v's first element, for the update
+
+            # work = tau A22 v, A22 read from its lower half column by column (LAPACK's
+            # symv loop: each column adds to the rows below it and to its own row)
+            work = _loop(head, n, [work], lambda r, work: [_put(zero, work, at(r))])[0]
+
+            def times_column(c, work):
+                vc = _get(z, zt(c, i))
+
+                def below(r, work, acc):
+                    arc = _get(z, zt(r, c))
+                    work = _put(arith.AddFOp(_get(work, at(r)), arith.MulFOp(
+                        arc, vc).result).result, work, at(r))
+                    return [work, arith.AddFOp(acc, arith.MulFOp(
+                        arc, _get(z, zt(r, i))).result).result]
+                work, acc = _loop(_next(c), n, [work, arith.MulFOp(
+                    _get(z, zt(c, c)), vc).result], below)
+                return [_put(arith.AddFOp(_get(work, at(c)), acc).result, work, at(c))]
+            work = _loop(head, n, [work], times_column)[0]
+            work = _loop(head, n, [work], lambda r, work: [_put(arith.MulFOp(
+                tau, _get(work, at(r))).result, work, at(r))])[0]
+            dot = _loop(head, n, [zero], lambda r, acc: [arith.AddFOp(acc, arith.MulFOp(
+                _get(work, at(r)), _get(z, zt(r, i))).result).result])[0]
+            shift = arith.MulFOp(_float(element, -0.5), arith.MulFOp(tau, dot).result).result
+            work = _loop(head, n, [work], lambda r, work: [_put(arith.AddFOp(
+                _get(work, at(r)), arith.MulFOp(shift, _get(z, zt(r, i))).result).result,
+                work, at(r))])[0]
+
+            def update(c, z):
+                """Column c of the lower half, rows c and below (along memory)."""
+                vc, wc = _get(z, zt(c, i)), _get(work, at(c))
+                return [_loop(c, n, [z], lambda r, z: [_put(arith.SubFOp(
+                    _get(z, zt(r, c)), arith.AddFOp(
+                        arith.MulFOp(_get(z, zt(r, i)), wc).result,
+                        arith.MulFOp(_get(work, at(r)), vc).result).result).result,
+                    z, zt(r, c))])[0]]
+            z = _loop(head, n, [z], update)[0]
+            z = _put(off_diagonal, z, zt(head, i))
+            return [z, _put(off_diagonal, e, at(i)), _put(tau, taus, at(i)), work]
+        z, e, taus, work = _loop(0, n - 1, [z, e, taus, work], reduce)
+        e = _put(zero, e, at(_index(n - 1)))
+        d = _loop(0, n, [d], lambda i, d: [_put(_get(z, zt(i, i)), d, at(i))])[0]
+
+        # ---- 2. Q, in place -------------------------------------------------------------
+        if vectors:
+            z = _form_q(z, taus, at, zt, n, element)
+
+
+        # ---- 3. implicit QL on the tridiagonal (d, e), rotations applied to z -----------
+        small = _float(element, eps)
+
+        def eigenvalue(j, d, e, z, total_shift, largest):
+            """Eigenvalue j: QL iterations on the block j..m, m the first negligible
+            off-diagonal from j on."""
+            magnitude = arith.AddFOp(math.AbsFOp(_get(d, at(j))).result,
+                                     math.AbsFOp(_get(e, at(j))).result).result
+            largest = arith.MaximumFOp(largest, magnitude).result
+            threshold = arith.MulFOp(small, largest).result
+
+            def negligible(e, idx):
+                return arith.CmpFOp(arith.CmpFPredicate.OLE, math.AbsFOp(
+                    _get(e, at(idx))).result, threshold).result
+
+            def search(k, found, m):
+                hit = arith.AndIOp(arith.XOrIOp(found, _true()).result,
+                                   negligible(e, k)).result
+                return [arith.OrIOp(found, hit).result, arith.SelectOp(hit, k, m).result]
+            _, m = _loop(j, n, [_false(), _index(n - 1)], search)
+
+            def sweep(_, d, e, z, total_shift):
+                active = arith.AndIOp(
+                    arith.CmpIOp(arith.CmpIPredicate.ugt, m, j).result,
+                    arith.XOrIOp(negligible(e, j), _true()).result).result
+                rotated = zt if vectors else None
+                return _when(active, [d, e, z, total_shift], lambda d, e, z, f: _ql_step(
+                    d, e, z, f, j, m, at, rotated, n, element))
+            d, e, z, total_shift = _loop(0, SWEEPS, [d, e, z, total_shift], sweep)
+            d = _put(arith.AddFOp(_get(d, at(j)), total_shift).result, d, at(j))
+            return [d, _put(zero, e, at(j)), z, total_shift, largest]
+        d, e, z, _, _ = _loop(0, n, [d, e, z, zero, zero], eigenvalue)
+
+        def select(i, d, z):
+            def smaller(j, best, k):
+                take = arith.CmpFOp(arith.CmpFPredicate.OLT, _get(d, at(j)), best).result
+                return [arith.SelectOp(take, _get(d, at(j)), best).result,
+                        arith.SelectOp(take, j, k).result]
+            best, k = _loop(_next(i), n, [_get(d, at(i)), i], smaller)
+            d = _put(best, _put(_get(d, at(i)), d, at(k)), at(i))
+            if not vectors:
+                return [d, z]
+            return [d, _loop(0, n, [z], lambda r, z: [_put(
+                _get(z, zt(r, k)), _put(_get(z, zt(r, i)), z, zt(r, k)), zt(r, i))])[0]]
+        d, z = _loop(0, n, [d, z], select)
+        return [d, z, e, taus, work]
+    return _batched_kernel(name, a, 2, [((n,), element), ((n, n), element), ((n,), element),
+                                        ((n,), element), ((n,), element)], per_matrix)
+
+
+def _true() -> ir.Value:
+    return arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+
+
+def _false() -> ir.Value:
+    return arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
+
+
+def _ql_step(d, e, z, total_shift, first, m, at, zt, n, element):
+    """One implicit QL iteration with a Wilkinson shift on the block first..m of the
+    tridiagonal (EISPACK's tql2 loop body), each rotation applied to columns i, i+1 of z
+    (``zt`` its element's position; None: no vectors)."""
+    one, two = _float(element, 1.0), _float(element, 2.0)
+    second = _next(first)
+    g = _get(d, at(first))
+    el = _get(e, at(first))
+    p = arith.DivFOp(arith.SubFOp(_get(d, at(second)), g).result,
+                     arith.MulFOp(two, el).result).result
+    r = _hypot(p, one)
+    r = arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OLT, p, _zero(element)).result,
+                       arith.NegFOp(r).result, r).result
+    pr = arith.AddFOp(p, r).result
+    d = _put(arith.DivFOp(el, pr).result, d, at(first))
+    dl1 = arith.MulFOp(el, pr).result
+    d = _put(dl1, d, at(second))
+    h = arith.SubFOp(g, _get(d, at(first))).result
+    d = _loop(_next(second), n, [d], lambda i, d: [_put(arith.SubFOp(_get(d, at(i)), h).result,
+                                                    d, at(i))])[0]
+    total_shift = arith.AddFOp(total_shift, h).result
+    el1 = _get(e, at(second))
+
+    def rotation(t, d, e, z, p, c, c2, s, s2, c3):
+        i = _sub(_sub(m, 1), t)  # m-1 down to first
+        i1 = _next(i)
+        c3, c2, s2 = c2, c, s
+        ei = _get(e, at(i))
+        g = arith.MulFOp(c, ei).result
+        h = arith.MulFOp(c, p).result
+        r = _hypot(p, ei)
+        e = _put(arith.MulFOp(s, r).result, e, at(i1))
+        s = arith.DivFOp(ei, r).result
+        c = arith.DivFOp(p, r).result
+        di = _get(d, at(i))
+        p = arith.SubFOp(arith.MulFOp(c, di).result, arith.MulFOp(s, g).result).result
+        d = _put(arith.AddFOp(h, arith.MulFOp(s, arith.AddFOp(
+            arith.MulFOp(c, g).result, arith.MulFOp(s, di).result).result).result).result,
+            d, at(i1))
+
+        def rotate(k, z):
+            left, right = _get(z, zt(k, i)), _get(z, zt(k, i1))
+            z = _put(arith.AddFOp(arith.MulFOp(s, left).result,
+                                  arith.MulFOp(c, right).result).result, z, zt(k, i1))
+            return [_put(arith.SubFOp(arith.MulFOp(c, left).result,
+                                      arith.MulFOp(s, right).result).result, z, zt(k, i))]
+        if zt is not None:
+            z = _loop(0, n, [z], rotate)[0]
+        return [d, e, z, p, c, c2, s, s2, c3]
+    zero = _zero(element)
+    count = _sub(m, first)
+    d, e, z, p, c, c2, s, s2, c3 = _loop(0, count, [d, e, z, _get(d, at(m)), one, one, zero,
+                                                    zero, one], rotation)
+    p = arith.NegFOp(arith.DivFOp(arith.MulFOp(arith.MulFOp(arith.MulFOp(arith.MulFOp(
+        s, s2).result, c3).result, el1).result, _get(e, at(first))).result, dl1).result).result
+    e = _put(arith.MulFOp(s, p).result, e, at(first))
+    d = _put(arith.MulFOp(c, p).result, d, at(first))
+    return [d, e, z, total_shift]
+
+
+def _form_q(z, taus, at, zt, n, element):
+    """Q of the tridiagonalization's reflectors, in place of them (LAPACK's orgtr,
+    uplo='L'): the vectors move one column to the right, the first row and column become
+    the identity's, and org2r accumulates the reflectors backwards."""
+    zero, one = _zero(element), _float(element, 1.0)
+
+    def shift_right(s, z):
+        j = _sub(_index(n - 1), s)  # n-1 down to 1
+        z = _put(zero, z, zt(_index(0), j))
+        return [_loop(_next(j), n, [z], lambda r, z: [
+            _put(_get(z, zt(r, _sub(j, 1))), z, zt(r, j))])[0]]
+    z = _loop(0, n - 1, [z], shift_right)[0]
+    z = _put(one, z, zt(_index(0), _index(0)))
+    z = _loop(1, n, [z], lambda r, z: [_put(zero, z, zt(r, _index(0)))])[0]
+
+    def accumulate(s, z):
+        g = _sub(_index(n - 1), s)  # n-1 down to 1: reflector g - 1 acts from row g
+        tau = _get(taus, at(_sub(g, 1)))
+        z = _put(one, z, zt(g, g))
+
+        def column(c, z):
+            total = _loop(g, n, [zero], lambda r, acc: [arith.AddFOp(acc, arith.MulFOp(
+                _get(z, zt(r, g)), _get(z, zt(r, c))).result).result])[0]
+            scaled = arith.MulFOp(tau, total).result
+            return [_loop(g, n, [z], lambda r, z: [_put(arith.SubFOp(
+                _get(z, zt(r, c)), arith.MulFOp(scaled, _get(z, zt(r, g))).result).result,
+                z, zt(r, c))])[0]]
+        z = _loop(_next(g), n, [z], column)[0]
+        minus_tau = arith.NegFOp(tau).result
+        z = _loop(_next(g), n, [z], lambda r, z: [_put(arith.MulFOp(
+            _get(z, zt(r, g)), minus_tau).result, z, zt(r, g))])[0]
+        z = _put(arith.SubFOp(one, tau).result, z, zt(g, g))
+        return [_loop(1, g, [z], lambda r, z: [_put(zero, z, zt(r, g))])[0]]
+    z = _loop(0, n - 1, [z], accumulate)[0]
+    return z
