@@ -2,13 +2,14 @@
 
 ``norm``, ``vector_norm`` and ``matrix_norm`` follow numpy's definitions operation for
 operation (integer and bool inputs are converted to float64 first, as numpy does), so
-they are reductions and elementwise ops: no new lowering. The matrix norms that need
-singular values (``ord=2``, ``-2``, ``'nuc'``) are not available: aotc has no SVD.
+they are reductions and elementwise ops: no new lowering; the matrix norms of singular
+values (``ord=2``, ``-2``, ``'nuc'``) take them from ``svdvals``.
 ``cholesky`` is blocked (ops/triangular.py); ``solve``, ``inv``, ``det`` and ``slogdet``
 come from the blocked LU with partial pivoting of ops/lu.py, ``qr`` from the blocked
 Householder QR of ops/qr.py, ``eigh``/``eigvalsh`` from the tridiagonal QL eigensolver of
-ops/eigen.py. Where numpy raises
-LinAlgError (a singular or not positive definite matrix), a traced program cannot: the
+ops/eigen.py, ``svd`` and what needs singular values (``svdvals``, ``pinv``,
+``matrix_rank``, ``lstsq``, ``cond``) from the one-sided Jacobi SVD of ops/svd.py. Where
+numpy raises LinAlgError (a singular or not positive definite matrix), a traced program cannot: the
 results hold inf/NaN, and ``det`` is 0, as JAX's. The array-API functions (``matmul``,
 ``outer``, ``vecdot``, ``diagonal``, ``trace``, ``cross``, ...) are numpy's on the last
 axes; ``matrix_power`` and ``multi_dot`` multiply in numpy's order (ops/matrix_products.py).
@@ -23,19 +24,21 @@ import numpy as np
 from . import dtypes, x64
 from . import namespaces as _namespaces
 from .core import Tracer, make_public
-from .errors import TracingError, UnsupportedOpError
+from .errors import TracingError
 from .ops import elementwise as ew
 from .ops import array_api, contraction, creation, differences, lu, matrix, matrix_products
-from .ops import eigen, qr as _qr, reductions, triangular
+from .ops import eigen, qr as _qr, reductions, svd as _svd, triangular
 from .ops.arguments import as_tracer, normalize_axis
 from .ops.array_api import matrix_transpose
-from .ops.shape import (broadcast_to, concatenate, expand_dims, ravel, reshape, squeeze,
-                        transpose)
+from .ops.selection import where
+from .ops.shape import (broadcast_to, concatenate, expand_dims, moveaxis, ravel, reshape,
+                        squeeze, transpose)
 from .ops.statistics import _keep_dims, _to_last_axis
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "cholesky", "solve", "inv", "det", "slogdet",
            "matmul", "outer", "tensordot", "vecdot", "diagonal", "trace", "cross",
-           "matrix_power", "multi_dot", "tensorinv", "tensorsolve", "qr", "eigh", "eigvalsh"]
+           "matrix_power", "multi_dot", "tensorinv", "tensorsolve", "qr", "eigh", "eigvalsh",
+           "svd", "svdvals", "pinv", "matrix_rank", "lstsq", "cond"]
 
 _SVD_ORDERS = (2, -2, "nuc")
 
@@ -88,10 +91,9 @@ def _matrix_norm(x: Tracer, ord, axis: tuple, keepdims: bool) -> Tracer:
         result = ew.ufunc("sqrt", _sum_of_squares(x, (row, col)))
     elif ((isinstance(ord, str) and ord == "nuc")
           or (not isinstance(ord, str) and ord in _SVD_ORDERS)):
-        raise UnsupportedOpError(
-            f"linalg.norm: the matrix norm ord={ord!r} needs singular values, and aotc has "
-            f"no SVD; use ord=None/'fro', 1, -1, inf or -inf"
-        )
+        values = _svd.svd(moveaxis(x, (row, col), (-2, -1)), False, False)
+        combine = {2: reductions.max, -2: reductions.min, "nuc": reductions.sum}[ord]
+        result = combine(values, axis=-1)
     elif not isinstance(ord, str) and ord in _MATRIX_SUM_ORDERS:
         summed, combine = _MATRIX_SUM_ORDERS[ord]
         first, second = (row, col) if summed == "rows" else (col, row)
@@ -318,6 +320,131 @@ def eigvalsh(a, UPLO="L") -> Tracer:
     """numpy.linalg.eigvalsh: the eigenvalues (ascending) alone, without the
     eigenvectors' work (about a seventh of eigh's flops)."""
     return eigen.eigvalsh(lower_triangle_source(a, UPLO, "linalg.eigvalsh"))
+
+
+class SVDResult(NamedTuple):
+    """numpy.linalg.svd's result: ``a == (U * S[..., None, :]) @ Vh``."""
+    U: Tracer
+    S: Tracer
+    Vh: Tracer
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """numpy.linalg.svd by one-sided Jacobi (ops/svd.py): ``SVDResult(U, S, Vh)``, the
+    singular values descending; ``full_matrices=False``: U (..., m, k) and Vh (..., k,
+    n), k = min(m, n); ``compute_uv=False``: S alone. ``hermitian`` is accepted (the
+    general method serves symmetric matrices too)."""
+    m = matrices(a, "linalg.svd")
+    if compute_uv:
+        return SVDResult(*_svd.svd(m, bool(full_matrices), True))
+    return _svd.svd(m, False, False)
+
+
+def svdvals(x, /) -> Tracer:
+    """numpy.linalg.svdvals: the singular values, descending."""
+    return _svd.svd(matrices(x, "linalg.svdvals"), False, False)
+
+
+def _epsilon(dtype) -> float:
+    return float(np.finfo(dtype).eps)
+
+
+def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue) -> Tracer:
+    """numpy.linalg.pinv: V diag(1/s) U^T over the singular values above ``rcond`` times
+    the largest (numpy's defaults: rcond 1e-15, or ``rtol=None``: max(m, n) eps)."""
+    m = matrices(a, "linalg.pinv")
+    if rcond is not None and rtol is not np._NoValue:
+        raise TracingError("linalg.pinv: `rtol` and `rcond` can't be both set")
+    if rcond is None:
+        rcond = (1e-15 if rtol is np._NoValue else
+                 max(m.shape[-2:]) * _epsilon(m.dtype) if rtol is None else rtol)
+    rows, cols = m.shape[-2:]
+    if rows == 0 or cols == 0:
+        return creation.zeros(m.shape[:-2] + (cols, rows), m.dtype)
+    u, s, vh = _svd.svd(m, False, True)
+    cutoff = expand_dims(ew.astype(rcond, m.dtype), -1) * reductions.max(s, axis=-1,
+                                                                         keepdims=True)
+    large = ew.ufunc("greater", s, cutoff)
+    inverse = where(large, 1 / where(large, s, ew.astype(1, m.dtype)), ew.astype(0, m.dtype))
+    return contraction.matmul(matrix_transpose(vh),
+                              expand_dims(inverse, -1) * matrix_transpose(u))
+
+
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None) -> Tracer:
+    """numpy.linalg.matrix_rank: how many singular values exceed ``tol`` (default: the
+    largest times ``rtol``, itself max(m, n) eps by default), as int64; a vector or
+    scalar has rank 1 unless it is all zeros."""
+    t = as_tracer(A, "linalg.matrix_rank")
+    if t.ndim < 2:
+        return ew.astype(reductions.any(ew.ufunc("not_equal", t, 0)), np.int64)
+    s = svdvals(t)
+    if tol is None:
+        rtol = max(t.shape[-2:]) * _epsilon(s.dtype) if rtol is None else rtol
+        tol = reductions.max(s, axis=-1, keepdims=True) * expand_dims(
+            ew.astype(rtol, s.dtype), -1)
+    else:
+        tol = expand_dims(ew.astype(tol, s.dtype), -1)
+    return reductions.sum(ew.astype(ew.ufunc("greater", s, tol), np.int64), axis=-1)
+
+
+class LstsqResult(NamedTuple):
+    x: Tracer
+    residuals: Tracer
+    rank: Tracer
+    s: Tracer
+
+
+def lstsq(a, b, rcond=None) -> tuple:
+    """numpy.linalg.lstsq: the minimum-norm least-squares solution of ``a @ x = b`` from
+    the SVD (singular values below ``rcond`` times the largest count as zero; default
+    max(m, n) eps), with (residuals, rank, s). residuals holds the squared norms of ``b -
+    a @ x`` where m > n (as JAX's: also for a rank-deficient ``a``, where numpy returns
+    an empty array, a shape only known at run time) and is empty otherwise."""
+    m = matrices(a, "linalg.lstsq a")
+    if m.ndim != 2:
+        raise TracingError(f"linalg.lstsq: {m.ndim}-dimensional array given. Array must be "
+                           f"two-dimensional (numpy's lstsq takes one matrix)")
+    rhs = triangular.float_input(as_tracer(b, "linalg.lstsq b"), "linalg.lstsq b")
+    vector = rhs.ndim == 1
+    rhs = expand_dims(rhs, -1) if vector else rhs
+    if rhs.ndim != 2 or rhs.shape[0] != m.shape[0]:
+        raise TracingError(f"linalg.lstsq: incompatible dimensions: a {m.shape} and b "
+                           f"{rhs.shape[:1] if vector else rhs.shape}; b must be "
+                           f"({m.shape[0]},) or ({m.shape[0]}, k)")
+    dtype = dtypes.result_type(m.dtype, rhs.dtype)
+    m, rhs = ew.astype(m, dtype), ew.astype(rhs, dtype)
+    rows, cols = m.shape
+    rcond = _epsilon(dtype) * max(rows, cols) if rcond is None else rcond
+    u, s, vh = _svd.svd(m, False, True)
+    large = ew.ufunc("greater", s, ew.astype(rcond, dtype) * reductions.max(s))
+    inverse = where(large, 1 / where(large, s, ew.astype(1, dtype)), ew.astype(0, dtype))
+    x = contraction.matmul(matrix_transpose(vh), expand_dims(inverse, -1) *
+                           contraction.matmul(matrix_transpose(u), rhs))
+    if rows > cols:
+        residuals = reductions.sum((rhs - contraction.matmul(m, x)) ** 2, axis=0)
+    else:
+        residuals = creation.zeros((0,), dtype)
+    rank = ew.astype(reductions.sum(large), np.int32)
+    return LstsqResult(squeeze(x, -1) if vector else x, residuals, rank, s)
+
+
+def cond(x, p=None) -> Tracer:
+    """numpy.linalg.cond: the condition number in norm ``p`` (None/2: largest over
+    smallest singular value; -2: the inverse; 'fro', 'nuc', 1, -1, inf, -inf: ``norm(x,
+    p) * norm(inv(x), p)``); inf for a singular matrix, NaN where ``x`` holds NaN."""
+    t = matrices(x, "linalg.cond")
+    if t.shape[-1] == 0 or t.shape[-2] == 0:
+        raise TracingError("linalg.cond: cond is not defined on empty arrays")
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = svdvals(t)
+        r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+    else:
+        t = square_matrices(t, "linalg.cond")
+        r = (_matrix_norm(t, p, (-2, -1), False)
+             * _matrix_norm(lu.inverse(t), p, (-2, -1), False))
+    has_nan = reductions.any(ew.ufunc("isnan", t), axis=(-2, -1))
+    return where(ew.ufunc("logical_and", ew.ufunc("isnan", r), ew.ufunc("logical_not", has_nan)),
+                 ew.astype(np.inf, r.dtype), r)
 
 
 # ---- numpy.linalg's array-API functions: the last axes are the matrices or vectors ------

@@ -27,8 +27,8 @@ NAMESPACES = (
      "traced array runs", "numpy"),
     ("aotc.numpy.linalg", "numpy.linalg's functions; also what `np.linalg.<name>(x)` on a "
      "traced array runs", "numpy.linalg"),
-    ("aotc.scipy.linalg", "scipy.linalg's triangular, Cholesky, LU, QR and symmetric eigen "
-     "functions, for stacks of matrices as jax.scipy.linalg", "scipy.linalg"),
+    ("aotc.scipy.linalg", "scipy.linalg's triangular, Cholesky, LU, QR, symmetric eigen and "
+     "singular value functions, for stacks of matrices as jax.scipy.linalg", "scipy.linalg"),
     ("aotc.lax", "structured control flow and lower-level ops, with jax.lax's names", "jax.lax"),
     ("aotc.nn", "neural-network functions, with jax.nn's names where JAX has them", "jax.nn"),
     ("aotc.random", "random numbers from explicit keys, with jax.random's names", "jax.random"),

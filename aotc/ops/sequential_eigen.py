@@ -166,12 +166,7 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
         d, e, z, _, _ = _loop(0, n, [d, e, z, zero, zero], eigenvalue)
 
         def select(i, d, z):
-            def smaller(j, best, k):
-                take = arith.CmpFOp(arith.CmpFPredicate.OLT, _get(d, at(j)), best).result
-                return [arith.SelectOp(take, _get(d, at(j)), best).result,
-                        arith.SelectOp(take, j, k).result]
-            best, k = _loop(_next(i), n, [_get(d, at(i)), i], smaller)
-            d = _put(best, _put(_get(d, at(i)), d, at(k)), at(i))
+            d, k = _selection_step(d, at, i, n, arith.CmpFPredicate.OLT)
             if not vectors:
                 return [d, z]
             return [d, _loop(0, n, [z], lambda r, z: [_put(
@@ -180,6 +175,18 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
         return [d, z, e, taus, work]
     return _batched_kernel(name, a, 2, [((n,), element), ((n, n), element), ((n,), element),
                                         ((n,), element), ((n,), element)], per_matrix)
+
+
+def _selection_step(values, at, i, n, before) -> tuple[ir.Value, ir.Value]:
+    """One step of a selection sort of ``values`` (n,): the first position k >= i whose
+    value comes ``before`` (a float predicate: OLT ascending, OGT descending) all others
+    from i on swaps with position i; returns the values and k."""
+    def better(j, best, k):
+        take = arith.CmpFOp(before, _get(values, at(j)), best).result
+        return [arith.SelectOp(take, _get(values, at(j)), best).result,
+                arith.SelectOp(take, j, k).result]
+    best, k = _loop(_next(i), n, [_get(values, at(i)), i], better)
+    return _put(best, _put(_get(values, at(i)), values, at(k)), at(i)), k
 
 
 def _true() -> ir.Value:
@@ -285,3 +292,90 @@ def _form_q(z, taus, at, zt, n, element):
         return [_loop(1, g, [z], lambda r, z: [_put(zero, z, zt(r, g))])[0]]
     z = _loop(0, n - 1, [z], accumulate)[0]
     return z
+
+
+@kernel("jacobi_svd", result_dims=((1,), (1, 0), (1, 1)))
+def jacobi_svd(inputs: Sequence[ir.Value]) -> list[ir.Value]:
+    """The singular value decomposition of an m x n matrix (m >= n) by one-sided Jacobi
+    (Hestenes; the method of LAPACK's gesvj): pairs of columns are rotated until every
+    pair is orthogonal to working precision (|g_p . g_q| <= m eps ||g_p|| ||g_q||), at
+    most ``SWEEPS`` sweeps; then the singular values are the column norms, sorted
+    descending with their columns. One-sided Jacobi computes small singular values to
+    high relative accuracy, which bidiagonalization does not.
+
+    Results: the singular values (n,), the rotated columns as rows (n, m) (U's columns
+    times the singular values) and V's columns as rows (n, n)."""
+    (a,) = inputs
+    t = ir.RankedTensorType(a.type)
+    m, n = t.shape[-2:]
+    element = t.element_type
+    eps = 2.0 ** (-52 if isinstance(element, ir.F64Type) else -23)
+
+    def per_matrix(at, outs):
+        sigma, g, v = outs  # g[j, i] = G[i, j], v[j, k] = V[k, j]: columns along memory
+        zero, one = _zero(element), _float(element, 1.0)
+        tolerance = _float(element, m * eps)
+        g = _loop(0, m, [g], lambda i, g: [_loop(0, n, [g], lambda j, g: [
+            _put(_get(a, at(i, j)), g, at(j, i))])[0]])[0]
+        v = _loop(0, n, [v], lambda j, v: [_loop(0, n, [v], lambda k, v: [_put(
+            arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.eq, j, k).result, one,
+                           zero).result, v, at(j, k))])[0]])[0]
+
+        def rotate_rows(x, p, q, c, s, length):
+            def step(k, x):
+                xp, xq = _get(x, at(p, k)), _get(x, at(q, k))
+                x = _put(arith.SubFOp(arith.MulFOp(c, xp).result, arith.MulFOp(
+                    s, xq).result).result, x, at(p, k))
+                return [_put(arith.AddFOp(arith.MulFOp(s, xp).result, arith.MulFOp(
+                    c, xq).result).result, x, at(q, k))]
+            return _loop(0, length, [x], step)[0]
+
+        def pair(p, q, g, v, rotated):
+            def sums(i, alpha, beta, gamma):
+                gp, gq = _get(g, at(p, i)), _get(g, at(q, i))
+                return [arith.AddFOp(alpha, arith.MulFOp(gp, gp).result).result,
+                        arith.AddFOp(beta, arith.MulFOp(gq, gq).result).result,
+                        arith.AddFOp(gamma, arith.MulFOp(gp, gq).result).result]
+            alpha, beta, gamma = _loop(0, m, [zero, zero, zero], sums)
+            bound = arith.MulFOp(tolerance, arith.MulFOp(math.SqrtOp(alpha).result,
+                                                         math.SqrtOp(beta).result).result).result
+            needed = arith.CmpFOp(arith.CmpFPredicate.OGT, math.AbsFOp(gamma).result,
+                                  bound).result
+
+            def rotation(g, v, rotated):
+                zeta = arith.DivFOp(arith.SubFOp(beta, alpha).result,
+                                    arith.MulFOp(_float(element, 2.0), gamma).result).result
+                tan = arith.DivFOp(math.CopySignOp(one, zeta).result, arith.AddFOp(
+                    math.AbsFOp(zeta).result, _hypot(one, zeta)).result).result
+                cos = arith.DivFOp(one, _hypot(one, tan)).result
+                sin = arith.MulFOp(cos, tan).result
+                return [rotate_rows(g, p, q, cos, sin, m), rotate_rows(v, p, q, cos, sin, n),
+                        _true()]
+            return _when(needed, [g, v, rotated], rotation)
+
+        def sweep(_, g, v, done):
+            def all_pairs(g, v, done):
+                def row(p, g, v, rotated):
+                    return _loop(_next(p), n, [g, v, rotated],
+                                 lambda q, g, v, rotated: pair(p, q, g, v, rotated))
+                g, v, rotated = _loop(0, n, [g, v, _false()], row)
+                return [g, v, arith.XOrIOp(rotated, _true()).result]
+            return _when(arith.XOrIOp(done, _true()).result, [g, v, done], all_pairs)
+        g, v, _ = _loop(0, SWEEPS, [g, v, _false()], sweep)
+
+        def norm(j, sigma):
+            total = _loop(0, m, [zero], lambda i, acc: [arith.AddFOp(acc, arith.MulFOp(
+                _get(g, at(j, i)), _get(g, at(j, i))).result).result])[0]
+            return [_put(math.SqrtOp(total).result, sigma, at(j))]
+        sigma = _loop(0, n, [sigma], norm)[0]
+
+        def select(i, sigma, g, v):
+            sigma, k = _selection_step(sigma, at, i, n, arith.CmpFPredicate.OGT)
+
+            def swap_rows(x, length):
+                return _loop(0, length, [x], lambda r, x: [_put(
+                    _get(x, at(k, r)), _put(_get(x, at(i, r)), x, at(k, r)), at(i, r))])[0]
+            return [sigma, swap_rows(g, m), swap_rows(v, n)]
+        return _loop(0, n, [sigma, g, v], select)
+    return _batched_kernel("jacobi_svd", a, 2, [((n,), element), ((n, m), element),
+                                                ((n, n), element)], per_matrix)

@@ -52,7 +52,7 @@ def kernel_results(name: str, a: Tracer, flops_per_problem: float,
     may return more, which are dropped)."""
     if not current_trace().sequential_kernels:
         raise UnsupportedOpError(
-            "the factorizations (linalg.cholesky, solve, inv, det, slogdet, qr, eigh, "
+            "the factorizations (linalg.cholesky, solve, inv, det, slogdet, qr, eigh, svd, "
             "solve_triangular, cho_solve, lu_factor, lu_solve) run on CPU targets only "
             "(cpu, aarch64, riscv64): IREE 3.13 cannot compile their one-dispatch kernels "
             "for Vulkan or CUDA, and the same steps as loops of whole-matrix ops give "

@@ -1,8 +1,8 @@
-"""``aotc.scipy.linalg``: scipy.linalg's triangular, Cholesky, LU, QR and symmetric eigen
-functions for traced arrays, with jax.scipy.linalg's extension to stacks of matrices
-(leading batch dimensions broadcast). The algorithms are those of ``aotc/ops/``
-``triangular.py``, ``lu.py``, ``qr.py`` and ``eigen.py``; LAPACK's pivots are int32 and
-0-based, as scipy's and JAX's.
+"""``aotc.scipy.linalg``: scipy.linalg's triangular, Cholesky, LU, QR, symmetric eigen and
+singular value functions for traced arrays, with jax.scipy.linalg's extension to stacks
+of matrices (leading batch dimensions broadcast). The algorithms are those of
+``aotc/ops/`` ``triangular.py``, ``lu.py``, ``qr.py``, ``eigen.py`` and ``svd.py``;
+LAPACK's pivots are int32 and 0-based, as scipy's and JAX's.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..linalg import (broadcast_batches, lower_triangle_source, matrices, qr_mod
                       square_matrices)
 from ..ops import elementwise as ew
 from ..ops import eigen
+from ..ops import svd as _svd
 from ..ops import lu as _lu
 from ..ops import qr as _qr
 from ..ops import triangular
@@ -30,7 +31,7 @@ from ..ops.shape import expand_dims, squeeze
 from ..ops.sorting import argsort
 
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
-           "lu_solve", "solve", "inv", "det", "qr", "eigh"]
+           "lu_solve", "solve", "inv", "det", "qr", "eigh", "svd", "svdvals"]
 
 # scipy's names for op(a): a, a^T, a^H (the same for real matrices).
 _TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
@@ -267,6 +268,25 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         values = values[..., first:last + 1]
         vectors = None if vectors is None else vectors[..., first:last + 1]
     return values if eigvals_only else (values, vectors)
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    """scipy.linalg.svd: ``(U, s, Vh)`` (or s alone), singular values descending, by
+    one-sided Jacobi whatever ``lapack_driver`` names (its accuracy is at least
+    gesvd's)."""
+    if lapack_driver not in ("gesdd", "gesvd"):
+        raise TracingError(f"scipy.linalg.svd: lapack_driver must be 'gesdd' or 'gesvd', "
+                           f"got {lapack_driver!r}")
+    m = matrices(a, "scipy.linalg.svd")
+    if compute_uv:
+        return tuple(_svd.svd(m, bool(full_matrices), True))
+    return _svd.svd(m, False, False)
+
+
+def svdvals(a, overwrite_a=False, check_finite=True) -> Tracer:
+    """scipy.linalg.svdvals: the singular values, descending."""
+    return _svd.svd(matrices(a, "scipy.linalg.svdvals"), False, False)
 
 
 make_public("scipy.linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)

@@ -177,11 +177,6 @@ X = np.zeros((3, 4), np.float32)
          ["vander: x must be a one-dimensional array", "(3, 4)"]),
         (lambda x: anp.vander(x[0], -1), aotc.TracingError, ["N must be non-negative"]),
         (lambda x: anp.tri(2, dtype=np.longdouble), aotc.UnsupportedDtypeError, ["float128"]),
-        (lambda x: anp.linalg.norm(x, 2), aotc.UnsupportedOpError,
-         ["ord=2 needs singular values", "no SVD"]),
-        (lambda x: anp.linalg.norm(x, "nuc"), aotc.UnsupportedOpError,
-         ["ord='nuc' needs singular values"]),
-        (lambda x: anp.linalg.matrix_norm(x, ord=-2), aotc.UnsupportedOpError, ["ord=-2"]),
         (lambda x: anp.linalg.norm(x, "bogus"), aotc.TracingError,
          ["invalid norm order 'bogus' for matrices"]),
         (lambda x: anp.linalg.norm(x[0], "fro"), aotc.TracingError,
@@ -202,7 +197,8 @@ def test_matrix_errors(call, exc, message):
         aotc.jit(call).lower(X)
 
 
-def test_linalg_lacks_the_eigen_and_singular_value_solvers():
-    """Eigen and singular value decompositions are not part of aotc.numpy.linalg yet."""
-    for name in ("svd", "eig", "eigvals"):
+def test_linalg_lacks_the_nonsymmetric_eigensolver():
+    """The eigenvalues of general (nonsymmetric) matrices are not part of
+    aotc.numpy.linalg yet (eigh and eigvalsh, the symmetric ones, are)."""
+    for name in ("eig", "eigvals"):
         assert not hasattr(anp.linalg, name)
