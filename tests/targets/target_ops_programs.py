@@ -200,20 +200,29 @@ def _rearrange(m, x, k):
             "tril": m.tril(x, -1), "triu": m.triu(x, 1)}
 
 
-# ---- factorizations: blocked Cholesky and triangular solves (sequential kernels) ------------
+# ---- factorizations: blocked Cholesky, triangular solves, LU, QR, eigh, SVD -----------------
+# (sequential kernels; the results compared are the ones numpy defines without a sign
+# choice: solutions, determinants, R, eigenvalues and singular values)
 
 def factorizations(a, b):
     factor = anp.linalg.cholesky(a)
     return {"cholesky": factor,
             "solve_lower": ascipy_linalg.solve_triangular(factor, b, lower=True),
             "solve_upper_t": ascipy_linalg.solve_triangular(factor.T, b, trans=1),
-            "cho_solve": ascipy_linalg.cho_solve((factor, True), b)}
+            "cho_solve": ascipy_linalg.cho_solve((factor, True), b),
+            "lu_solve": anp.linalg.solve(a + b[:, :1], b), "det": anp.linalg.det(a[:8, :8]),
+            "qr_r": anp.linalg.qr(a + b[:, :1], mode="r"), "eigvalsh": anp.linalg.eigvalsh(a),
+            "svdvals": anp.linalg.svdvals(a + b[:, :1])}
 
 
 def factorizations_reference(a, b):
     factor = np.linalg.cholesky(a)
+    general = a + b[:, :1]
     return {"cholesky": factor, "solve_lower": np.linalg.solve(factor, b),
-            "solve_upper_t": np.linalg.solve(factor, b), "cho_solve": np.linalg.solve(a, b)}
+            "solve_upper_t": np.linalg.solve(factor, b), "cho_solve": np.linalg.solve(a, b),
+            "lu_solve": np.linalg.solve(general, b), "det": np.linalg.det(a[:8, :8]),
+            "qr_r": np.linalg.qr(general, mode="r"), "eigvalsh": np.linalg.eigvalsh(a),
+            "svdvals": np.linalg.svd(general, compute_uv=False)}
 
 
 def _spd(n):
