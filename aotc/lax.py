@@ -5,9 +5,13 @@ Use them inside functions traced by ``aotc.jit`` or ``aotc.export``.
 
 from __future__ import annotations
 
+import sys as _sys
+
+from . import lax_linalg as linalg
 from . import namespaces as _namespaces
 
 globals().update(_namespaces.collect("lax"))
+_sys.modules[__name__ + ".linalg"] = linalg  # ``import aotc.lax.linalg``, as jax.lax.linalg
 
 
 def supported_functions() -> list[str]:

@@ -91,6 +91,7 @@ REFERENCES = {
     "aotc.linalg": ("numpy.linalg", "jax.numpy.linalg"),
     "aotc.scipy.linalg": ("scipy.linalg", "jax.scipy.linalg"),
     "aotc.lax": ("jax.lax",),
+    "aotc.lax.linalg": ("jax.lax.linalg",),
     "aotc.nn": ("jax.nn",),
     "aotc.random": ("jax.random",),
 }

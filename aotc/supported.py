@@ -30,6 +30,8 @@ NAMESPACES = (
     ("aotc.scipy.linalg", "scipy.linalg's triangular, Cholesky, LU, QR, symmetric eigen and "
      "singular value functions, for stacks of matrices as jax.scipy.linalg", "scipy.linalg"),
     ("aotc.lax", "structured control flow and lower-level ops, with jax.lax's names", "jax.lax"),
+    ("aotc.lax.linalg", "jax.lax.linalg's factorizations, with JAX's result orders",
+     "jax.lax.linalg"),
     ("aotc.nn", "neural-network functions, with jax.nn's names where JAX has them", "jax.nn"),
     ("aotc.random", "random numbers from explicit keys, with jax.random's names", "jax.random"),
 )
