@@ -7,9 +7,11 @@ Cholesky (``numpy.linalg.cholesky``), a triangular solve with 16 right-hand side
 (``scipy.linalg.solve_triangular``; numpy has none, so its column is scipy's) and a
 Cholesky solve (``cho_solve(cho_factor(a), b)``), LU (``scipy.linalg.lu_factor``) and
 what is built on it (``numpy.linalg.solve`` with 16 right-hand sides, ``inv``, ``det``),
-and QR (``numpy.linalg.qr``, Q and R) at n = 64, 256, 1024. aotc's are the blocked
-algorithms of aotc/ops/triangular.py, lu.py and qr.py. Timing as benchmarks/run.py: device-resident
-inputs, interleaved blocks, the median over blocks of each block's per-call median.
+QR (``numpy.linalg.qr``, Q and R) at n = 64, 256, 1024, and ``eigh`` and ``svd``
+(reduced) at 64 and 256 (their vectors compared by magnitude: signs are a choice).
+aotc's are the algorithms of aotc/ops/triangular.py, lu.py, qr.py, eigen.py and svd.py.
+Timing as benchmarks/run.py: device-resident inputs, interleaved blocks, the median over
+blocks of each block's per-call median.
 """
 
 from __future__ import annotations
@@ -63,6 +65,16 @@ def qr(lib, a):
     return lib.numpy.concatenate([q, r])
 
 
+def eigh(lib, a):
+    w, v = lib.linalg.eigh(a)  # one array (the timing syncs one)
+    return lib.numpy.concatenate([w[None, :], lib.numpy.abs(v)])
+
+
+def svd(lib, a):
+    u, s, vh = lib.linalg.svd(a, full_matrices=False)
+    return lib.numpy.concatenate([s[None, :], lib.numpy.abs(u), lib.numpy.abs(vh)])
+
+
 def solve(lib, a, b):
     return lib.linalg.solve(a, b)
 
@@ -106,6 +118,9 @@ for _n in CALLS:
     WORKLOADS[f"inv_{_n}"] = (inv, lambda n=_n: (_general(n),), CALLS[_n])
     WORKLOADS[f"det_{_n}"] = (det, lambda n=_n: (_unit_det(n),), CALLS[_n])
     WORKLOADS[f"qr_{_n}"] = (qr, lambda n=_n: (_general(n),), CALLS[_n])
+    if _n <= 256:  # their scalar kernels take seconds at 1024 (docs/architecture.md)
+        WORKLOADS[f"eigh_{_n}"] = (eigh, lambda n=_n: (_spd(n),), CALLS[_n])
+        WORKLOADS[f"svd_{_n}"] = (svd, lambda n=_n: (_general(n),), CALLS[_n])
 
 
 def workload(name: str) -> run.Workload:

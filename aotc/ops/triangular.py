@@ -7,6 +7,7 @@ one sequential kernel each (``sequential.py``):
     cholesky(A)          L11 = chol(A11); L21 = A21 L11^-T; L22 = chol(A22 - L21 L21^T)
     solve_lower(L, B)    X1 = solve(L11, B1); X2 = solve(L22, B2 - L21 X1)
                          leaf: X = inv(L) B, the leaf's inverse from one kernel
+    solve_upper(U, B)    the same from the last block up
     lower_inverse(L)     [inv(L11), 0; -inv(L22) L21 inv(L11), inv(L22)]
 
 Why this shape: IREE compiles matmuls near the machine's peak and runs each dispatch for
@@ -33,7 +34,7 @@ from . import sequential
 from .contraction import matmul
 from .creation import zeros
 from .array_api import matrix_transpose
-from .shape import concatenate, flip, reshape
+from .shape import concatenate, reshape
 
 # The leaf size: large enough that the matmuls above it run well, small enough that the
 # leaf kernels' scalar loops stay a small share (n * BLOCK^2 / 3 flops in all).
@@ -117,15 +118,25 @@ def cholesky(a: Tracer) -> Tracer:
     return _join_lower(l11, l21, cholesky(a22 - matmul(l21, matrix_transpose(l21))))
 
 
+def solve_upper(factor: Tracer, b: Tracer) -> Tracer:
+    """X with ``factor @ X == b``: ``factor`` (..., n, n) upper triangular, ``b`` (..., n,
+    m); the mirror of ``solve_lower``, from the last block up (a leaf's inverse is the
+    transposed lower inverse of its transpose: 32x32 transposes, no copy of the matrix)."""
+    n = factor.shape[-1]
+    if n <= BLOCK:
+        inverse = matrix_transpose(lower_inverse(matrix_transpose(factor)))
+        return matmul(inverse, b)
+    k = _split(n)
+    x2 = solve_upper(factor[..., k:, k:], b[..., k:, :])
+    x1 = solve_upper(factor[..., :k, :k], b[..., :k, :] - matmul(factor[..., :k, k:], x2))
+    return concatenate([x1, x2], axis=-2)
+
+
 def solve(a: Tracer, b: Tracer, *, lower: bool, transposed: bool) -> Tracer:
     """X with ``op(a) @ X == b``, op(a) = a or a^T, reading the ``lower`` (or upper)
-    triangle of ``a``; ``b`` (..., n, m). An upper system runs as a lower one on reversed
-    rows and columns: (J U J)(J X) = J b."""
+    triangle of ``a``; ``b`` (..., n, m)."""
     m = matrix_transpose(a) if transposed else a
-    if lower != transposed:
-        return solve_lower(m, b)
-    reverse = flip(flip(m, -1), -2)
-    return flip(solve_lower(reverse, flip(b, -2)), -2)
+    return solve_lower(m, b) if lower != transposed else solve_upper(m, b)
 
 
 def float_input(x: Tracer, where: str) -> Tracer:
