@@ -31,14 +31,19 @@ def eigvalsh(a: Tracer) -> Tracer:
     return _eigen(a, vectors=False)[0]
 
 
-def _eigen(a: Tracer, vectors: bool):
-    n = a.shape[-1]
-    # scaled by a power of two near its largest entry (exact): the QL steps multiply
-    # pairs of entries, which would overflow for entries near 1e200
+def power_of_two_scale(a: Tracer) -> Tracer:
+    """A power of two near the largest magnitude of each matrix of ``a`` (1 for a zero or
+    non-finite one), shaped (..., 1, 1): dividing by it is exact, and products and sums
+    of squares of the entries stay in range (they would overflow near 1e200)."""
     largest = reductions.max(ew.ufunc("absolute", a), axis=(-2, -1), keepdims=True)
     exponent = ew.ufunc("floor", ew.ufunc("log2", largest))
-    scale = where(ew.ufunc("isfinite", exponent), ew.ufunc("exp2", exponent),
-                  ew.astype(1, a.dtype))
+    return where(ew.ufunc("isfinite", exponent), ew.ufunc("exp2", exponent),
+                 ew.astype(1, a.dtype))
+
+
+def _eigen(a: Tracer, vectors: bool):
+    n = a.shape[-1]
+    scale = power_of_two_scale(a)  # the QL steps multiply pairs of entries
     name, flops = ("symmetric_eigen", 9 * n ** 3) if vectors else ("symmetric_eigenvalues",
                                                                     4 * n ** 3 / 3)
     values, rows = kernel_results(name, a / scale, flops, [((n,), a.dtype), ((n, n), a.dtype)])

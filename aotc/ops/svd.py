@@ -16,7 +16,6 @@ from ..core import Tracer
 from . import eigen
 from . import elementwise as ew
 from . import qr as _qr
-from . import reductions
 from . import sequential_eigen  # noqa: F401  (registers the kernel)
 from .array_api import matrix_transpose
 from .contraction import matmul
@@ -25,15 +24,6 @@ from .selection import where
 from .creation import eye, zeros
 from .shape import broadcast_to, concatenate, expand_dims
 from .triangular import kernel_results
-
-
-def _scale(a: Tracer) -> Tracer:
-    """A power of two near ``a``'s largest magnitude (1 for a zero or non-finite matrix),
-    shaped (..., 1, 1): dividing by it is exact, and the sums of squares stay in range."""
-    largest = reductions.max(ew.ufunc("absolute", a), axis=(-2, -1), keepdims=True)
-    exponent = ew.ufunc("floor", ew.ufunc("log2", largest))
-    return where(ew.ufunc("isfinite", exponent), ew.ufunc("exp2", exponent),
-                 ew.astype(1, a.dtype))
 
 
 def _jacobi(a: Tracer) -> tuple[Tracer, Tracer, Tracer]:
@@ -103,7 +93,7 @@ def svd(a: Tracer, full_matrices: bool, compute_uv: bool):
                 broadcast_to(eye(v_rows, n, dtype=a.dtype), batch + (v_rows, n)))
     wide = m < n
     x = matrix_transpose(a) if wide else a
-    scale = _scale(x)
+    scale = eigen.power_of_two_scale(x)
     u, sigma, v = _tall(x / scale, compute_uv)
     sigma = sigma * scale[..., 0]
     if not compute_uv:
