@@ -17,7 +17,7 @@ from . import reductions
 from . import sequential_eigen  # noqa: F401  (registers the eigensolver kernels)
 from .array_api import matrix_transpose
 from .selection import where
-from .triangular import kernel_results
+from .triangular import kernel_results, once_per_scope
 
 
 def eigh(a: Tracer) -> tuple[Tracer, Tracer]:
@@ -41,6 +41,7 @@ def power_of_two_scale(a: Tracer) -> Tracer:
                  ew.astype(1, a.dtype))
 
 
+@once_per_scope
 def _eigen(a: Tracer, vectors: bool):
     n = a.shape[-1]
     scale = power_of_two_scale(a)  # the QL steps multiply pairs of entries

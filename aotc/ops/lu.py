@@ -35,7 +35,8 @@ from .matrix import diagonal
 from .selection import take_along_axis, where
 from .shape import concatenate, expand_dims
 from .sorting import argsort
-from .triangular import BLOCK, kernel_results, lower_inverse, solve, solve_lower, _split
+from .triangular import (BLOCK, kernel_results, lower_inverse, once_per_scope, solve,
+                         solve_lower, _split)
 
 
 def _rows(x: Tracer, order: Tracer) -> Tracer:
@@ -64,6 +65,7 @@ def _tall(a: Tracer) -> tuple[Tracer, Tracer]:
     return factors, concatenate([p1[..., :k], take_along_axis(p1[..., k:], p2, -1)], axis=-1)
 
 
+@once_per_scope
 def lu(a: Tracer) -> tuple[Tracer, Tracer]:
     """(factors, order) of ``a`` (..., m, n): ``a[order] == L @ U`` with L unit lower
     (m, min(m, n)) below the diagonal of ``factors`` and U (min(m, n), n) on and above."""

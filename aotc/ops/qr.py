@@ -26,7 +26,7 @@ from .contraction import matmul
 from .creation import arange, eye, zeros
 from .selection import where
 from .shape import broadcast_to, concatenate, expand_dims
-from .triangular import BLOCK, kernel_results, _split
+from .triangular import BLOCK, kernel_results, once_per_scope, _split
 
 # Q is accumulated over diagonal blocks of T this wide: the matmuls of each step have an
 # inner dimension this large, and the identity part they multiply stays small.
@@ -73,6 +73,7 @@ def _tall(a: Tracer) -> tuple[Tracer, Tracer]:
     return factors, t
 
 
+@once_per_scope
 def qr(a: Tracer) -> tuple[Tracer, Tracer]:
     """(factors, T) of ``a`` (..., m, n): R (min(m, n), n) on and above the diagonal of
     ``factors``, the reflectors (m, min(m, n)) below it, and their T."""

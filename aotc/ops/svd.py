@@ -23,7 +23,7 @@ from .matrix import diagonal
 from .selection import where
 from .creation import eye, zeros
 from .shape import broadcast_to, concatenate, expand_dims
-from .triangular import kernel_results
+from .triangular import kernel_results, once_per_scope
 
 
 def _jacobi(a: Tracer) -> tuple[Tracer, Tracer, Tracer]:
@@ -80,6 +80,7 @@ def _orthonormal(u: Tracer, positive: Tracer, columns: int) -> Tracer:
     return own if columns == k else concatenate([own, q[..., k:]], axis=-1)
 
 
+@once_per_scope
 def svd(a: Tracer, full_matrices: bool, compute_uv: bool):
     """numpy's svd of a float stack (..., m, n): (U, s, Vh), or s alone."""
     m, n = a.shape[-2:]

@@ -21,7 +21,9 @@ kernels loop over them and the matmuls broadcast.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -67,6 +69,38 @@ def kernel_results(name: str, a: Tracer, flops_per_problem: float,
     outs = sequential.build(name, [flat.value])
     return [reshape(wrap(value, (count, *shape), dtype), (*batch, *shape))
             for value, (shape, dtype) in zip(outs, results)]
+
+
+def once_per_scope(factorization: Callable) -> Callable:
+    """``factorization(a, *static)`` computed once per matrix value, arguments and scope
+    being traced: a program asking twice (``pinv(a)`` and ``cond(a)``, ``solve`` and
+    ``det`` of one ``a``) runs one factorization, and compiles one. Values are SSA, so the
+    same value is the same matrix; results are reused only in the scope (function body
+    or control-flow region) that computed them, where they are defined."""
+    @functools.wraps(factorization)
+    def memoized(a: Tracer, *static, **options):
+        trace = current_trace()
+        key = (factorization.__qualname__, trace.scope, a.value, static,
+               tuple(sorted(options.items())))
+        if key not in trace.factorizations:
+            trace.factorizations[key] = _values(factorization(a, *static, **options))
+        return _tracers(trace.factorizations[key])
+    return memoized
+
+
+def _values(result):
+    """The values of a factorization's tracers (a tracer, or a tuple of them): kept rather
+    than the tracers, which an in-place write (``q[0] = 0``) would change."""
+    if isinstance(result, tuple):
+        return tuple(_values(r) for r in result)
+    return (result.value, result.shape, result.dtype)
+
+
+def _tracers(values):
+    """New tracers of the values ``_values`` kept."""
+    if isinstance(values[0], tuple):
+        return tuple(_tracers(v) for v in values)
+    return wrap(*values)
 
 
 def _split(n: int) -> int:
