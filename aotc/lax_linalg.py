@@ -19,8 +19,7 @@ from .ops import svd as _svd
 from .ops import triangular
 from .ops.array_api import matrix_transpose
 from .ops.arguments import as_tracer
-from .ops.creation import arange, eye
-from .ops.selection import where
+from .ops.creation import arange
 from .ops.shape import broadcast_to, concatenate
 
 __all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
@@ -123,7 +122,7 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
         raise TracingError(f"lax.linalg.triangular_solve: b of shape {rhs.shape} must have "
                            f"{n} {side} for a of shape {m.shape} (left_side={left_side})")
     if unit_diagonal:
-        m = where(eye(n, dtype=bool), ew.astype(1, m.dtype), m)
+        m = triangular.unit_diagonal(m)
     if left_side:
         return triangular.solve(m, rhs, lower=bool(lower), transposed=bool(transpose_a))
     # x op(a) = b  <=>  op(a)^T x^T = b^T

@@ -364,10 +364,16 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue) -> Tracer:
     u, s, vh = _svd.svd(m, False, True)
     cutoff = expand_dims(ew.astype(rcond, m.dtype), -1) * reductions.max(s, axis=-1,
                                                                          keepdims=True)
-    large = ew.ufunc("greater", s, cutoff)
-    inverse = where(large, 1 / where(large, s, ew.astype(1, m.dtype)), ew.astype(0, m.dtype))
+    inverse = _reciprocal_above(s, cutoff)
     return contraction.matmul(matrix_transpose(vh),
                               expand_dims(inverse, -1) * matrix_transpose(u))
+
+
+def _reciprocal_above(s: Tracer, cutoff: Tracer) -> Tracer:
+    """1 / s where the singular values ``s`` exceed ``cutoff``, else 0 (numpy's pinv and
+    gelsd treat the rest as zero)."""
+    large = ew.ufunc("greater", s, cutoff)
+    return where(large, 1 / where(large, s, ew.astype(1, s.dtype)), ew.astype(0, s.dtype))
 
 
 def matrix_rank(A, tol=None, hermitian=False, *, rtol=None) -> Tracer:
@@ -416,15 +422,15 @@ def lstsq(a, b, rcond=None) -> tuple:
     rows, cols = m.shape
     rcond = _epsilon(dtype) * max(rows, cols) if rcond is None else rcond
     u, s, vh = _svd.svd(m, False, True)
-    large = ew.ufunc("greater", s, ew.astype(rcond, dtype) * reductions.max(s))
-    inverse = where(large, 1 / where(large, s, ew.astype(1, dtype)), ew.astype(0, dtype))
+    cutoff = ew.astype(rcond, dtype) * reductions.max(s)
+    inverse = _reciprocal_above(s, cutoff)
     x = contraction.matmul(matrix_transpose(vh), expand_dims(inverse, -1) *
                            contraction.matmul(matrix_transpose(u), rhs))
     if rows > cols:
         residuals = reductions.sum((rhs - contraction.matmul(m, x)) ** 2, axis=0)
     else:
         residuals = creation.zeros((0,), dtype)
-    rank = ew.astype(reductions.sum(large), np.int32)
+    rank = ew.astype(reductions.sum(ew.ufunc("greater", s, cutoff)), np.int32)
     return LstsqResult(squeeze(x, -1) if vector else x, residuals, rank, s)
 
 

@@ -34,18 +34,13 @@ from .matrix import diagonal
 from .selection import take_along_axis, where
 from .shape import broadcast_to, concatenate, expand_dims
 from .sorting import argsort
-from .triangular import (BLOCK, kernel_results, once_per_scope, solve,
-                         solve_lower, _split)
+from .triangular import (BLOCK, kernel_results, once_per_scope, solve, solve_lower,
+                         unit_diagonal, _split)
 
 
 def _rows(x: Tracer, order: Tracer) -> Tracer:
     """The rows of ``x`` (..., r, c) in ``order`` (..., r)."""
     return take_along_axis(x, expand_dims(order, -1), axis=-2)
-
-
-def _unit_lower(f: Tracer) -> Tracer:
-    """The unit lower triangular factor stored below the diagonal of square ``f``."""
-    return where(eye(f.shape[-1], dtype=bool), ew.astype(1, f.dtype), f)
 
 
 def _tall(a: Tracer) -> tuple[Tracer, Tracer]:
@@ -57,7 +52,7 @@ def _tall(a: Tracer) -> tuple[Tracer, Tracer]:
     k = _split(n)
     f1, p1 = _tall(a[..., :k])
     right = _rows(a[..., k:], p1)
-    u12 = solve_lower(_unit_lower(f1[..., :k, :]), right[..., :k, :])
+    u12 = solve_lower(unit_diagonal(f1[..., :k, :]), right[..., :k, :])
     f2, p2 = _tall(right[..., k:, :] - matmul(f1[..., k:, :], u12))
     factors = concatenate([concatenate([f1[..., :k, :], u12], axis=-1),
                            concatenate([_rows(f1[..., k:, :], p2), f2], axis=-1)], axis=-2)
@@ -72,7 +67,7 @@ def lu(a: Tracer) -> tuple[Tracer, Tracer]:
     if m >= n:
         return _tall(a)
     f, order = _tall(a[..., :m])
-    u12 = solve_lower(_unit_lower(f), _rows(a[..., m:], order))
+    u12 = solve_lower(unit_diagonal(f), _rows(a[..., m:], order))
     return concatenate([f, u12], axis=-1), order
 
 
@@ -92,14 +87,14 @@ def pivots(order: Tracer, count: int) -> Tracer:
 
 def solve_factored(factors: Tracer, order: Tracer, b: Tracer) -> Tracer:
     """X with ``a @ X == b`` from ``lu(a)``; ``b`` (..., n, k)."""
-    y = solve_lower(_unit_lower(factors), _rows(b, order))
+    y = solve_lower(unit_diagonal(factors), _rows(b, order))
     return solve(factors, y, lower=False, transposed=False)
 
 
 def solve_factored_transposed(factors: Tracer, order: Tracer, b: Tracer) -> Tracer:
     """X with ``a.T @ X == b`` from ``lu(a)``: a.T = U^T L^T P, so X = P^T L^-T U^-T b."""
     z = solve(factors, b, lower=False, transposed=True)
-    y = solve(_unit_lower(factors), z, lower=True, transposed=True)
+    y = solve(unit_diagonal(factors), z, lower=True, transposed=True)
     return take_along_axis(y, expand_dims(argsort(order, axis=-1), -1), axis=-2)
 
 

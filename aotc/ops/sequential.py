@@ -108,7 +108,7 @@ def _padded(value: ir.Value) -> ir.Value:
     """``value`` (B, ...) with its unit problem dimensions padded to 2 with zeros."""
     t = ir.RankedTensorType(value.type)
     shape = [t.shape[0]] + [2 if n == 1 else n for n in t.shape[1:]]
-    zero = arith.ConstantOp(t.element_type, _zero_attribute(t.element_type)).result
+    zero = _zero(t.element_type)  # the padded kernels all take float matrices
     empty = tensor.EmptyOp(_batch_sizes(value) + shape[1:] if t.is_dynamic_dim(0) else shape,
                            t.element_type).result
     filled = linalg.fill(zero, outs=[empty])
@@ -123,12 +123,6 @@ def _unpadded(value: ir.Value, problem: list[int]) -> ir.Value:
     return tensor.ExtractSliceOp(ir.RankedTensorType.get(shape, t.element_type), value,
                                  [], _batch_sizes(value), [], [0] * t.rank, shape,
                                  [1] * t.rank).result
-
-
-def _zero_attribute(element: ir.Type) -> ir.Attribute:
-    if isinstance(element, ir.IntegerType):
-        return ir.IntegerAttr.get(element, 0)
-    return ir.FloatAttr.get(element, 0.0)
 
 
 def _all_used(outs: list[ir.Value]) -> list[ir.Value]:

@@ -52,7 +52,7 @@ def _tall(a: Tracer, vectors: bool) -> tuple:
     """(U (..., m, n) or None, s, V) of a (..., m, n), m >= n; U's columns are zero
     where s is (``_orthonormal`` completes them)."""
     m, n = a.shape[-2:]
-    if 4 * m > 5 * n and n > 0:
+    if 4 * m > 5 * n:
         factors, t = _qr.qr(a)
         sigma, g, v = _jacobi(_qr.upper(factors, n))
         if vectors:

@@ -34,8 +34,9 @@ from ..lowering import add_work, wrap
 from . import elementwise as ew
 from . import sequential
 from .contraction import matmul
-from .creation import zeros
+from .creation import eye, zeros
 from .array_api import matrix_transpose
+from .selection import where
 from .shape import concatenate, reshape
 
 # The leaf size: large enough that the matmuls above it run well, small enough that the
@@ -101,6 +102,12 @@ def _tracers(values):
     if isinstance(values[0], tuple):
         return tuple(_tracers(v) for v in values)
     return wrap(*values)
+
+
+def unit_diagonal(m: Tracer) -> Tracer:
+    """The square matrices ``m`` (..., n, n) with ones on the diagonal (a unit triangular
+    factor stored with something else there: LU's L below U's diagonal)."""
+    return where(eye(m.shape[-1], dtype=bool), ew.astype(1, m.dtype), m)
 
 
 def _split(n: int) -> int:

@@ -20,12 +20,10 @@ from ..ops import elementwise as ew
 from ..ops import eigen
 from ..ops import svd as _svd
 from ..ops import lu as _lu
-from ..ops import qr as _qr
 from ..ops import triangular
 from ..ops.array_api import matrix_transpose
 from ..ops.arguments import as_tracer
 from ..ops.creation import eye
-from ..ops.matrix import diagonal
 from ..ops.selection import take_along_axis, where
 from ..ops.shape import expand_dims, squeeze
 from ..ops.sorting import argsort
@@ -69,7 +67,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     rhs, vector = _right_sides(b, m.shape[-1], m.ndim - 2, "solve_triangular b")
     m, rhs = _common(m, rhs)
     if unit_diagonal:
-        m = where(eye(m.shape[-1], dtype=bool), ew.astype(1, m.dtype), m)
+        m = triangular.unit_diagonal(m)
     x = triangular.solve(m, rhs, lower=bool(lower), transposed=_TRANS[trans])
     return squeeze(x, -1) if vector else x
 
@@ -221,10 +219,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     m = matrices(a, "scipy.linalg.qr")
     if mode == "r":
         return (qr_modes(m, "complete").R,)
-    if mode == "raw" and min(m.shape[-2:]) > 0:
-        factors, t = _qr.qr(m)
-        return (factors, diagonal(t, 0, -2, -1)), _qr.upper(factors, min(m.shape[-2:]))
-    if mode == "raw":
+    if mode == "raw":  # one factorization for both (triangular.once_per_scope)
         h, tau = qr_modes(m, "raw")
         return (matrix_transpose(h), tau), qr_modes(m, "r")
     return tuple(qr_modes(m, _QR_MODES[mode]))
