@@ -188,7 +188,7 @@ def call_public(fn: Callable, where: tuple[str, str], args: tuple, kwargs: dict)
 
 def _public_op(fn: Callable, namespace: str, name: str) -> EagerOp:
     op = EagerOp(fn, f"{namespace}_{name}", route=ROUTES.get(namespace))
-    reference = {"numpy": np, "linalg": np.linalg}.get(namespace)
+    reference = {"numpy": np, "linalg": np.linalg, "fft": np.fft}.get(namespace)
     if reference is not None and name not in NOT_ON_HOST:
         host = _HOST_FUNCTIONS.get(name) or getattr(reference, name, None)
         if callable(host) and not isinstance(host, type):

@@ -26,6 +26,7 @@ import sys as _sys
 import numpy as _np
 
 from . import array_methods as _array_methods
+from . import fft  # noqa: F401  (anp.fft.fft, as np.fft.fft)
 from . import linalg  # noqa: F401  (anp.linalg.norm, as np.linalg.norm)
 from . import namespaces as _namespaces
 from . import scalar_types as _scalar_types
