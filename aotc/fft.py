@@ -85,8 +85,8 @@ def _parts(a, where: str, real_only: bool = False) -> _Parts:
 
 def _length(n, default: int, where: str) -> int:
     if n is None:
-        return default
-    if isinstance(n, Tracer) or not isinstance(n, (int, np.integer)):
+        n = default
+    elif isinstance(n, Tracer) or not isinstance(n, (int, np.integer)):
         raise TracingError(f"{where}: n must be a Python int (the transform length is part "
                            f"of the compiled program), got {type(n).__name__} {n!r}")
     if n < 1:
