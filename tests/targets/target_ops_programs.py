@@ -225,6 +225,15 @@ def factorizations_reference(a, b):
             "svdvals": np.linalg.svd(general, compute_uv=False)}
 
 
+# ---- Fourier transforms: radix 4, 3 and 2 stages, Bluestein (17 points), real transforms ----
+
+def _fourier(m, x, y):
+    z = x + 1j * x[::-1]
+    return {"fft": m.fft.fft(z), "ifft2": m.fft.ifft2(z, norm="ortho"), "rfft": m.fft.rfft(x),
+            "irfft": m.fft.irfft(m.fft.rfft(x, axis=0), 4, axis=0), "bluestein": m.fft.fft(y),
+            "rfftn": m.fft.rfftn(x), "shifted": m.fft.fftshift(x, axes=1)}
+
+
 def _spd(n):
     m = RNG.standard_normal((n, n))
     return (m @ m.T / n + np.eye(n)).astype(np.float32)
@@ -254,6 +263,7 @@ PROGRAMS: dict[str, Program] = {
                                 RNG.integers(0, 2**16, 12).astype(np.uint16))),
     "rearrange": Program(**numpy_twin(_rearrange),
                          inputs=(_normal(4, 5), np.arange(7, dtype=np.int32) * 3)),
+    "fourier": Program(**numpy_twin(_fourier), inputs=(_normal(4, 12), _normal(17))),
     # 40 = a 32 leaf and an 8 leaf: both kernels and the matmuls between them
     "factorizations": Program(factorizations, (_spd(40), _normal(40, 3)),
                               lambda a, b: {k: v.astype(np.float32) for k, v in
@@ -276,7 +286,7 @@ def compare(got: dict, want: dict, where: str, exact: bool = False) -> list[str]
         if g.dtype != r.dtype or g.shape != r.shape:
             problems.append(f"{where}[{name}]: {g.dtype}{list(g.shape)} != "
                             f"{r.dtype}{list(r.shape)}")
-        elif exact or r.dtype.kind != "f":
+        elif exact or r.dtype.kind not in "fc":
             if g.tobytes() != r.tobytes():
                 problems.append(f"{where}[{name}]: not bit-identical:\n{g}\n!=\n{r}")
         elif not np.allclose(g, r, rtol=RTOL, atol=ATOL, equal_nan=True):
