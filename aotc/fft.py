@@ -151,29 +151,106 @@ def _c2c(p: _Parts, n: int, axis: int, norm: str, inverse: bool) -> _Parts:
 
 
 def _r2c(p: _Parts, n: int, axis: int, norm: str) -> _Parts:
-    """The first n // 2 + 1 terms of the transform of real ``p``."""
+    """The first n // 2 + 1 terms of the transform of real ``p``. An even length packs
+    the even and odd samples as one complex signal of n / 2 points (half the work):
+    with Z its transform, X_k = E_k + w^k O_k, where E_k = (Z_k + conj Z_(n/2-k)) / 2
+    and O_k = (Z_k - conj Z_(n/2-k)) / 2i are the transforms of the even and odd
+    samples and w = exp(-2 pi i / n)."""
     p = _resized(p, n, axis)
-    re, im = fourier.transform((p.re, None), axis, False)
-    index = (slice(None),) * axis + (slice(0, n // 2 + 1),)
-    return _scaled(_Parts(re[index], im[index], p.dtype), _scale(norm, n, False))
+    if n % 2 or n < 4:
+        re, im = fourier.transform((p.re, None), axis, False)
+        index = (slice(None),) * axis + (slice(0, n // 2 + 1),)
+        return _scaled(_Parts(re[index], im[index], p.dtype), _scale(norm, n, False))
+    even, odd = _deinterleave(p.re, axis)
+    z = fourier.transform((even, odd), axis, False)
+    first = (slice(None),) * axis + (slice(0, 1),)
+    a, b = (_shape.concatenate([t, t[first]], axis) for t in z)  # Z_0 .. Z_(n/2)
+    c, d = (_shape.flip(t, axis) for t in (a, b))  # Z_(n/2 - k)
+    half = _arith(0.5, a.dtype)
+    e_re, e_im = _mul(_add(a, c), half), _mul(_sub(b, d), half)
+    o_re, o_im = _mul(_add(b, d), half), _mul(_sub(c, a), half)
+    wc, ws = _roots_along(n, n // 2 + 1, axis, p.re, inverse=False)
+    re = _add(e_re, _sub(_mul(wc, o_re), _mul(ws, o_im)))
+    im = _add(e_im, _add(_mul(wc, o_im), _mul(ws, o_re)))
+    return _scaled(_Parts(re, im, p.dtype), _scale(norm, n, False))
 
 
 def _c2r(p: _Parts, n: int, axis: int, norm: str) -> Tracer:
     """The real n-point inverse of the Hermitian spectrum whose first n // 2 + 1 terms
-    ``p`` holds (cropped or zero-padded to that), the rest conj(p[n - k])."""
+    ``p`` holds (cropped or zero-padded to that), the rest conj(p[n - k]); the imaginary
+    parts of the zero- and (even n) Nyquist-frequency terms are ignored. An even length
+    undoes ``_r2c``'s packing: Z_k = E_k + i O_k with E_k = (X_k + conj X_(n/2-k)) / 2,
+    O_k = (X_k - conj X_(n/2-k)) / (2 w^k), whose n/2-point inverse holds the even
+    samples in its real part and the odd ones in its imaginary part."""
     p = _resized(p, n // 2 + 1, axis)
-    mirrored = n - (n // 2 + 1)
-    if mirrored:
-        index = (slice(None),) * axis + (slice(1, mirrored + 1),)
-        tail_re = _shape.flip(p.re[index], axis)
-        tail_im = ew.ufunc("negative", _shape.flip(
-            (p.im if p.im is not None else _shape_zeros(p.re))[index], axis))
-        im = p.im if p.im is not None else _shape_zeros(p.re)
-        p = _Parts(_shape.concatenate([p.re, tail_re], axis),
-                   _shape.concatenate([im, tail_im], axis), p.dtype)
-    re, _ = fourier.transform((p.re, p.im), axis, True)
     factor = _scale(norm, n, True)
-    return re if factor is None else ew.ufunc("multiply", re, np.asarray(factor, re.dtype))
+    im = p.im if p.im is not None else _shape_zeros(p.re)
+    if n % 2 or n < 4:
+        mirrored = n - (n // 2 + 1)
+        re = p.re
+        if mirrored:
+            index = (slice(None),) * axis + (slice(1, mirrored + 1),)
+            re = _shape.concatenate([re, _shape.flip(re[index], axis)], axis)
+            im = _shape.concatenate([im, ew.ufunc("negative", _shape.flip(im[index], axis))],
+                                    axis)
+        out, _ = fourier.transform((re, im), axis, True)
+        return out if factor is None else _mul(out, _arith(factor, out.dtype))
+    ends = np.ones(n // 2 + 1)
+    ends[[0, -1]] = 0.0  # numpy ignores these imaginary parts
+    im = _mul(im, _along(ends, axis, im))
+    a, b = p.re, im
+    c, d = _shape.flip(a, axis), _shape.flip(b, axis)  # X_(n/2 - k)
+    e_re, e_im = _add(a, c), _sub(b, d)  # 2 E
+    f_re, f_im = _sub(a, c), _add(b, d)  # 2 w^k O
+    wc, ws = _roots_along(n, n // 2 + 1, axis, a, inverse=True)  # 1 / w^k
+    o_re, o_im = _sub(_mul(wc, f_re), _mul(ws, f_im)), _add(_mul(wc, f_im), _mul(ws, f_re))
+    lead = (slice(None),) * axis + (slice(0, n // 2),)
+    z_re, z_im = _sub(e_re, o_im)[lead], _add(e_im, o_re)[lead]  # 2 Z
+    even, odd = fourier.transform((z_re, z_im), axis, True)
+    out = _interleave(even, odd, axis)  # n x: the unnormalized n-point inverse
+    return out if factor is None else _mul(out, _arith(factor, out.dtype))
+
+
+def _deinterleave(x: Tracer, axis: int) -> tuple[Tracer, Tracer]:
+    """The even and odd samples of ``x`` along ``axis``."""
+    split = x.shape[:axis] + (x.shape[axis] // 2, 2) + x.shape[axis + 1:]
+    pairs = _shape.reshape(x, split)
+    pick = lambda k: pairs[(slice(None),) * (axis + 1) + (k,)]  # noqa: E731
+    return pick(0), pick(1)
+
+
+def _interleave(even: Tracer, odd: Tracer, axis: int) -> Tracer:
+    pairs = _shape.stack([even, odd], axis + 1)
+    shape = even.shape[:axis] + (2 * even.shape[axis],) + even.shape[axis + 1:]
+    return _shape.reshape(pairs, shape)
+
+
+def _roots_along(n: int, count: int, axis: int, like: Tracer, inverse: bool):
+    """cos and sin of -+2 pi k / n for k < count, as constants shaped to broadcast
+    along ``axis`` of ``like``."""
+    c, s = fourier.roots(count, n, 1.0 if inverse else -1.0)
+    return _along(c, axis, like), _along(s, axis, like)
+
+
+def _along(table: np.ndarray, axis: int, like: Tracer) -> Tracer:
+    shape = (len(table),) + (1,) * (like.ndim - axis - 1)
+    return as_tracer(table.astype(like.dtype).reshape(shape), "fft")
+
+
+def _arith(value: float, dtype) -> np.ndarray:
+    return np.asarray(value, dtype)
+
+
+def _mul(a, b):
+    return ew.ufunc("multiply", a, b)
+
+
+def _add(a, b):
+    return ew.ufunc("add", a, b)
+
+
+def _sub(a, b):
+    return ew.ufunc("subtract", a, b)
 
 
 # ---- numpy.fft ---------------------------------------------------------------------------

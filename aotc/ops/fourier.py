@@ -83,7 +83,7 @@ def _zeros_like(t: Tracer) -> Tracer:
     return zeros(t.shape, t.dtype)
 
 
-def _roots(count: int, period: int, sign: float) -> tuple[np.ndarray, np.ndarray]:
+def roots(count: int, period: int, sign: float) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin of sign 2 pi k / period for k in [0, count), exact at multiples of
     a quarter turn (so the DFT matrices of 2 and 4 points are exactly 0, +-1)."""
     k = np.arange(count, dtype=np.int64) % period
@@ -171,7 +171,7 @@ def _dft_columns(r: int, sign: float) -> tuple[list[np.ndarray], list[np.ndarray
 
 
 def _roots_at(index: np.ndarray, period: int, sign: float) -> tuple[np.ndarray, np.ndarray]:
-    c, s = _roots(period, period, sign)
+    c, s = roots(period, period, sign)
     return c[index], s[index]
 
 
