@@ -27,6 +27,8 @@ NAMESPACES = (
      "traced array runs", "numpy"),
     ("aotc.numpy.linalg", "numpy.linalg's functions; also what `np.linalg.<name>(x)` on a "
      "traced array runs", "numpy.linalg"),
+    ("aotc.numpy.fft", "numpy.fft's transforms, frequencies and shifts; also what "
+     "`np.fft.<name>(x)` on a traced array runs", "numpy.fft"),
     ("aotc.scipy.linalg", "scipy.linalg's triangular, Cholesky, LU, QR, symmetric eigen and "
      "singular value functions, for stacks of matrices as jax.scipy.linalg", "scipy.linalg"),
     ("aotc.lax", "structured control flow and lower-level ops, with jax.lax's names", "jax.lax"),
@@ -44,7 +46,8 @@ These functions run inside a function traced by `aotc.jit` or `aotc.export`, and
 (returning `aotc.runtime.Array`s) when called outside one. numpy's own
 functions work on traced arrays too: `np.tanh(x)`, `np.sum(x, axis=0)` or
 `np.linalg.norm(x)` is traced by the `aotc.numpy` function of the same name, so the
-`aotc.numpy` and `aotc.numpy.linalg` lists are also the numpy functions that trace. Any
+`aotc.numpy`, `aotc.numpy.linalg` and `aotc.numpy.fft` lists are also the numpy functions
+that trace. Any
 other numpy function raises `aotc.errors.UnsupportedOpError` naming it.
 `aotc.numpy.supported_functions()` returns the `aotc.numpy` list.
 """

@@ -122,6 +122,7 @@ _ROWS: list[Op] = [
     Op("iree_linalg_ext.scatter", "scatter", destination=2),
     *_rows("source", "tensor.empty tensor.splat", constant_like=True),
     Op("arith.constant", "source", constant_like=True),
+    Op("complex.constant", "source", constant_like=True),
     # ---- contractions ------------------------------------------------------------------
     *_rows("contraction", "linalg.matmul linalg.batch_matmul"),
     *_rows("contraction", " ".join(
@@ -162,6 +163,13 @@ _ROWS: list[Op] = [
     *_rows("scalar", "math.absf math.absi math.ceil math.copysign math.cosh math.erf "
                      "math.exp math.floor math.fma math.log math.roundeven "
                      "math.sqrt math.rsqrt math.trunc math.fpowi math.ipowi"),
+    # complex<f32>/complex<f64> scalars (ops/scalar_complex.py): IREE lowers them to
+    # arith/math on their parts
+    *_rows("scalar", "complex.add complex.sub complex.mul complex.div complex.neg "
+                     "complex.conj complex.re complex.im complex.create complex.abs "
+                     "complex.sign complex.sqrt complex.exp complex.expm1 complex.log "
+                     "complex.log1p complex.pow complex.sin complex.cos complex.tan "
+                     "complex.tanh complex.eq complex.neq"),
     # IREE's CPU code computes these poorly in float64 (aotc-expand-math replaces them).
     *_rows("scalar", "math.atanh math.log10 math.log1p math.log2 math.sinh math.tanh",
            cpu_expansion="f64"),

@@ -181,7 +181,7 @@ def _located_by_mlir(op) -> bool:
     parent = op.parent
     if parent.name.startswith("linalg.") and parent.name != "linalg.generic":
         return True
-    return op.name == "arith.constant" and parent.name == "func.func"
+    return op.name in ("arith.constant", "complex.constant") and parent.name == "func.func"
 
 
 def test_every_op_has_a_source_location(lowered):
@@ -221,7 +221,7 @@ def test_the_derived_sets_agree_with_their_rows():
     assert opset.VIEW_OPS <= opset.having("aliases_operand")
     assert opset.RESHAPE_OPS == opset.VIEW_OPS - {"tensor.extract_slice"}
     assert set(opset.OFFSETS_AT) == {"tensor.extract_slice", "tensor.insert_slice"}
-    assert opset.SCALAR_DIALECTS == {"arith", "math"}
+    assert opset.SCALAR_DIALECTS == {"arith", "math", "complex"}
     assert {"math.sin", "math.atan2"} <= opset.CPU_MISSING_F64
     assert "math.exp" not in opset.CPU_MISSING_F64
     for name in opset.WIDENED:

@@ -26,7 +26,7 @@ stage, so a transform along any axis needs no transpose.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
