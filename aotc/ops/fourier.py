@@ -35,6 +35,10 @@ from .._mlir import arith, dim_map, ir
 from ..constants import dense_constant
 from ..core import Tracer
 from ..lowering import add_work, empty, extract_slice, generic, parallel, reshape_value, wrap
+from . import elementwise as ew
+from .arguments import as_tracer
+from .creation import zeros
+from .rearrange import pad
 
 _LARGEST_RADIX = 13      # larger prime factors: Bluestein
 _TABLE_LIMIT = 4096      # twiddle entries per stage before the table is split in two
@@ -79,7 +83,6 @@ def _as_state(part: Optional[Tracer], shape) -> Optional[ir.Value]:
 
 
 def _zeros_like(t: Tracer) -> Tracer:
-    from .creation import zeros
     return zeros(t.shape, t.dtype)
 
 
@@ -136,13 +139,12 @@ def _stage(state, r: int, m: int, done: int, inner: int, dtype, inverse: bool):
             if np.any(cols_s[j1] != 0.0):
                 add(dense_constant(cols_s[j1].astype(dtype)), [k1], ("w", j1, 1))
     if m > 1:
-        for which, (count, scale, dim) in enumerate(_twiddle_tables(m, group, split, k1)):
+        for which, (count, scale, dim) in enumerate(_twiddle_tables(m, group, split)):
             index = (np.arange(r)[:, None] * np.arange(count)[None, :] * scale) % (r * m)
             tc, ts = _roots_at(index, r * m, sign)
             add(dense_constant(tc.astype(dtype)), [k1, dim], ("t", which, 0))
             add(dense_constant(ts.astype(dtype)), [k1, dim], ("t", which, 1))
-    out_shape = loop_shape
-    outs = [(empty(out_shape, dtype), dim_map(rank, list(range(rank)))) for _ in range(2)]
+    outs = [(empty(loop_shape, dtype), dim_map(rank, list(range(rank)))) for _ in range(2)]
 
     def body(*args):
         scalars = dict(zip(roles, args[:len(roles)]))
@@ -160,7 +162,7 @@ def _stage(state, r: int, m: int, done: int, inner: int, dtype, inverse: bool):
     results = generic(inputs, outs, parallel(rank), body)
     add_work(np.prod(loop_shape, dtype=np.float64) * (4 * r + 6))
     new_shape = (outer, m, r * done, inner)
-    return [reshape_value(v, out_shape, new_shape, dtype) for v in results]
+    return [reshape_value(v, loop_shape, new_shape, dtype) for v in results]
 
 
 def _dft_columns(r: int, sign: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -185,7 +187,7 @@ def _split_size(m: int) -> int:
     return best
 
 
-def _twiddle_tables(m: int, group: int, split: bool, k1: int):
+def _twiddle_tables(m: int, group: int, split: bool):
     """(entries, index scale, loop dim) of each twiddle table of a stage: one table over
     j2, or one over a (scaled by G) and one over b."""
     if not split:
@@ -258,7 +260,6 @@ def _bluestein(parts: Parts, axis: int, inverse: bool) -> tuple[Tracer, Tracer]:
     """X_k = c_k sum_j (x_j c_j) conj(c)_(k-j) with the chirp c_j = w^(j^2 / 2): the
     chirped input convolved with the conjugate chirp by transforms of M >= 2n - 1
     points, where jk = (j^2 + k^2 - (k - j)^2) / 2 turns the DFT into a convolution."""
-    from .rearrange import pad
     re, im = parts
     n, dtype = re.shape[axis], re.dtype
     big = bluestein_length(n)
@@ -289,13 +290,11 @@ def _bluestein(parts: Parts, axis: int, inverse: bool) -> tuple[Tracer, Tracer]:
 
 
 def _along(table: np.ndarray, dtype) -> Tracer:
-    from .arguments import as_tracer
     return as_tracer(np.ascontiguousarray(table).astype(dtype), "fft")
 
 
 def _cmul(x, w):
     """(x_re + i x_im)(w_re + i w_im) of broadcasting Tracers (x_im may be None)."""
-    from . import elementwise as ew
     xr, xi = x
     wr, wi = w
     mul, add, sub = (lambda a, b: ew.ufunc("multiply", a, b)), (
