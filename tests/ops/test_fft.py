@@ -48,14 +48,16 @@ def one_axis_family(m, z, x):
     return out
 
 
-# Radices 4, 2, 3, 5, 7, 11, 13 and their mixes, Bluestein (17, 97, 257 and 1009 prime,
-# 2 * 17 with a large factor), split twiddle tables (1024 in f64 below 4096 points, so
-# the 4096- and 6000-point cases), odd and even lengths for the real transforms.
-LENGTHS = [1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 16, 17, 30, 34, 60, 64, 97, 243, 257, 1000,
-           1009, 1024, 4096, 6000]
+# Every one-axis function at lengths that take each path: 1 (no stage), 2 and 3 (one
+# stage), 16 (radix 4), 17 (Bluestein), 60 (radices 4, 3, 5), 1000 (4, 2, 5, 5, 5; the
+# even real transforms' packing).
+FAMILY_LENGTHS = [1, 2, 3, 16, 17, 60, 1000]
+# fft alone at the other radices and their mixes, Bluestein's prime lengths (97, 1009,
+# and 34 = 2 x 17), split twiddle tables (4096 and 6000 points): one program.
+FFT_LENGTHS = [4, 5, 7, 8, 11, 12, 13, 30, 34, 97, 243, 1009, 4096, 6000]
 
 
-@pytest.mark.parametrize("n", LENGTHS)
+@pytest.mark.parametrize("n", FAMILY_LENGTHS)
 def test_one_axis_transforms_match_numpy(n):
     z, x = signal((3, n)), signal((3, n), np.float64)
     got = aotc.jit(lambda z, x: one_axis_family(anp, z, x))(z, x)
@@ -65,11 +67,23 @@ def test_one_axis_transforms_match_numpy(n):
         close(got[name], want[name])
 
 
-@pytest.mark.parametrize("n", [8, 60, 97, 4096])
-def test_float32_gives_complex64(n):
-    z, x = signal((2, n), np.complex64), signal((2, n), np.float32)
-    got = aotc.jit(lambda z, x: one_axis_family(anp, z, x))(z, x)
-    for name, want in one_axis_family(np, z, x).items():
+def test_fft_at_every_radix_and_prime_lengths():
+    signals = [signal((2, n)) for n in FFT_LENGTHS]
+    got = aotc.jit(lambda *zs: [anp.fft.fft(z) for z in zs])(*signals)
+    for z, g in zip(signals, got):
+        close(g, np.fft.fft(z))
+
+
+def test_float32_gives_complex64():
+    z, x = signal((2, 97), np.complex64), signal((2, 4096), np.float32)
+    short = signal((2, 60), np.float32)
+
+    def calls(m, z, x, short):
+        return {"fft": m.fft.fft(z), "ifft": m.fft.ifft(z), "rfft": m.fft.rfft(x),
+                "irfft": m.fft.irfft(z), "ihfft": m.fft.ihfft(short),
+                "hfft": m.fft.hfft(z[:, :31])}
+    got = aotc.jit(lambda *a: calls(anp, *a))(z, x, short)
+    for name, want in calls(np, z, x, short).items():
         close(got[name], want)
 
 
@@ -79,13 +93,13 @@ def test_lengths_axes_and_norms():
 
     def calls(m, z, x):
         out = {}
-        for norm in (None, "backward", "ortho", "forward"):
+        for norm in (None, "backward", "ortho", "forward"):  # each norm both ways
             out[f"fft {norm}"] = m.fft.fft(z, norm=norm)
-            out[f"ifft {norm}"] = m.fft.ifft(z, n=7, axis=0, norm=norm)
-            out[f"rfft {norm}"] = m.fft.rfft(x, n=13, axis=1, norm=norm)
             out[f"irfft {norm}"] = m.fft.irfft(z, n=9, axis=-2, norm=norm)
-            out[f"hfft {norm}"] = m.fft.hfft(z, n=12, norm=norm)
-            out[f"ihfft {norm}"] = m.fft.ihfft(x, n=5, axis=0, norm=norm)
+        out["ifft"] = m.fft.ifft(z, n=7, axis=0, norm="ortho")
+        out["rfft"] = m.fft.rfft(x, n=13, axis=1, norm="forward")
+        out["hfft"] = m.fft.hfft(z, n=12, norm="ortho")
+        out["ihfft"] = m.fft.ihfft(x, n=5, axis=0, norm="forward")
         out["crop"] = m.fft.fft(z, n=3, axis=1)
         out["pad"] = m.fft.fft(x, n=17)
         return out
