@@ -112,6 +112,36 @@ def numpy_ops(ops: dict, *args) -> tuple[dict, dict]:
     return results, rejected
 
 
+# The dtypes a per-dtype test runs only ``in_own_dtype``'s ops for.
+NARROW_DTYPES = ("bool", "int8", "int16", "uint8", "float16")
+
+
+def ops_for(ops: dict, dtype, *args) -> dict:
+    """``ops`` for a full dtype; for a narrow one (NARROW_DTYPES), ``in_own_dtype``'s."""
+    return in_own_dtype(ops, dtype, *args) if str(dtype) in NARROW_DTYPES else ops
+
+
+def in_own_dtype(ops: dict, dtype, *args) -> dict:
+    """The ops of which some numpy result has ``dtype``: the others convert their input
+    to another dtype first (float64, int64) and then compute as for every input of their
+    kind, which a run with a full dtype (int32, float32, float64) checks; a test's
+    narrow dtypes (float16, uint8, bool) need only these. Ops numpy rejects stay (their
+    rejection is checked)."""
+    want = np.dtype(dtype)
+    kept = {}
+    for name, op in ops.items():
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = op(np, *args)
+        except (TypeError, ValueError, OverflowError):
+            kept[name] = op
+            continue
+        if any(np.asarray(v).dtype == want for v in _entries(name, value).values()):
+            kept[name] = op
+    return kept
+
+
 def traced_ops(ops: dict):
     """A function computing ``ops`` with aotc.numpy, returning a dict of their results."""
 

@@ -12,7 +12,7 @@ import pytest
 import aotc
 import aotc.numpy as anp
 
-from .conftest import DTYPES, compare_ops, jit_call, param_dtypes, raises_match, sample
+from .conftest import DTYPES, compare_ops, jit_call, ops_for, param_dtypes, raises_match, sample
 
 SHAPES = [(), (0,), (1,), (7,), (3, 4), (2, 0, 3)]
 
@@ -48,7 +48,8 @@ CUMULATIVE = {
 def test_cumulative(dtype):
     # Small values so products stay finite in float16 (overflow would not be compared).
     arrays = [sample(dtype, shape, seed=70 + i, low=-2, high=2) for i, shape in enumerate(SHAPES)]
-    compare_ops(CUMULATIVE, *arrays, kinds="accumulate", where=f"cumulative {dtype}")
+    compare_ops(ops_for(CUMULATIVE, dtype, *arrays), *arrays, kinds="accumulate",
+                where=f"cumulative {dtype}")
 
 
 def test_cumulative_large_float32_matches_numpy_order():

@@ -3,7 +3,9 @@ histograms (histograms.py) and covariances (covariance.py) against numpy, their 
 against a Python loop, and their errors.
 
 One compiled function per dtype holds every op (conftest.compare_ops) over the same few
-inputs: a (4, 6) and a (7,) array, a short kernel, 3- and 2-vectors, sample points.
+inputs: a (4, 6) and a (7,) array, a short kernel, 3- and 2-vectors, sample points. The
+narrow dtypes (float16, uint8, bool) run the ops that compute in their own dtype
+(conftest.ops_for); the rest convert them first, as int32's run checks.
 Tolerances: conftest's "accumulate" ones (float16 1e-2, float32 1e-5, float64 1e-12),
 as sums may be ordered differently.
 """
@@ -19,7 +21,8 @@ import aotc
 import aotc.numpy as anp
 from aotc.errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 
-from .conftest import assert_same, compare_ops, jit_call, param_dtypes, raises_match, sample
+from .conftest import (assert_same, compare_ops, jit_call, ops_for, param_dtypes,
+                       raises_match, sample)
 
 DTYPES = ["float16", "float32", "float64", "int32", "uint8", "bool"]
 
@@ -122,11 +125,11 @@ OPS = {
 
 @param_dtypes(DTYPES)
 def test_numerics_match_numpy(dtype):
-    ops = OPS
+    ops = ops_for(OPS, dtype, *inputs(dtype).values())
     if dtype == "bool":
         # numpy's gradient subtracts bools (a TypeError) except with coordinates, where it
         # casts float differences back to bool; aotc refuses bool gradients alike.
-        ops = {n: op for n, op in OPS.items() if not n.startswith("gradient(")}
+        ops = {n: op for n, op in ops.items() if not n.startswith("gradient(")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # numpy's cross of 2-vectors
         compare_ops(ops, *inputs(dtype).values(), kinds="accumulate", where=dtype)
