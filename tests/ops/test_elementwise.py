@@ -17,6 +17,7 @@ from .conftest import (
     compare_ops,
     cross,
     jit_call,
+    ops_for,
     param_dtypes,
     raises_match,
     sample,
@@ -102,7 +103,7 @@ def unary_ops(dtype: str) -> dict:
 @pytest.mark.parametrize("shape", UNARY_SHAPES, ids=shape_id)
 def test_unary(dtype, shape):
     x = sample(dtype, shape, seed=1)
-    compare_ops(unary_ops(dtype), x, where=f"unary {dtype}{list(shape)}")
+    compare_ops(ops_for(unary_ops(dtype), dtype, x), x, where=f"unary {dtype}{list(shape)}")
 
 
 @param_dtypes(["float32", "int32", "bool"])
@@ -146,7 +147,7 @@ def test_binary_special_pairs(dtype):
     """Every pair of the dtype's special values (NaN, +-inf, +-0, extremes, -1, ...):
     division by zero, INT_MIN // -1, NaN comparisons, shifts past the width."""
     x, y = cross(dtype)
-    compare_ops({**BINARY, **OPERATORS}, x, y, where=f"binary {dtype}")
+    compare_ops(ops_for({**BINARY, **OPERATORS}, dtype, x, y), x, y, where=f"binary {dtype}")
 
 
 BROADCAST_PAIRS = [
