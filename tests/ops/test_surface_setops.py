@@ -14,7 +14,7 @@ import aotc
 import aotc.numpy as anp
 from aotc.errors import TracingError
 
-from .conftest import assert_same, jit_call, param_dtypes, raises_match
+from .conftest import assert_same, jit_call, raises_match
 
 DTYPES = ["float32", "int32", "bool"]
 A = np.array([[3, 1, 3], [2, 1, 5]])
@@ -28,22 +28,22 @@ def _as_numpy(w, k: int):
     return w.astype(np.int64) if k > 0 and w.dtype == np.int32 else w
 
 
-def ops(m, a, b, padded: int):
-    n_unique = len(np.unique(np.asarray(A)))
-    return {
-        "unique": m.unique(a, size=padded),
-        "unique(all flags)": m.unique(a, True, True, True, size=padded),
-        "unique(exact size)": m.unique(a, size=n_unique),
-        "unique(short)": m.unique(a, return_counts=True, size=2),
-        "unique_all": tuple(m.unique_all(a, size=padded)),
-        "unique_counts": tuple(m.unique_counts(a, size=padded)),
-        "unique_inverse": tuple(m.unique_inverse(a, size=padded)),
-        "unique_values": m.unique_values(a, size=padded, fill_value=a[0, 0]),
-        "union1d": m.union1d(a, b, size=padded),
-        "intersect1d": m.intersect1d(a, b, size=3),
-        "setdiff1d": m.setdiff1d(a, b, size=3),
-        "setxor1d": m.setxor1d(a, b, size=5, fill_value=b[1]),
-    }
+N_UNIQUE = len(np.unique(A))
+OPS = {
+    "unique": lambda m, a, b, padded: m.unique(a, size=padded),
+    "unique(all flags)": lambda m, a, b, padded: m.unique(a, True, True, True, size=padded),
+    "unique(exact size)": lambda m, a, b, padded: m.unique(a, size=N_UNIQUE),
+    "unique(short)": lambda m, a, b, padded: m.unique(a, return_counts=True, size=2),
+    "unique_all": lambda m, a, b, padded: tuple(m.unique_all(a, size=padded)),
+    "unique_counts": lambda m, a, b, padded: tuple(m.unique_counts(a, size=padded)),
+    "unique_inverse": lambda m, a, b, padded: tuple(m.unique_inverse(a, size=padded)),
+    "unique_values": lambda m, a, b, padded: m.unique_values(a, size=padded,
+                                                             fill_value=a[0, 0]),
+    "union1d": lambda m, a, b, padded: m.union1d(a, b, size=padded),
+    "intersect1d": lambda m, a, b, padded: m.intersect1d(a, b, size=3),
+    "setdiff1d": lambda m, a, b, padded: m.setdiff1d(a, b, size=3),
+    "setxor1d": lambda m, a, b, padded: m.setxor1d(a, b, size=5, fill_value=b[1]),
+}
 
 
 # Each op compiles on its own (below), at ~2.5 s apiece: float32 runs every op; the other
@@ -56,17 +56,24 @@ BY_DTYPE = {
 }
 
 
-@param_dtypes(DTYPES)
-def test_traced_sets_match_jax(dtype):
+def _traced_cases():
+    """(dtype, op name) pairs: each a test of its own, so the compiles spread over the
+    workers."""
+    for dtype in DTYPES:
+        for name in BY_DTYPE[dtype] or OPS:
+            yield pytest.param(dtype, name, id=f"{dtype}-{name}")
+
+
+@pytest.mark.parametrize("dtype, name", _traced_cases())
+def test_traced_sets_match_jax(dtype, name):
     # one compile per op: IREE 3.13 takes minutes to compile several of these sort +
     # scatter pipelines in one function (measured: three unique calls time out at 60 s,
     # each alone compiles in 3 s)
     a, b = A.astype(dtype), B.astype(dtype) if dtype != "bool" else (B > 2)
-    want = ops(jnp, a, b, 7)
-    for name in BY_DTYPE[dtype] or want:
-        got = jit_call(lambda a, b, name=name: ops(anp, a, b, 7)[name], a, b)
-        for k, (g, w) in enumerate(zip(*(_flat(v) for v in (got, want[name])))):
-            assert_same(g, _as_numpy(w, k), name=f"{name}[{k}]")
+    want = OPS[name](jnp, a, b, 7)
+    got = jit_call(lambda a, b: OPS[name](anp, a, b, 7), a, b)
+    for k, (g, w) in enumerate(zip(*(_flat(v) for v in (got, want)))):
+        assert_same(g, _as_numpy(w, k), name=f"{name}[{k}]")
 
 
 def _flat(v):
