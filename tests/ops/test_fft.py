@@ -108,6 +108,16 @@ def test_lengths_axes_and_norms():
         close(got[name], want)
 
 
+def test_long_transforms_along_leading_axes():
+    """Split twiddle tables (past 4096 entries) with trailing axes riding along."""
+    z, x = signal((8192, 3)), signal((2, 6000, 2), np.float64)
+    got = aotc.jit(lambda z, x: (anp.fft.fft(z, axis=0), anp.fft.rfft(x, axis=1),
+                                 anp.fft.ifft(x, axis=1)))(z, x)
+    for g, w in zip(got, (np.fft.fft(z, axis=0), np.fft.rfft(x, axis=1),
+                          np.fft.ifft(x, axis=1))):
+        close(g, w)
+
+
 def test_several_axes():
     z = signal((3, 5, 8))
     x = signal((3, 5, 8), np.float64)
