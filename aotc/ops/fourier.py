@@ -9,6 +9,8 @@ bit-reversal or transpose pass is needed. Digit k1 of the output index is an ite
 dimension of the stage; each of the r inputs is a slice of the data (so indexing maps stay
 projected permutations, which every IREE backend handles), and the DFT matrix's entries
 are constants read by k1 (entries known to be 1 or real skip their multiplications).
+Rows j and r - j of the DFT matrix are conjugate, so each pair costs one real
+multiply-add per part and row: c (x_j + x_(r-j)) + i s (x_j - x_(r-j)).
 
 The data is carried as separate real and imaginary float tensors: a complex multiply of
 known-finite twiddles is 4 multiplies and 2 adds, where the ``complex`` dialect's is the
@@ -134,7 +136,8 @@ def _stage(state, r: int, m: int, done: int, inner: int, dtype, inverse: bool):
     for j1 in range(r):
         add(column(re, j1), data_dims, ("x", j1, 0))
         add(column(im, j1), data_dims, ("x", j1, 1))
-        if not np.all(cols_c[j1] == 1.0) or np.any(cols_s[j1] != 0.0):
+        # Row r - j1 is row j1 conjugated: the body pairs them and reads only row j1's.
+        if j1 <= r - j1 and (not np.all(cols_c[j1] == 1.0) or np.any(cols_s[j1] != 0.0)):
             add(dense_constant(cols_c[j1].astype(dtype)), [k1], ("w", j1, 0))
             if np.any(cols_s[j1] != 0.0):
                 add(dense_constant(cols_s[j1].astype(dtype)), [k1], ("w", j1, 1))
@@ -148,19 +151,27 @@ def _stage(state, r: int, m: int, done: int, inner: int, dtype, inverse: bool):
 
     def body(*args):
         scalars = dict(zip(roles, args[:len(roles)]))
-        total = None
-        for j1 in range(r):
-            x = (scalars.get(("x", j1, 0)), scalars.get(("x", j1, 1)))
-            w = (scalars.get(("w", j1, 0)), scalars.get(("w", j1, 1)))
-            term = _times(x, w)
-            total = term if total is None else _plus(total, term)
+        x = [(scalars.get(("x", j, 0)), scalars.get(("x", j, 1))) for j in range(r)]
+        total = x[0]
+        for j in range(1, r // 2 + 1):
+            c, s = scalars.get(("w", j, 0)), scalars.get(("w", j, 1))
+            if j == r - j:  # the middle row of an even radix: (-1)^k1, real
+                total = _plus(total, _times(x[j], (c, None)))
+                continue
+            # w_j x_j + conj(w_j) x_(r-j) = c (x_j + x_(r-j)) + i s (x_j - x_(r-j))
+            both, apart = _plus(x[j], x[r - j]), _minus(x[j], x[r - j])
+            term = _times(both, (c, None))
+            if s is not None:
+                term = _plus(term, (arith.NegFOp(_mul(apart[1], s)).result
+                                    if apart[1] is not None else None, _mul(apart[0], s)))
+            total = _plus(total, term)
         for which in (0, 1):
             if ("t", which, 0) in scalars:
                 total = _times(total, (scalars[("t", which, 0)], scalars[("t", which, 1)]))
         return [_or_zero(v, dtype) for v in total]
 
     results = generic(inputs, outs, parallel(rank), body)
-    add_work(np.prod(loop_shape, dtype=np.float64) * (4 * r + 6))
+    add_work(np.prod(loop_shape, dtype=np.float64) * (3 * r + 6))
     new_shape = (outer, m, r * done, inner)
     return [reshape_value(v, loop_shape, new_shape, dtype) for v in results]
 
@@ -211,6 +222,10 @@ def _times(x, w):
 
 def _plus(a, b):
     return _add(a[0], b[0]), _add(a[1], b[1])
+
+
+def _minus(a, b):
+    return _sub(a[0], b[0]), _sub(a[1], b[1])
 
 
 def _mul(a, b):
