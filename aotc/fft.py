@@ -19,11 +19,13 @@ import numpy as np
 from . import dtypes, x64
 from ._mlir import complex_dialect as cx
 from .core import Tracer, make_public
-from .errors import TracingError, UnsupportedOpError
+from .errors import TracingError
 from .ops import complex_parts, fourier, shape as _shape
 from .ops import elementwise as ew
 from .ops.arguments import as_tracer, normalize_axis
+from .ops.creation import zeros_like
 from .ops.rearrange import pad, roll
+from .ops.statistics import _no_out
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
            "irfft2", "fftn", "ifftn", "rfftn", "irfftn", "fftfreq", "rfftfreq", "fftshift",
@@ -50,16 +52,11 @@ class _Parts:
         return _Parts(fn(self.re), None if self.im is None else fn(self.im), self.dtype)
 
     def complex(self) -> Tracer:
-        im = self.im if self.im is not None else _shape_zeros(self.re)
+        im = self.im if self.im is not None else zeros_like(self.re)
         out = np.dtype(self.dtype)
         return ew.elementwise([self.re, im], [self.re.dtype, im.dtype], out,
                               lambda a, b: cx.CreateOp(dtypes.mlir_type(out), a, b).result,
                               "fft")
-
-
-def _shape_zeros(t: Tracer) -> Tracer:
-    from .ops.creation import zeros
-    return zeros(t.shape, t.dtype)
 
 
 def _complex_dtype(part: np.dtype) -> np.dtype:
@@ -110,9 +107,11 @@ def _scale(norm: str, n: int, inverse: bool) -> Optional[float]:
 
 
 def _scaled(p: _Parts, factor: Optional[float]) -> _Parts:
-    if factor is None:
-        return p
-    return p.map(lambda t: ew.ufunc("multiply", t, np.asarray(factor, t.dtype)))
+    return p if factor is None else p.map(lambda t: _times_factor(t, factor))
+
+
+def _times_factor(t: Tracer, factor: Optional[float]) -> Tracer:
+    return t if factor is None else t * np.asarray(factor, t.dtype)
 
 
 def _resized(p: _Parts, n: int, axis: int) -> _Parts:
@@ -133,11 +132,6 @@ def _axis(a: Tracer, axis, where: str) -> int:
         raise TracingError(f"{where}: the input must have at least one axis, got a 0-d "
                            f"array")
     return normalize_axis(axis, a.ndim, f"{where} axis")
-
-
-def _no_out(out, where: str) -> None:
-    if out is not None:
-        raise UnsupportedOpError(f"{where}: out= is not supported; use the returned array")
 
 
 # ---- one axis ----------------------------------------------------------------------------
@@ -166,12 +160,9 @@ def _r2c(p: _Parts, n: int, axis: int, norm: str) -> _Parts:
     first = (slice(None),) * axis + (slice(0, 1),)
     a, b = (_shape.concatenate([t, t[first]], axis) for t in z)  # Z_0 .. Z_(n/2)
     c, d = (_shape.flip(t, axis) for t in (a, b))  # Z_(n/2 - k)
-    half = _arith(0.5, a.dtype)
-    e_re, e_im = _mul(_add(a, c), half), _mul(_sub(b, d), half)
-    o_re, o_im = _mul(_add(b, d), half), _mul(_sub(c, a), half)
-    wc, ws = _roots_along(n, n // 2 + 1, axis, p.re, inverse=False)
-    re = _add(e_re, _sub(_mul(wc, o_re), _mul(ws, o_im)))
-    im = _add(e_im, _add(_mul(wc, o_im), _mul(ws, o_re)))
+    half = np.asarray(0.5, a.dtype)
+    odd_part = fourier.cmul(((b + d) * half, (c - a) * half), _roots_along(n, axis, a, False))
+    re, im = (a + c) * half + odd_part[0], (b - d) * half + odd_part[1]
     return _scaled(_Parts(re, im, p.dtype), _scale(norm, n, False))
 
 
@@ -184,31 +175,25 @@ def _c2r(p: _Parts, n: int, axis: int, norm: str) -> Tracer:
     samples in its real part and the odd ones in its imaginary part."""
     p = _resized(p, n // 2 + 1, axis)
     factor = _scale(norm, n, True)
-    im = p.im if p.im is not None else _shape_zeros(p.re)
+    im = p.im if p.im is not None else zeros_like(p.re)
     if n % 2 or n < 4:
         mirrored = n - (n // 2 + 1)
         re = p.re
         if mirrored:
             index = (slice(None),) * axis + (slice(1, mirrored + 1),)
             re = _shape.concatenate([re, _shape.flip(re[index], axis)], axis)
-            im = _shape.concatenate([im, ew.ufunc("negative", _shape.flip(im[index], axis))],
-                                    axis)
+            im = _shape.concatenate([im, -_shape.flip(im[index], axis)], axis)
         out, _ = fourier.transform((re, im), axis, True)
-        return out if factor is None else _mul(out, _arith(factor, out.dtype))
+        return _times_factor(out, factor)
     ends = np.ones(n // 2 + 1)
     ends[[0, -1]] = 0.0  # numpy ignores these imaginary parts
-    im = _mul(im, _along(ends, axis, im))
-    a, b = p.re, im
+    a, b = p.re, im * fourier.table_along(ends, axis, im)
     c, d = _shape.flip(a, axis), _shape.flip(b, axis)  # X_(n/2 - k)
-    e_re, e_im = _add(a, c), _sub(b, d)  # 2 E
-    f_re, f_im = _sub(a, c), _add(b, d)  # 2 w^k O
-    wc, ws = _roots_along(n, n // 2 + 1, axis, a, inverse=True)  # 1 / w^k
-    o_re, o_im = _sub(_mul(wc, f_re), _mul(ws, f_im)), _add(_mul(wc, f_im), _mul(ws, f_re))
+    o_re, o_im = fourier.cmul((a - c, b + d), _roots_along(n, axis, a, True))  # 2 O
     lead = (slice(None),) * axis + (slice(0, n // 2),)
-    z_re, z_im = _sub(e_re, o_im)[lead], _add(e_im, o_re)[lead]  # 2 Z
+    z_re, z_im = ((a + c) - o_im)[lead], ((b - d) + o_re)[lead]  # 2 Z = 2 E + 2 i O
     even, odd = fourier.transform((z_re, z_im), axis, True)
-    out = _interleave(even, odd, axis)  # n x: the unnormalized n-point inverse
-    return out if factor is None else _mul(out, _arith(factor, out.dtype))
+    return _times_factor(_interleave(even, odd, axis), factor)  # n x: the n-point inverse
 
 
 def _deinterleave(x: Tracer, axis: int) -> tuple[Tracer, Tracer]:
@@ -225,32 +210,11 @@ def _interleave(even: Tracer, odd: Tracer, axis: int) -> Tracer:
     return _shape.reshape(pairs, shape)
 
 
-def _roots_along(n: int, count: int, axis: int, like: Tracer, inverse: bool):
-    """cos and sin of -+2 pi k / n for k < count, as constants shaped to broadcast
+def _roots_along(n: int, axis: int, like: Tracer, inverse: bool):
+    """cos and sin of -+2 pi k / n for k <= n / 2, as constants shaped to broadcast
     along ``axis`` of ``like``."""
-    c, s = fourier.roots(count, n, 1.0 if inverse else -1.0)
-    return _along(c, axis, like), _along(s, axis, like)
-
-
-def _along(table: np.ndarray, axis: int, like: Tracer) -> Tracer:
-    shape = (len(table),) + (1,) * (like.ndim - axis - 1)
-    return as_tracer(table.astype(like.dtype).reshape(shape), "fft")
-
-
-def _arith(value: float, dtype) -> np.ndarray:
-    return np.asarray(value, dtype)
-
-
-def _mul(a, b):
-    return ew.ufunc("multiply", a, b)
-
-
-def _add(a, b):
-    return ew.ufunc("add", a, b)
-
-
-def _sub(a, b):
-    return ew.ufunc("subtract", a, b)
+    c, s = fourier.roots(n // 2 + 1, n, 1.0 if inverse else -1.0)
+    return fourier.table_along(c, axis, like), fourier.table_along(s, axis, like)
 
 
 # ---- numpy.fft ---------------------------------------------------------------------------
@@ -298,7 +262,7 @@ def hfft(a, n=None, axis=-1, norm=None, out=None) -> Tracer:
     p = _parts(a, "fft.hfft")
     ax = _axis(p.re, axis, "fft.hfft")
     n = _length(n, 2 * (p.shape[ax] - 1), "fft.hfft")
-    conj = _Parts(p.re, None if p.im is None else ew.ufunc("negative", p.im), p.dtype)
+    conj = _Parts(p.re, None if p.im is None else -p.im, p.dtype)
     return _c2r(conj, n, ax, _SWAPPED[_check_norm(norm)])
 
 
@@ -310,7 +274,7 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None) -> Tracer:
     ax = _axis(p.re, axis, "fft.ihfft")
     n = _length(n, p.shape[ax], "fft.ihfft")
     half = _r2c(p, n, ax, _SWAPPED[_check_norm(norm)])
-    return _Parts(half.re, ew.ufunc("negative", half.im), half.dtype).complex()
+    return _Parts(half.re, -half.im, half.dtype).complex()
 
 
 # ---- several axes ------------------------------------------------------------------------

@@ -135,6 +135,22 @@ def main(argv=None) -> int:
     return 0
 
 
+def library_workload(name: str, workloads: dict, libraries: dict) -> run.Workload:
+    """Workload ``name`` of a table ``{name: (fn, inputs, calls)}`` whose ``fn(lib,
+    *args)`` is written once over a library namespace: ``libraries["aotc"]``, ``["numpy"]``
+    and ``["jax"]`` (None without JAX) are what it runs on."""
+    fn, inputs, calls = workloads[name]
+
+    def bound(library):
+        return lambda *args: fn(libraries[library], *args)
+
+    def make():
+        fj = run.jax.jit(bound("jax")) if run.jax else None
+        return aotc.jit(bound("aotc")), bound("numpy"), fj, inputs()
+
+    return run.Workload(name, fn.__name__, make, calls)
+
+
 def workload_main(doc: str, names, workload, out_name: str, argv=None) -> int:
     """The command line of a benchmark of named workloads: ``--only``, ``--repeats``,
     ``--out`` (default ``results/<out_name>``), then ``report``."""

@@ -25,9 +25,8 @@ import scipy.linalg
 
 sys.path.insert(0, str(Path(__file__).parent))
 import run  # noqa: E402  (the timing of benchmarks/run.py)
-from float64_math import workload_main  # noqa: E402  (the same JSON, bar chart and table)
+from float64_math import library_workload, workload_main  # noqa: E402  (shared table and chart)
 
-import aotc  # noqa: E402
 import aotc.numpy as anp  # noqa: E402
 import aotc.scipy.linalg as aotc_scipy_linalg  # noqa: E402
 
@@ -124,16 +123,7 @@ for _n in CALLS:
 
 
 def workload(name: str) -> run.Workload:
-    fn, inputs, calls = WORKLOADS[name]
-
-    def bound(library):
-        return lambda *args: fn(LIBRARIES[library], *args)
-
-    def make():
-        fj = run.jax.jit(bound("jax")) if run.jax else None
-        return aotc.jit(bound("aotc")), bound("numpy"), fj, inputs()
-
-    return run.Workload(name, fn.__name__, make, calls)
+    return library_workload(name, WORKLOADS, LIBRARIES)
 
 
 def main(argv=None) -> int:

@@ -37,9 +37,8 @@ from .._mlir import arith, dim_map, ir
 from ..constants import dense_constant
 from ..core import Tracer
 from ..lowering import add_work, empty, extract_slice, generic, parallel, reshape_value, wrap
-from . import elementwise as ew
 from .arguments import as_tracer
-from .creation import zeros
+from .creation import zeros_like
 from .rearrange import pad
 
 _LARGEST_RADIX = 13      # larger prime factors: Bluestein
@@ -65,7 +64,7 @@ def transform(parts: Parts, axis: int, inverse: bool) -> tuple[Tracer, Tracer]:
     re, im = parts
     n = re.shape[axis]
     if n <= 1:
-        return re, im if im is not None else _zeros_like(re)
+        return re, im if im is not None else zeros_like(re)
     if factors(n) is None:
         return _bluestein(parts, axis, inverse)
     shape = re.shape
@@ -82,10 +81,6 @@ def transform(parts: Parts, axis: int, inverse: bool) -> tuple[Tracer, Tracer]:
 
 def _as_state(part: Optional[Tracer], shape) -> Optional[ir.Value]:
     return None if part is None else reshape_value(part.value, part.shape, shape, part.dtype)
-
-
-def _zeros_like(t: Tracer) -> Tracer:
-    return zeros(t.shape, t.dtype)
 
 
 def roots(count: int, period: int, sign: float) -> tuple[np.ndarray, np.ndarray]:
@@ -281,9 +276,8 @@ def _bluestein(parts: Parts, axis: int, inverse: bool) -> tuple[Tracer, Tracer]:
     sign = 1.0 if inverse else -1.0
     squares = (np.arange(n, dtype=np.int64) ** 2) % (2 * n)  # exact: j^2 mod 2n
     chirp_c, chirp_s = _roots_at(squares, 2 * n, sign)
-    trailing = (1,) * (re.ndim - axis - 1)
-    chirp = tuple(_along(t.reshape((n,) + trailing), dtype) for t in (chirp_c, chirp_s))
-    a = _cmul((re, im), chirp)
+    chirp = tuple(table_along(t, axis, re) for t in (chirp_c, chirp_s))
+    a = cmul((re, im), chirp)
     widths = [(0, 0)] * re.ndim
     widths[axis] = (0, big - n)
     a = transform(tuple(pad(t, widths) for t in a), axis, False)
@@ -292,28 +286,32 @@ def _bluestein(parts: Parts, axis: int, inverse: bool) -> tuple[Tracer, Tracer]:
     kernel[big - n + 1:] = (chirp_c - 1j * chirp_s)[1:][::-1]
     if big <= _PRECOMPUTED_LIMIT:
         spectrum = np.fft.fft(kernel)
-        k = tuple(_along(t.reshape((big,) + trailing), dtype)
-                  for t in (spectrum.real, spectrum.imag))
+        k = tuple(table_along(t, axis, re) for t in (spectrum.real, spectrum.imag))
     else:
-        kr, ki = (_along(t.reshape((big,) + trailing), dtype)
-                  for t in (kernel.real, kernel.imag))
-        k = transform((kr, ki), 0, False)
-    product = transform(_cmul(a, k), axis, True)
+        trailing = re.ndim - axis - 1
+        k = transform(tuple(_column(t, trailing, dtype) for t in (kernel.real, kernel.imag)),
+                      0, False)
+    product = transform(cmul(a, k), axis, True)
     index = (slice(None),) * axis + (slice(0, n),)
-    scaled = tuple(_along(t.reshape((n,) + trailing) / big, dtype) for t in (chirp_c, chirp_s))
-    return _cmul((product[0][index], product[1][index]), scaled)
+    scaled = tuple(table_along(t / big, axis, re) for t in (chirp_c, chirp_s))
+    return cmul((product[0][index], product[1][index]), scaled)
 
 
-def _along(table: np.ndarray, dtype) -> Tracer:
-    return as_tracer(np.ascontiguousarray(table).astype(dtype), "fft")
+def table_along(table: np.ndarray, axis: int, like: Tracer) -> Tracer:
+    """A 1-d constant ``table`` in ``like``'s dtype, shaped to broadcast along ``axis`` of
+    ``like`` (the axes after it have size 1)."""
+    return _column(table, like.ndim - axis - 1, like.dtype)
 
 
-def _cmul(x, w):
+def _column(table: np.ndarray, trailing: int, dtype) -> Tracer:
+    shape = (len(table),) + (1,) * trailing
+    return as_tracer(np.ascontiguousarray(table, dtype).reshape(shape), "fft")
+
+
+def cmul(x, w):
     """(x_re + i x_im)(w_re + i w_im) of broadcasting Tracers (x_im may be None)."""
     xr, xi = x
     wr, wi = w
-    mul, add, sub = (lambda a, b: ew.ufunc("multiply", a, b)), (
-        lambda a, b: ew.ufunc("add", a, b)), (lambda a, b: ew.ufunc("subtract", a, b))
     if xi is None:
-        return mul(xr, wr), mul(xr, wi)
-    return sub(mul(xr, wr), mul(xi, wi)), add(mul(xr, wi), mul(xi, wr))
+        return xr * wr, xr * wi
+    return xr * wr - xi * wi, xr * wi + xi * wr

@@ -127,19 +127,12 @@ def in_own_dtype(ops: dict, dtype, *args) -> dict:
     kind, which a run with a full dtype (int32, float32, float64) checks; a test's
     narrow dtypes (float16, uint8, bool) need only these. Ops numpy rejects stay (their
     rejection is checked)."""
-    want = np.dtype(dtype)
-    kept = {}
-    for name, op in ops.items():
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                value = op(np, *args)
-        except (TypeError, ValueError, OverflowError):
-            kept[name] = op
-            continue
-        if any(np.asarray(v).dtype == want for v in _entries(name, value).values()):
-            kept[name] = op
-    return kept
+    results, rejected = numpy_ops(ops, *args)
+
+    def computes_in_dtype(name: str) -> bool:  # its entries: name, or name[0], name[1], ...
+        return any(v.dtype == np.dtype(dtype) for k, v in results.items()
+                   if k == name or (k.startswith(f"{name}[") and k[len(name) + 1:-1].isdigit()))
+    return {name: op for name, op in ops.items() if name in rejected or computes_in_dtype(name)}
 
 
 def traced_ops(ops: dict):
