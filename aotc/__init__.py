@@ -22,6 +22,9 @@ __version__ = "0.1.0"
 _LAZY = {
     "jit": ("aotc.api", "jit"),
     "vmap": ("aotc.vmapping", "vmap"),
+    **{name: ("aotc.autodiff", name) for name in (
+        "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
+        "float0")},
     "Lowered": ("aotc.api", "Lowered"),
     "Compiled": ("aotc.api", "Compiled"),
     "export": ("aotc.export", "export"),

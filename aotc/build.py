@@ -13,6 +13,7 @@ from ._mlir import ir
 from .core import Trace, trace_function
 from .errors import CompileError, UnsupportedOpError
 from .passes import (
+    DropStopGradients,
     CLEANUP,
     REGISTRY,
     CheckDtypes,
@@ -133,7 +134,7 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
         # IREE workarounds first: loops of zero trips, constant bools under reductions.
         folds = [FoldEmptyLoops(), FoldSelfComparisons(), ShieldConstantBools()]
-        run_pipeline(module, list(CLEANUP) + folds + rewrites + [SeparateReturnedUpdates()]
+        run_pipeline(module, [DropStopGradients()] + list(CLEANUP) + folds + rewrites + [SeparateReturnedUpdates()]
                      + merging + checks)
     except PassError as e:
         raise CompileError(str(e)) from e

@@ -11,6 +11,7 @@ of its own and is registered by name in ``REGISTRY`` for ``aotc-opt`` and lit te
 from __future__ import annotations
 
 from .base import ModulePass, PassError, REGISTRY, register
+from .autodiff import DropStopGradients, Vjp
 from .batching import Batch
 from .check_dtypes import CheckDtypes
 from .donation import Donate, pair_donations
@@ -31,5 +32,5 @@ __all__ = [
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSelfComparisons",
     "ShieldConstantBools", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
-    "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math",
+    "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "DropStopGradients",
 ]

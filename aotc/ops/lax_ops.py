@@ -17,7 +17,7 @@ import string
 import numpy as np
 
 from .. import dtypes
-from ..core import Tracer
+from ..core import Tracer, user_location
 from ..errors import TracingError, UnsupportedDtypeError
 from .arguments import as_operand, as_tracer, normalize_axes, normalize_axis
 from .contraction import einsum
@@ -463,8 +463,19 @@ def _full_like(x, fill_value, dtype=None, shape=None) -> Tracer:
 
 
 def _stop_gradient(x):
-    """jax.lax.stop_gradient: the value itself (aotc does not differentiate yet)."""
-    return x
+    """jax.lax.stop_gradient: ``x``, a constant to differentiation (every array leaf of a
+    pytree; non-float arrays pass as they are)."""
+    from .. import tree_util
+    from ..passes.autodiff.stop_gradient import stop_gradient
+
+    def one(leaf):
+        t = as_tracer(leaf)
+        if np.dtype(t.dtype).kind not in "fc":
+            return t
+        with user_location():
+            return Tracer(stop_gradient(t.value), t.shape, t.dtype, t._trace, weak=t.weak)
+
+    return tree_util.tree_map(one, x)
 
 
 def _named(name: str, fn):

@@ -1,0 +1,565 @@
+"""``aotc.grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``,
+``jacfwd`` and ``hessian``: JAX's differentiation API on the ``aotc-vjp`` pass.
+
+Applied inside a traced function (under ``aotc.jit``/``aotc.export``, ``aotc.vmap``,
+another derivative, or any traced code), ``vjp(fun, *primals)``
+
+1. traces ``fun`` into a scratch module of the same MLIR context (as ``aotc.vmap`` does),
+   with every array leaf of ``primals`` as an argument;
+2. inlines the calls nested transformations left there and builds the reverse-mode
+   function with ``aotc-vjp``: ``fun``'s arguments and one cotangent per result in,
+   ``fun``'s results and the arguments' adjoints out;
+3. moves it into the caller's module and calls it (``build.finish_module`` inlines the
+   call, so forward and backward ops are one program for IREE).
+
+Forward mode is the transpose of reverse mode: ``jvp`` differentiates the (linear)
+pullback with respect to its cotangent, so it needs no rules of its own. Called outside a
+trace, each function jits itself, as ``aotc.vmap`` does.
+
+Only floating-point leaves have derivatives. ``grad`` refuses integer arguments (JAX's
+message); ``vjp`` gives them ``float0`` zeros, as JAX does.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import tree_util
+from .errors import CompileError, TracingError
+
+# JAX's dtype of the cotangent of an integer or boolean value: no data.
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+class DifferentiationError(TracingError, TypeError):
+    """A function or its arguments cannot be differentiated as asked: a non-scalar
+    output for ``grad``, integer inputs, a cotangent of the wrong shape."""
+
+
+# ---------------------------------------------------------------------------------------
+# The traced vector-Jacobian product
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class _Leaf:
+    path: str
+    value: object
+    tracer: object = None  # the traced array of an array leaf
+    differentiated: bool = False
+
+
+@dataclass
+class _Pullback:
+    """``fun`` traced and its reverse-mode function built into the caller's module."""
+
+    name: str  # the user's function, for messages
+    vjp_symbol: str
+    result_types: list
+    leaves: list  # _Leaf per primal leaf
+    primal_tree: object
+    out_avals: list  # every traced result (outputs, aux, written arguments)
+    out_tree: object  # of (out, aux) with has_aux, else of out
+    n_seeded: int  # the leading results that take a cotangent (out's leaves)
+    trace: object  # the caller's trace
+    written: list  # array-leaf indices the function writes into (numpy's in-place updates)
+
+    @property
+    def arrays(self) -> list:
+        return [lf for lf in self.leaves if lf.tracer is not None]
+
+    @property
+    def wrt(self) -> list[int]:
+        """Indices, among the array leaves, of the differentiated ones."""
+        return [i for i, lf in enumerate(self.arrays) if lf.differentiated]
+
+    def call(self, cotangents: list) -> tuple[list, list]:
+        """Calls the reverse-mode function: (every result, adjoint per differentiated
+        leaf), as tracers of the caller."""
+        from ._mlir import func
+        from .core import Tracer, current_trace, user_location
+
+        if current_trace() is not self.trace:
+            raise DifferentiationError(
+                f"vjp({self.name}): the pullback was called outside the traced function "
+                f"that made it; call it in the same function (or jit the whole computation)")
+        operands = [lf.tracer.value for lf in self.arrays] + [c.value for c in cotangents]
+        with user_location():
+            results = func.CallOp(self.result_types, self.vjp_symbol, operands).results
+        outs = [Tracer(v, a.shape, a.dtype, self.trace)
+                for v, a in zip(list(results)[:len(self.out_avals)], self.out_avals)]
+        grads = [Tracer(v, self.arrays[i].tracer.shape, self.arrays[i].tracer.dtype, self.trace)
+                 for v, i in zip(list(results)[len(self.out_avals):], self.wrt)]
+        # The arguments the function wrote into take their final values, as after a call
+        # of the function itself.
+        for k, new in zip(self.written, outs[len(outs) - len(self.written):]):
+            self.arrays[k].tracer.assign(new)
+        return outs, grads
+
+
+def _classify(name: str, flat: list, paths: list[str], positions: list[int],
+              argnums: Sequence[int], integer_inputs: str) -> list[_Leaf]:
+    """Array leaves become traced arrays of the caller; the leaves under ``argnums`` are
+    differentiated (floating point only: ``integer_inputs`` says what to do with others:
+    "refuse" as ``grad`` or "skip" as ``vjp``)."""
+    from . import numpy as anp
+    from .core import Tracer, check_usable
+
+    leaves = []
+    for value, path, pos in zip(flat, paths, positions):
+        is_array = isinstance(value, (Tracer, np.ndarray, np.generic, float, int, complex))
+        if not is_array or isinstance(value, (str, bytes)):
+            if pos in argnums:
+                raise DifferentiationError(
+                    f"{name}: argument {path} is a {type(value).__name__} ({value!r}), not an "
+                    f"array; only arrays and Python numbers can be differentiated")
+            leaves.append(_Leaf(path, value))
+            continue
+        if isinstance(value, Tracer):
+            check_usable(value, f"{name}: argument {path}")
+        tracer = value if isinstance(value, Tracer) else anp.asarray(value)
+        leaf = _Leaf(path, value, tracer)
+        if pos in argnums:
+            kind = np.dtype(tracer.dtype).kind
+            if kind == "c":
+                raise DifferentiationError(
+                    f"{name}: argument {path} is {tracer.dtype}; differentiating complex "
+                    f"values is not supported yet (split it into real and imaginary parts)")
+            if kind == "f":
+                leaf.differentiated = True
+            elif integer_inputs == "refuse":
+                raise DifferentiationError(
+                    f"{name} requires real-valued inputs (input dtype that is a sub-dtype "
+                    f"of np.floating), but got {tracer.dtype} for argument {path}. If you "
+                    f"want to differentiate with respect to it, convert it with "
+                    f".astype(float); to pass integers through, use vjp or leave it out of "
+                    f"argnums")
+        leaves.append(leaf)
+    return leaves
+
+
+def _positional_names(fun, count: int) -> list[str]:
+    from .vmapping import _positional_names as names
+
+    return names(fun, count)
+
+
+def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bool,
+              name: str, integer_inputs: str) -> _Pullback:
+    """Traces ``fun(*primals)`` and builds its reverse-mode function in the caller."""
+    from ._mlir import ir
+    from .api import _symbol_name
+    from .core import Trace, current_trace, trace_function
+    from .signature import Aval, leaf_paths
+    from .vmapping import _move_functions, _unique_base
+
+    outer = current_trace()
+    flat, tree = tree_util.tree_flatten(tuple(primals))
+    names = _positional_names(fun, len(primals))
+    paths, positions = [], []
+    for pos, (child, arg) in enumerate(zip(tree.children(), names)):
+        paths.extend(leaf_paths(child, arg))
+        positions.extend([pos] * child.num_leaves)
+    leaves = _classify(name, flat, paths, positions, argnums, integer_inputs)
+    arrays = [lf for lf in leaves if lf.tracer is not None]
+    avals = [Aval(tuple(lf.tracer.shape), lf.tracer.dtype, lf.tracer.weak) for lf in arrays]
+
+    def rebuild(tracers):
+        it = iter(tracers)
+        values = [next(it) if lf.tracer is not None else lf.value for lf in leaves]
+        return tree.unflatten(values), {}
+
+    def call(*args):
+        out = fun(*args)
+        if has_aux and not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise DifferentiationError(
+                f"{name}: has_aux=True requires the function to return a pair (out, aux), "
+                f"but it returned a {type(out).__name__}")
+        return tuple(out) if has_aux else out
+
+    fn_name = getattr(fun, "__name__", "function")
+    base = _unique_base(outer.module, f"{_symbol_name(fn_name)}__vjp")
+    primal, backward = f"{base}_primal", f"{base}_backward"
+    with outer.context, ir.Location.unknown():
+        scratch = ir.Module.create()
+    inner = Trace(fn_name, scratch)
+    args_tree = tree_util.tree_structure((tuple(range(len(arrays))), {}))
+    call.__name__ = fn_name
+    traced = trace_function(call, primal, args_tree, avals,
+                            lambda tracers: (rebuild(tracers)[0], {}), inner)
+    for k, narrower in inner.weak_casts.items():
+        for dtype in narrower:
+            outer.note_weak_cast(arrays[k].tracer, dtype)
+    out_tree = traced.out_tree
+    n_out = out_tree.children()[0].num_leaves if has_aux else out_tree.num_leaves
+    for k, aval in enumerate(traced.out_avals[:n_out]):
+        if np.dtype(aval.dtype).kind != "f":
+            raise DifferentiationError(
+                f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+                f"np.floating), but output {k} of {fn_name} is {np.dtype(aval.dtype)}; "
+                f"return a float array (integer outputs have no derivative)")
+    wrt = [i for i, lf in enumerate(arrays) if lf.differentiated]
+    _build(name, scratch, primal, backward, wrt, n_out)
+    result_types = _move_functions(scratch, outer, [backward])[backward]
+    outer.work += 3 * inner.work  # the forward ops, and about twice them backward
+    outer.ops += inner.ops
+    out_avals = traced.out_avals + [avals[i] for i in traced.mutated]
+    return _Pullback(name, backward, result_types, leaves, tree, out_avals, out_tree, n_out,
+                     outer, list(traced.mutated))
+
+
+def _build(name: str, scratch, primal: str, backward: str, wrt: list, n_out: int) -> None:
+    from .passes import PassError, Vjp, run_pipeline
+
+    try:
+        run_pipeline(scratch, ["inline", Vjp(func=primal, vjp=backward, wrt=tuple(wrt),
+                                             seeded=tuple(range(n_out)))])
+    except PassError as e:
+        raise CompileError(f"{name}: {e}") from e
+
+
+def _cotangents(pb: _Pullback, cotangent, seeded_tree) -> list:
+    """The cotangent pytree as caller tracers, checked against the outputs."""
+    from . import numpy as anp
+
+    flat, tree = tree_util.tree_flatten(cotangent)
+    if tree != seeded_tree:
+        raise DifferentiationError(
+            f"vjp({pb.name}): the cotangent has structure {tree_util.describe(tree)} but "
+            f"the function's output has {tree_util.describe(seeded_tree)}; give one "
+            f"cotangent per output, in the output's structure")
+    out = []
+    for k, (c, aval) in enumerate(zip(flat, pb.out_avals[:pb.n_seeded])):
+        c = anp.asarray(c)
+        if tuple(c.shape) != tuple(aval.shape):
+            raise DifferentiationError(
+                f"vjp({pb.name}): the cotangent of output {k} has shape {tuple(c.shape)} "
+                f"but the output has shape {tuple(aval.shape)}; give it the output's shape")
+        out.append(c.astype(aval.dtype) if np.dtype(c.dtype) != np.dtype(aval.dtype) else c)
+    return out
+
+
+def _grads_tree(pb: _Pullback, grads: list, positions: Sequence[int]):
+    """The adjoints in the structure of the primals at ``positions`` (a float0 array
+    for each integer leaf, the value itself for a non-array leaf)."""
+    it = iter(grads)
+    values = []
+    for lf in pb.leaves:
+        if lf.differentiated:
+            values.append(next(it))
+        elif lf.tracer is not None:
+            values.append(np.zeros(tuple(lf.tracer.shape), float0))
+        else:
+            values.append(lf.value)
+    per_position = pb.primal_tree.unflatten(values)
+    return tuple(per_position[p] for p in positions)
+
+
+def _seeded_tree(pb: _Pullback, has_aux: bool):
+    return pb.out_tree.children()[0] if has_aux else pb.out_tree
+
+
+# ---------------------------------------------------------------------------------------
+# The public functions
+# ---------------------------------------------------------------------------------------
+
+def _tracing() -> bool:
+    from .core import is_tracing
+
+    return is_tracing()
+
+
+def _jit(fn):
+    from .api import jit
+
+    return jit(fn)
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False):
+    """``(out, pullback)`` or ``(out, pullback, aux)``: ``pullback(cotangent)`` returns
+    one cotangent per primal (``jax.vjp``'s semantics; integer primals get ``float0``
+    zeros)."""
+    name = f"vjp({getattr(fun, '__name__', 'function')})"
+    if not _tracing():
+        return _eager_vjp(fun, primals, has_aux)
+    pb = trace_vjp(fun, primals, range(len(primals)), has_aux, name, "skip")
+    outs = _primal_outputs(pb, fun, primals, has_aux)
+    out_tree = pb.out_tree
+    result = out_tree.unflatten(outs[:out_tree.num_leaves])
+    seeded_tree = _seeded_tree(pb, has_aux)
+
+    def pullback(cotangent):
+        cts = _cotangents(pb, cotangent, seeded_tree)
+        _, grads = pb.call(cts)
+        return _grads_tree(pb, grads, range(len(primals)))
+
+    if has_aux:
+        return result[0], pullback, result[1]
+    return result, pullback
+
+
+def _primal_outputs(pb: _Pullback, fun, primals, has_aux) -> list:
+    """The function's results, computed by the reverse-mode function with zero
+    cotangents (IREE drops the backward ops nobody reads)."""
+    from . import numpy as anp
+
+    zeros = [anp.zeros(a.shape, a.dtype) for a in pb.out_avals[:pb.n_seeded]]
+    outs, _ = pb.call(zeros)
+    return outs
+
+
+def _eager_vjp(fun, primals, has_aux):
+    def forward(*p):
+        out, _, *aux = vjp(fun, *p, has_aux=has_aux)
+        return (out, aux[0]) if has_aux else out
+
+    result = _jit(forward)(*primals)
+
+    def pullback(cotangent):
+        return _jit(lambda p, c: vjp(fun, *p, has_aux=has_aux)[1](c))(primals, cotangent)
+
+    if has_aux:
+        return result[0], pullback, result[1]
+    return result, pullback
+
+
+def _argnums(argnums, count: int, name: str) -> tuple[int, ...]:
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    for a in nums:
+        if not isinstance(a, int) or not -count <= a < count:
+            raise DifferentiationError(
+                f"{name}: argnums={argnums!r} does not name a positional argument of the "
+                f"call, which has {count}; give indices in [{-count}, {count})")
+    return tuple(a % count for a in nums)
+
+
+class GradFunction:
+    """``fun``'s gradient (``aotc.grad``) or value and gradient (``value_and_grad``)."""
+
+    def __init__(self, fun: Callable, argnums, has_aux: bool, with_value: bool):
+        functools.update_wrapper(self, fun)
+        self.fun, self.argnums, self.has_aux, self.with_value = fun, argnums, has_aux, with_value
+        self._jitted = None
+
+    @property
+    def _name(self) -> str:
+        kind = "value_and_grad" if self.with_value else "grad"
+        return f"{kind}({getattr(self.fun, '__name__', 'function')})"
+
+    def __call__(self, *args, **kwargs):
+        if not _tracing():
+            if self._jitted is None:
+                self._jitted = _jit(self)
+            return self._jitted(*args, **kwargs)
+        if kwargs:
+            fun, args = _bind_keywords(self.fun, args, kwargs)
+        else:
+            fun = self.fun
+        nums = _argnums(self.argnums, len(args), self._name)
+        pb = trace_vjp(fun, args, nums, self.has_aux, self._name, "refuse")
+        for k, aval in enumerate(pb.out_avals[:pb.n_seeded]):
+            if pb.n_seeded != 1 or tuple(aval.shape) != ():
+                shapes = [tuple(a.shape) for a in pb.out_avals[:pb.n_seeded]]
+                raise DifferentiationError(
+                    f"{self._name}: gradient only defined for scalar-output functions. "
+                    f"Output had shape: {shapes[0] if len(shapes) == 1 else shapes}. Reduce "
+                    f"it to one number (a sum or mean), or use vjp/jacrev for a Jacobian")
+        from . import numpy as anp
+
+        seed = anp.ones((), pb.out_avals[0].dtype)
+        outs, grads = pb.call([seed])
+        tree = self._grads(pb, grads, nums)
+        if self.has_aux:
+            value, aux = pb.out_tree.unflatten(outs[:pb.out_tree.num_leaves])
+            return ((value, aux), tree) if self.with_value else (tree, aux)
+        value = outs[0]
+        return (value, tree) if self.with_value else tree
+
+    def _grads(self, pb, grads, nums):
+        tree = _grads_tree(pb, grads, nums)
+        return tree[0] if isinstance(self.argnums, int) else tree
+
+
+def _bind_keywords(fun, args: tuple, kwargs: dict):
+    """Keyword arguments are not differentiated (JAX's rule): they are closed over."""
+    return functools.partial(fun, **kwargs), args
+
+
+def grad(fun: Callable, argnums=0, has_aux: bool = False) -> GradFunction:
+    """The gradient of a scalar-valued ``fun`` with respect to its positional argument(s)
+    ``argnums`` (``jax.grad``'s semantics: a pytree of gradients per argument; with
+    ``has_aux`` the function returns ``(value, aux)`` and ``grad`` gives ``(grads, aux)``).
+
+    >>> df = aotc.grad(lambda x: anp.sum(anp.sin(x) ** 2))
+    >>> print(np.round(np.asarray(df(np.array([0.5, 1.0], np.float32))), 4))
+    [0.8415 0.9093]
+    """
+    return GradFunction(fun, argnums, has_aux, with_value=False)
+
+
+def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> GradFunction:
+    """``(value, grad)``; with ``has_aux``, ``((value, aux), grad)`` (``jax.value_and_grad``)."""
+    return GradFunction(fun, argnums, has_aux, with_value=True)
+
+
+def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
+    """``(primals_out, tangents_out)`` (``jax.jvp``): the Jacobian of ``fun`` at
+    ``primals`` times ``tangents``, computed as the transpose of the pullback."""
+    name = f"jvp({getattr(fun, '__name__', 'function')})"
+    primals, tangents = _check_tangents(name, primals, tangents)
+    if not _tracing():
+        return _jit(lambda p, t: jvp(fun, p, t, has_aux=has_aux))(primals, tangents)
+    out, pullback, *aux = vjp(fun, *primals, has_aux=has_aux)
+
+    def pulled(p, ct):
+        cotangents = vjp(fun, *p, has_aux=has_aux)[1](ct)
+        return tree_util.tree_map(lambda c: None if _is_float0(c) else c, cotangents)
+
+    # pulled(primals, ct) = J^T ct is linear in ct; its pullback at any ct is J.
+    zero = tree_util.tree_map(_zeros_like, out)
+    pb = trace_vjp(pulled, (primals, zero), (1,), False, name, "skip")
+    cts = _float_tangents(primals, tangents)
+    _, grads = pb.call(_cotangents(pb, cts, pb.out_tree))
+    tangent_out = _grads_tree(pb, grads, (1,))[0]
+    if has_aux:
+        return out, tangent_out, aux[0]
+    return out, tangent_out
+
+
+def _zeros_like(x):
+    from . import numpy as anp
+
+    return anp.zeros(np.shape(x), x.dtype)
+
+
+def _check_tangents(name: str, primals, tangents):
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise DifferentiationError(
+            f"{name}: primal and tangent arguments must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}")
+    primals, tangents = tuple(primals), tuple(tangents)
+    p_flat, p_tree = tree_util.tree_flatten(primals)
+    t_flat, t_tree = tree_util.tree_flatten(tangents)
+    if p_tree != t_tree:
+        raise DifferentiationError(
+            f"{name}: primal and tangent arguments must have the same tree structure; "
+            f"got {tree_util.describe(p_tree)} and {tree_util.describe(t_tree)}")
+    for k, (p, t) in enumerate(zip(p_flat, t_flat)):
+        if np.shape(p) != np.shape(t):
+            raise DifferentiationError(
+                f"{name}: primal and tangent leaf {k} must have equal shapes; got "
+                f"{np.shape(p)} and {np.shape(t)}")
+    return primals, tangents
+
+
+def _is_float0(x) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype == float0
+
+
+def _float_tangents(primals, tangents):
+    """The tangents of the floating-point primals; None for the others (their pullback
+    entries are float0, which the transposed pullback leaves out)."""
+    def one(p, t):
+        return t if np.dtype(getattr(p, "dtype", np.result_type(p))).kind == "f" else None
+    return tree_util.tree_map(one, primals, tangents)
+
+
+def linearize(fun: Callable, *primals):
+    """``(out, f_jvp)`` with ``f_jvp(*tangents) == jvp(fun, primals, tangents)[1]``."""
+    out = jvp(fun, primals, tuple(tree_util.tree_map(_zeros_like, primals)))[0]
+
+    def f_jvp(*tangents):
+        return jvp(fun, primals, tangents)[1]
+
+    return out, f_jvp
+
+
+def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
+    """The Jacobian by reverse mode (``jax.jacrev``): one pullback per output element,
+    batched with ``vmap``; result shape ``out.shape + arg.shape``."""
+    return _jacobian(fun, argnums, has_aux, "jacrev")
+
+
+def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
+    """The Jacobian by forward mode (``jax.jacfwd``): one tangent per input element,
+    batched with ``vmap``; result shape ``out.shape + arg.shape``."""
+    return _jacobian(fun, argnums, has_aux, "jacfwd")
+
+
+def hessian(fun: Callable, argnums=0, has_aux: bool = False):
+    """``jacfwd(jacrev(fun))`` (``jax.hessian``)."""
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+
+
+def _jacobian(fun, argnums, has_aux, kind):
+    from .vmapping import vmap
+
+    @functools.wraps(fun)
+    def jacobian(*args):
+        if not _tracing():
+            return _jit(jacobian)(*args)
+        from . import numpy as anp
+
+        name = f"{kind}({getattr(fun, '__name__', 'function')})"
+        nums = _argnums(argnums, len(args), name)
+
+        def partial_fun(*selected):
+            full = list(args)
+            for n, v in zip(nums, selected):
+                full[n] = v
+            return fun(*full)
+
+        selected = tuple(args[n] for n in nums)
+        if has_aux:
+            out, aux = fun(*args)
+        else:
+            out, aux = fun(*args), None
+        out_flat, out_tree = tree_util.tree_flatten(out)
+        in_flat, in_tree = tree_util.tree_flatten(selected)
+        if kind == "jacrev":
+            per_out = []
+            for k, o in enumerate(out_flat):
+                size = int(np.prod(np.shape(o)))
+                basis = anp.eye(size, dtype=o.dtype).reshape((size,) + tuple(np.shape(o)))
+
+                def row(sel, ct, k=k):
+                    cts = [ct if j == k else anp.zeros(np.shape(q), q.dtype)
+                           for j, q in enumerate(out_flat)]
+                    f = (lambda *s: partial_fun(*s)[0]) if has_aux else partial_fun
+                    return vjp(f, *sel)[1](out_tree.unflatten(cts))
+
+                rows = vmap(row, in_axes=(None, 0))(selected, basis)
+                leaves = tree_util.tree_leaves(rows)
+                per_out.append([anp.reshape(r, tuple(np.shape(o)) + tuple(np.shape(x)))
+                                for r, x in zip(leaves, in_flat)])
+        else:
+            per_in = []
+            for i, x in enumerate(in_flat):
+                size = int(np.prod(np.shape(x)))
+                basis = anp.eye(size, dtype=x.dtype).reshape((size,) + tuple(np.shape(x)))
+
+                def column(sel, t, i=i):
+                    ts = [t if j == i else anp.zeros(np.shape(q), q.dtype)
+                          for j, q in enumerate(in_flat)]
+                    f = (lambda *s: partial_fun(*s)[0]) if has_aux else partial_fun
+                    return jvp(f, sel, tuple(in_tree.unflatten(ts)))[1]
+
+                cols = tree_util.tree_leaves(vmap(column, in_axes=(None, 0))(selected, basis))
+                per_in.append([anp.moveaxis(anp.reshape(c, (size,) + tuple(np.shape(o))), 0, -1)
+                               .reshape(tuple(np.shape(o)) + tuple(np.shape(x)))
+                               for c, o in zip(cols, out_flat)])
+            per_out = [[per_in[i][k] for i in range(len(in_flat))]
+                       for k in range(len(out_flat))]
+        trees = [in_tree.unflatten(row) for row in per_out]
+        jac = out_tree.unflatten([t if not isinstance(argnums, int) else t[0] for t in trees])
+        return (jac, aux) if has_aux else jac
+
+    return jacobian
+
+
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd",
+           "hessian", "float0", "DifferentiationError"]

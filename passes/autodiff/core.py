@@ -1,0 +1,191 @@
+"""The adjoint builder of ``aotc-vjp`` and the registry of its rules.
+
+Reverse mode is a direct adjoint pass over the traced function (see
+``docs/architecture.md``, "Differentiation"): the function is cloned, then its ops are
+visited last to first and each op whose results have adjoints (cotangents) adds the
+adjoints of its operands, built by the op's rule just before the clone's return. The
+forward values the rules read are the clone's own values, so nothing is saved or
+recomputed twice: IREE schedules the forward and backward ops of one function.
+
+A rule has the contract ``rule(ad, op, adjoints) -> None``: ``adjoints`` holds one entry
+per result of ``op`` (an ``ir.Value`` or None where no adjoint reaches it); the rule
+calls ``ad.add(operand, contribution)`` for each operand whose adjoint it computes.
+``@rule("dialect.op")`` registers a rule and attaches it to the op's row of the
+vocabulary (``passes/opset.py``) as its ``"vjp"`` rule.
+
+Only floating-point values have adjoints: integers, booleans and indices are constant
+to differentiation (JAX's float0). A value is *active* when it depends on an argument
+being differentiated; rules run only for ops with an active operand whose result has an
+adjoint, so the backward function computes no adjoint nobody reads.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import opset
+from ..base import PassError, as_op, where
+
+Rule = Callable[["Adjoint", object, list], None]
+RULES: dict[str, Rule] = {}
+
+
+def rule(*names: str):
+    """Decorator: registers ``fn`` as the reverse-mode rule of each op in ``names`` and
+    attaches it to the op's row (an op without a row fails here, at import)."""
+
+    def add(fn: Rule) -> Rule:
+        opset.attach("vjp", *names)(fn)
+        for n in names:
+            RULES[n] = fn
+        return fn
+
+    return add
+
+
+def is_float(t) -> bool:
+    """Whether values of type ``t`` (a scalar or tensor type) carry derivatives."""
+    from aotc._mlir import ir
+
+    if isinstance(t, ir.RankedTensorType):
+        t = t.element_type
+    return isinstance(t, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
+
+
+def element_type(t):
+    from aotc._mlir import ir
+
+    return ir.RankedTensorType(t).element_type if isinstance(t, ir.RankedTensorType) else t
+
+
+class Adjoint:
+    """The state of one reverse sweep: active values and accumulated adjoints.
+
+    Ops are built at the current insertion point (just before the function's return);
+    ``where`` names the user's line in errors.
+    """
+
+    def __init__(self, pass_name: str, func_name: str, active: set) -> None:
+        self.pass_name = pass_name
+        self.func_name = func_name
+        self.active = active
+        self.adjoints: dict = {}  # value -> accumulated adjoint value
+
+    # -- adjoints ------------------------------------------------------------------------
+
+    def add(self, value, contribution) -> None:
+        """Adds ``contribution`` to the adjoint of ``value`` (inactive values take none)."""
+        if contribution is None or value not in self.active:
+            return
+        have = self.adjoints.get(value)
+        self.adjoints[value] = contribution if have is None else add_tensors(have, contribution)
+
+    def adjoint_of(self, value):
+        return self.adjoints.get(value)
+
+    # -- the sweep -----------------------------------------------------------------------
+
+    def visit(self, op) -> None:
+        """Runs ``op``'s rule if one of its results has an adjoint and an operand (or a
+        value its regions read) is active."""
+        results = list(op.results)
+        adjoints = [self.adjoints.get(r) for r in results]
+        if all(a is None for a in adjoints):
+            return
+        if not any(v in self.active for v in reads(op)):
+            return
+        fn = RULES.get(op.name)
+        if fn is None:
+            raise PassError(self.no_rule(op))
+        try:
+            with op.location:
+                fn(self, op, adjoints)
+        except PassError:
+            raise
+        except Exception as e:  # a bug in the rule: say which rule and where
+            raise PassError(
+                f"{self.pass_name}: internal error in the differentiation rule "
+                f"{fn.__module__}.{fn.__qualname__} for {op.name} at {where(op)} (in "
+                f"@{self.func_name}): {type(e).__name__}: {e}") from e
+
+    def no_rule(self, op) -> str:
+        return (f"{self.pass_name}: cannot differentiate {op.name} at {where(op)} (in "
+                f"@{self.func_name}): it has no reverse-mode rule. Keep it out of the "
+                f"differentiated path (lax.stop_gradient on its inputs), or add a rule in "
+                f"passes/autodiff/: `@rule(\"{op.name}\") def rule(ad, op, adjoints)` "
+                f"calling ad.add(operand, adjoint) for each differentiable operand")
+
+    def refuse(self, op, what: str):
+        raise PassError(f"{self.pass_name}: cannot differentiate {op.name} at {where(op)} "
+                        f"(in @{self.func_name}): {what}")
+
+
+def reads(op):
+    """The values ``op`` reads: its operands and the outside values its regions use."""
+    yield from op.operands
+    for region in op.regions:
+        for block in region.blocks:
+            inside = set(block.arguments)
+            for inner in block.operations:
+                inner = as_op(inner)
+                for v in reads(inner):
+                    if v not in inside:
+                        yield v
+                inside.update(inner.results)
+
+
+def activity(block, seeds: set) -> set:
+    """The floating-point values of ``block`` that depend on ``seeds``."""
+    from .stop_gradient import stops_gradient
+
+    active = {v for v in seeds if is_float(v.type)}
+    for op in block.operations:
+        op = as_op(op)
+        if stops_gradient(op):
+            continue
+        if any(v in active for v in reads(op)):
+            active.update(r for r in op.results if is_float(r.type))
+    return active
+
+
+# ---------------------------------------------------------------------------------------
+# Builders the rules share
+# ---------------------------------------------------------------------------------------
+
+def float_constant(t, value: float):
+    from aotc._mlir import arith, ir
+
+    return arith.ConstantOp(t, ir.FloatAttr.get(t, value)).result
+
+
+def zeros(t):
+    """A tensor of type ``t`` filled with zeros."""
+    from aotc._mlir import ir, linalg
+
+    t = ir.RankedTensorType(t)
+    empty = ir.Operation.create("tensor.empty", results=[t]).result
+    return linalg.fill(float_constant(t.element_type, 0.0), outs=[empty])
+
+
+def elementwise(result_type, inputs: list, body) -> object:
+    """One parallel ``linalg.generic`` of ``inputs`` (all of ``result_type``'s shape)
+    yielding ``body(*scalars)``."""
+    from aotc._mlir import PARALLEL, affine_maps, dim_map, ir, iterator_types, linalg
+
+    t = ir.RankedTensorType(result_type)
+    identity = dim_map(t.rank, list(range(t.rank)))
+    init = ir.Operation.create("tensor.empty", results=[t]).result
+    g = linalg.GenericOp([t], list(inputs), [init], affine_maps([identity] * (len(inputs) + 1)),
+                         iterator_types([PARALLEL] * t.rank))
+    block = g.regions[0].blocks.append(*[element_type(v.type) for v in inputs], t.element_type)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([body(*block.arguments[:len(inputs)])])
+    return g.results[0]
+
+
+def add_tensors(a, b):
+    from aotc._mlir import arith, ir
+
+    if not isinstance(a.type, ir.RankedTensorType):
+        return arith.addf(a, b)
+    return elementwise(a.type, [a, b], lambda x, y: arith.addf(x, y))

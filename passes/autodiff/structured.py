@@ -1,0 +1,419 @@
+"""Reverse-mode rules for linalg's structured ops: one rule for ``linalg.generic``, and
+the named ops (``matmul``, ``batch_matmul``, ``transpose``, ``broadcast``, ``copy``)
+described as the generic they stand for.
+
+The generic rule. A generic computes, at every point ``i`` of its loop nest,
+``y_j = body(x_0[m_0(i)], ..., x_n[m_n(i)])`` for each output ``j`` (elementwise), or
+accumulates ``r_j = combine(r_j, e_j(...))`` over the reduction loops (sum, max, min).
+The adjoint of input ``k`` is one generic over the same loop nest whose output is read
+and written at ``m_k(i)``: the loops ``m_k`` leaves out become reduction loops, so a
+broadcast operand's adjoint is summed over the dimensions it was broadcast along and a
+matmul operand's adjoint is the contraction with the other operand. Its body recomputes
+the primal body's values (IREE fuses them; nothing is stored between the sweeps), pushes
+a tangent seeded at input ``k``'s block argument through them (``scalar.py``), and adds
+``sum_j cotangent_j * d e_j / d x_k`` (for max and min, only at the positions that hold
+the extremum, divided by how many do, as JAX's rule). An input read through a map that
+is not a projected permutation (a convolution's ``d0 + d3``) is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..base import as_op, operand_segments
+from .core import Adjoint, float_constant, is_float, rule, zeros
+from .scalar import tangent_of
+
+# Reduction bodies ``combine(acc, e)`` the rule differentiates, by combiner op.
+COMBINERS = {
+    "arith.addf": "sum",
+    "arith.maximumf": "extremum", "arith.maxnumf": "extremum",
+    "arith.minimumf": "extremum", "arith.minnumf": "extremum",
+}
+
+
+@dataclass
+class Structured:
+    """A structured op as the generic rule reads it."""
+
+    inputs: list  # ir.Value per input operand
+    inits: list  # ir.Value per output operand
+    maps: list  # ir.AffineMap per operand (inputs, then outputs)
+    reduction_dims: set  # loop dimensions that are reductions
+    n_dims: int
+    body: object  # ir.Block: block arguments (inputs, then accumulators), yield last
+    results: list  # the op's results
+
+
+def _of_generic(op) -> Structured:
+    from aotc._mlir import ir
+
+    n_in, _ = operand_segments(op)
+    operands = list(op.operands)
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    iters = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    return Structured(operands[:n_in], operands[n_in:], maps,
+                      {d for d, s in enumerate(iters) if "reduction" in s},
+                      maps[0].n_dims, op.regions[0].blocks[0], list(op.results))
+
+
+@rule("linalg.generic")
+def _generic(ad: Adjoint, op, adjoints: list) -> None:
+    differentiate(ad, op, _of_generic(op), adjoints)
+
+
+# ---------------------------------------------------------------------------------------
+# The generic rule
+# ---------------------------------------------------------------------------------------
+
+@dataclass
+class _Output:
+    index: int
+    kind: str  # "parallel", "sum" or "extremum"
+    value: object  # the body value whose derivative is needed (the yield, or e of combine)
+    cotangent: object
+    count: object = None  # extremum: how many positions hold it (a tensor like the result)
+
+
+def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
+    body_ops = [as_op(o) for o in s.body.operations]
+    yields = list(body_ops[-1].operands)
+    n_in = len(s.inputs)
+    args = list(s.body.arguments)
+    outputs = [_classify(ad, op, s, j, yields[j], args[n_in + j], adjoints[j], body_ops)
+               for j in range(len(s.results))
+               if adjoints[j] is not None and is_float(s.results[j].type)]
+    if not outputs:
+        return
+    roots = {o.value for o in outputs}
+    needed = _slice(body_ops[:-1], list(roots))
+    _check_captures(ad, op, needed, s.body)
+    accumulators = {args[n_in + o.index] for o in outputs if o.kind != "parallel"}
+    for acc in accumulators:
+        if _uses(acc, needed, roots):
+            ad.refuse(op, "a reduction's accumulated value is read by another part of its "
+                          "body; only sum, max and min reductions are differentiable")
+    for o in outputs:
+        if o.kind == "extremum":
+            o.count = _count_extremum(s, o, needed, roots)
+    operands = s.inputs + s.inits
+    for k, value in enumerate(operands):
+        if value not in ad.active or not is_float(value.type):
+            continue
+        if k >= n_in:
+            j = k - n_in
+            out = next((o for o in outputs if o.index == j), None)
+            if out is not None and out.kind == "sum":
+                ad.add(value, out.cotangent)  # the init of a sum passes through
+                continue
+            if out is not None and out.kind == "extremum":
+                ad.refuse(op, "the initial value of a max/min reduction depends on a "
+                              "differentiated argument")
+        if not _uses(args[k], needed, roots):
+            continue
+        if not _is_tensor(value.type):
+            ad.refuse(op, f"its operand {k} is a scalar that depends on a differentiated "
+                          f"argument; pass it as a 0-d array")
+        amap = s.maps[k]
+        if not amap.is_projected_permutation or _repeats(amap):
+            ad.refuse(op, f"operand {k} is read through the indexing map {amap}, which is "
+                          f"not a projection of the loop dimensions (a convolution-like or "
+                          f"diagonal read); its adjoint would be a scatter")
+        ad.add(value, _input_adjoint(ad, op, s, k, outputs, needed, roots))
+
+
+def _classify(ad, op, s, j, y, acc, cotangent, body_ops) -> _Output:
+    if not s.reduction_dims:
+        return _Output(j, "parallel", y, cotangent)
+    combine = y.owner if _is_op_result(y) else None
+    combine = as_op(combine) if combine is not None else None
+    kind = COMBINERS.get(combine.name) if combine is not None else None
+    if kind is not None:
+        a, b = combine.operands
+        uses = sum(1 for o in body_ops for v in o.operands if v == acc)
+        if uses == 1 and (a == acc) != (b == acc):
+            return _Output(j, kind, b if a == acc else a, cotangent)
+    ad.refuse(op, f"its result {j} is a reduction that is not a sum, max or min of its "
+                  f"elements")
+
+
+def _is_op_result(v) -> bool:
+    from aotc._mlir import ir
+
+    return isinstance(v, ir.OpResult)
+
+
+def _is_tensor(t) -> bool:
+    from aotc._mlir import ir
+
+    return isinstance(t, ir.RankedTensorType)
+
+
+def _repeats(amap) -> bool:
+    from aotc._mlir import ir
+
+    dims = [ir.AffineDimExpr(e).position for e in amap.results]
+    return len(set(dims)) != len(dims)
+
+
+def _slice(ops: list, roots: list) -> list:
+    """The ops of ``ops`` (a body, in order) that ``roots`` depend on."""
+    wanted = set(roots)
+    keep = []
+    for o in reversed(ops):
+        if any(r in wanted for r in o.results):
+            keep.append(o)
+            wanted.update(_all_reads(o))
+    return keep[::-1]
+
+
+def _all_reads(op):
+    from .core import reads
+
+    return list(reads(op))
+
+
+def _uses(value, ops: list, roots: set) -> bool:
+    """Whether ``value`` is one of ``roots`` or read by an op of ``ops`` (the slice that
+    computes them)."""
+    return value in roots or any(value in _all_reads(o) for o in ops)
+
+
+def _check_captures(ad, op, needed: list, body) -> None:
+    inside = set(body.arguments)
+    for o in needed:
+        inside.update(o.results)
+    for o in needed:
+        for v in _all_reads(o):
+            if v not in inside and v in ad.active:
+                what = ("a gather (an element read at computed indices)"
+                        if o.name == "tensor.extract" else f"{o.name} of a value from outside")
+                ad.refuse(op, f"its body reads a differentiated value through {what}; "
+                              f"reverse mode through gathers is not supported yet")
+
+
+def _count_extremum(s: Structured, o: _Output, needed: list, roots: set):
+    """How many loop positions reduced into each element of result ``o.index`` hold its
+    value (the max/min adjoint is shared among them, as JAX's)."""
+    from aotc._mlir import arith
+    from aotc.ops.scalar_builders import cmpf, select
+
+    result = s.results[o.index]
+    out_map = s.maps[len(s.inputs) + o.index]
+
+    def body(mapping, extras, acc):
+        e = mapping[o.value]
+        hit = select(cmpf("oeq", e, extras[0]), float_constant(acc.type, 1.0),
+                     float_constant(acc.type, 0.0))
+        return arith.addf(acc, hit)
+
+    return _loop(s, needed, roots, [(result, out_map)], zeros(result.type), out_map, body)
+
+
+def _input_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list, roots: set):
+    """The adjoint of operand ``k`` (one generic over ``s``'s loops, see the module)."""
+    from aotc._mlir import arith
+    from aotc.ops.scalar_builders import cmpf, select
+
+    n_in = len(s.inputs)
+    extras = []
+    for o in outputs:
+        out_map = s.maps[n_in + o.index]
+        extras.append((o.cotangent, out_map))
+        if o.kind == "extremum":
+            extras += [(s.results[o.index], out_map), (o.count, out_map)]
+    seed_arg = s.body.arguments[k]
+
+    def body(mapping, values, acc):
+        tangents = {mapping[seed_arg]: float_constant(mapping[seed_arg].type, 1.0)}
+        for clone in mapping.cloned:
+            ts = [tangents.get(v) for v in clone.operands]
+            try:
+                t = tangent_of(clone, ts)
+            except KeyError as e:
+                ad.refuse(op, f"its body computes {e.args[0]}, which has no derivative "
+                              f"rule (passes/autodiff/scalar.py)")
+            if t is not None:
+                tangents[clone.results[0]] = t
+        total = None
+        it = iter(values)
+        for o in outputs:
+            ct = next(it)
+            d = tangents.get(mapping[o.value])
+            if o.kind == "extremum":
+                r, count = next(it), next(it)
+                if d is not None:
+                    e = mapping[o.value]
+                    share = arith.divf(float_constant(ct.type, 1.0), count)
+                    d = arith.mulf(d, select(cmpf("oeq", e, r), share,
+                                             float_constant(ct.type, 0.0)))
+            if d is None:
+                continue
+            term = arith.mulf(ct, d)
+            total = term if total is None else arith.addf(total, term)
+        if total is None:
+            return acc
+        if total.type != acc.type:
+            total = arith.truncf(acc.type, total)
+        return arith.addf(acc, total)
+
+    value = (s.inputs + s.inits)[k]
+    return _loop(s, needed, roots, extras, zeros(value.type), s.maps[k], body)
+
+
+class _Mapping(dict):
+    """Primal body values -> values of the new body; ``cloned``: the clones in order."""
+
+    cloned: list
+
+
+def _loop(s: Structured, needed: list, roots: set, extras: list, init, out_map, body):
+    """A generic over ``s``'s loop nest reading ``s``'s operands (and ``extras``, pairs of
+    value and map), accumulating into ``init`` at ``out_map`` (loops it leaves out are
+    reductions). Its body clones ``needed`` and yields ``body(mapping, extra scalars,
+    accumulator)``."""
+    from aotc._mlir import (PARALLEL, REDUCTION, affine_maps, ir, iterator_types, linalg)
+
+    from .core import element_type
+
+    operands = s.inputs + s.inits
+    kept = [k for k in range(len(operands)) if _uses(s.body.arguments[k], needed, roots)]
+    ins = [operands[k] for k in kept] + [v for v, _ in extras]
+    maps = [s.maps[k] for k in kept] + [m for _, m in extras] + [out_map]
+    out_dims = {ir.AffineDimExpr(e).position for e in out_map.results}
+    iters = [PARALLEL if d in out_dims else REDUCTION for d in range(s.n_dims)]
+    g = linalg.GenericOp([init.type], ins, [init], affine_maps(maps), iterator_types(iters))
+    block = g.regions[0].blocks.append(*[element_type(v.type) for v in ins],
+                                       element_type(init.type))
+    mapping = _Mapping()
+    mapping.cloned = []
+    for k, arg in zip(kept, block.arguments):
+        mapping[s.body.arguments[k]] = arg
+    with ir.InsertionPoint(block):
+        for o in needed:
+            clone = o.clone()
+            _remap(clone, mapping)
+            for old, new in zip(o.results, clone.results):
+                mapping[old] = new
+            mapping.cloned.append(clone)
+        extra_args = list(block.arguments[len(kept):len(ins)])
+        linalg.YieldOp([body(mapping, extra_args, block.arguments[len(ins)])])
+    return g.results[0]
+
+
+def _remap(op, mapping: dict) -> None:
+    for i, v in enumerate(op.operands):
+        if v in mapping:
+            op.operands[i] = mapping[v]
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                _remap(as_op(inner), mapping)
+
+
+# ---------------------------------------------------------------------------------------
+# Named ops as the generics they stand for
+# ---------------------------------------------------------------------------------------
+
+def _named_generic(op, maps: list, iterators: list, combine_body):
+    """A detached-in-effect ``linalg.generic`` equivalent to the named ``op`` (same
+    operands), built only to be read by the generic rule and erased after."""
+    from aotc._mlir import affine_maps, iterator_types, linalg
+
+    from .core import element_type
+
+    n_in, _ = operand_segments(op)
+    operands = list(op.operands)
+    ins, outs = operands[:n_in], operands[n_in:]
+    g = linalg.GenericOp([v.type for v in outs], ins, outs, affine_maps(maps),
+                         iterator_types(iterators))
+    block = g.regions[0].blocks.append(*[element_type(v.type) for v in operands])
+    from aotc._mlir import ir
+
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([combine_body(*block.arguments)])
+    return g
+
+
+def _via_generic(ad: Adjoint, op, adjoints: list, maps, iterators, combine_body) -> None:
+    g = _named_generic(op, maps, iterators, combine_body)
+    s = _of_generic(g)
+    s.results = list(op.results)
+    try:
+        differentiate(ad, op, s, adjoints)
+    finally:
+        g.erase()
+
+
+def _multiply_add(a, b, acc):
+    from aotc._mlir import arith
+
+    if a.type != acc.type:
+        a = arith.extf(acc.type, a)
+    if b.type != acc.type:
+        b = arith.extf(acc.type, b)
+    return arith.addf(acc, arith.mulf(a, b))
+
+
+def _explicit_maps(op):
+    from aotc._mlir import ir
+
+    if "indexing_maps" not in op.attributes:
+        return None
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+@rule("linalg.matmul")
+def _matmul(ad: Adjoint, op, adjoints: list) -> None:
+    from aotc._mlir import PARALLEL, REDUCTION, dim_map
+
+    maps = _explicit_maps(op) or [dim_map(3, [0, 2]), dim_map(3, [2, 1]), dim_map(3, [0, 1])]
+    _via_generic(ad, op, adjoints, maps, [PARALLEL, PARALLEL, REDUCTION], _multiply_add)
+
+
+@rule("linalg.batch_matmul")
+def _batch_matmul(ad: Adjoint, op, adjoints: list) -> None:
+    from aotc._mlir import PARALLEL, REDUCTION, dim_map
+
+    maps = _explicit_maps(op) or [dim_map(4, [0, 1, 3]), dim_map(4, [0, 3, 2]),
+                                  dim_map(4, [0, 1, 2])]
+    _via_generic(ad, op, adjoints, maps, [PARALLEL] * 3 + [REDUCTION], _multiply_add)
+
+
+@rule("linalg.transpose")
+def _transpose(ad: Adjoint, op, adjoints: list) -> None:
+    from aotc._mlir import PARALLEL, dim_map, ir
+
+    perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    inverse = [perm.index(p) for p in range(len(perm))]
+    rank = len(perm)
+    _via_generic(ad, op, adjoints, [dim_map(rank, inverse), dim_map(rank, list(range(rank)))],
+                 [PARALLEL] * rank, lambda x, acc: x)
+
+
+@rule("linalg.broadcast")
+def _broadcast(ad: Adjoint, op, adjoints: list) -> None:
+    from aotc._mlir import PARALLEL, dim_map, ir
+
+    added = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    rank = ir.RankedTensorType(op.results[0].type).rank
+    kept = [d for d in range(rank) if d not in added]
+    _via_generic(ad, op, adjoints, [dim_map(rank, kept), dim_map(rank, list(range(rank)))],
+                 [PARALLEL] * rank, lambda x, acc: x)
+
+
+@rule("linalg.copy")
+def _copy(ad: Adjoint, op, adjoints: list) -> None:
+    from aotc._mlir import PARALLEL, dim_map, ir
+
+    rank = ir.RankedTensorType(op.results[0].type).rank
+    identity = dim_map(rank, list(range(rank)))
+    _via_generic(ad, op, adjoints, [identity, identity], [PARALLEL] * rank, lambda x, acc: x)
+
+
+@rule("linalg.fill")
+def _fill(ad: Adjoint, op, adjoints: list) -> None:
+    if op.operands[0] in ad.active:
+        ad.refuse(op, "it fills a tensor with a scalar that depends on a differentiated "
+                      "argument; broadcast a 0-d array instead")
+    # The init is overwritten: no adjoint flows to it.
