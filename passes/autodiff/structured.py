@@ -87,7 +87,7 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
         return
     roots = {o.value for o in outputs}
     needed = _slice(body_ops[:-1], list(roots))
-    _check_captures(ad, op, needed, s.body)
+    gathers = _gathers(ad, op, needed, s.body)
     accumulators = {args[n_in + o.index] for o in outputs if o.kind != "parallel"}
     for acc in accumulators:
         if _uses(acc, needed, roots):
@@ -119,7 +119,10 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
             ad.refuse(op, f"operand {k} is read through the indexing map {amap}, which is "
                           f"not a projection of the loop dimensions (a convolution-like or "
                           f"diagonal read); its adjoint would be a scatter")
-        ad.add(value, _input_adjoint(ad, op, s, k, outputs, needed, roots))
+        ad.add(value, _adjoint_loop(ad, op, s, args[k], outputs, needed, roots,
+                                    zeros(value.type), amap))
+    for gather in gathers:
+        ad.add(gather.operands[0], _gather_adjoint(ad, op, s, gather, outputs, needed, roots))
 
 
 def _classify(ad, op, s, j, y, acc, cotangent, body_ops) -> _Output:
@@ -179,17 +182,130 @@ def _uses(value, ops: list, roots: set) -> bool:
     return value in roots or any(value in _all_reads(o) for o in ops)
 
 
-def _check_captures(ad, op, needed: list, body) -> None:
+def _gathers(ad, op, needed: list, body) -> list:
+    """The ``tensor.extract`` ops of ``needed`` that read a differentiated tensor from
+    outside the body (gathers); any other read of a differentiated outside value is
+    refused."""
     inside = set(body.arguments)
     for o in needed:
         inside.update(o.results)
+    found = []
     for o in needed:
-        for v in _all_reads(o):
-            if v not in inside and v in ad.active:
-                what = ("a gather (an element read at computed indices)"
-                        if o.name == "tensor.extract" else f"{o.name} of a value from outside")
-                ad.refuse(op, f"its body reads a differentiated value through {what}; "
-                              f"reverse mode through gathers is not supported yet")
+        outside = [v for v in _all_reads(o) if v not in inside and v in ad.active]
+        if not outside:
+            continue
+        if o.name == "tensor.extract" and outside == [o.operands[0]]:
+            found.append(o)
+            continue
+        ad.refuse(op, f"its body reads a differentiated value from outside through "
+                      f"{o.name}; only element reads (tensor.extract) are differentiable")
+    return found
+
+
+def _loop_ranges(s: Structured) -> list[int]:
+    """The static size of each loop dimension, read off the operands' shapes."""
+    from aotc._mlir import ir
+
+    sizes = [None] * s.n_dims
+    for value, amap in zip(s.inputs + s.inits, s.maps):
+        if not _is_tensor(value.type):
+            continue
+        shape = ir.RankedTensorType(value.type).shape
+        for p, e in enumerate(amap.results):
+            try:
+                sizes[ir.AffineDimExpr(e).position] = shape[p]
+            except ValueError:  # not a plain loop dimension (d0 + d3)
+                continue
+    return sizes
+
+
+def _gather_adjoint(ad, op, s: Structured, gather, outputs: list, needed: list, roots: set):
+    """The adjoint of the tensor a body element read (``gather``) takes from: the
+    contribution of every loop position, scatter-added at the indices it was read at."""
+    from aotc._mlir import arith, dim_map, ir
+
+    from .core import element_type
+
+    source = gather.operands[0]
+    sizes = _loop_ranges(s)
+    if any(n is None or n < 0 for n in sizes):
+        ad.refuse(op, "a gather in a loop nest of dynamic size")
+    count = 1
+    for n in sizes:
+        count *= n
+    if count == 0:
+        return None
+    identity = dim_map(s.n_dims, list(range(s.n_dims)))
+    elem = element_type(source.type)
+    updates = _adjoint_loop(ad, op, s, gather.results[0], outputs, needed, roots,
+                            zeros(ir.RankedTensorType.get(sizes, elem)), identity)
+    i64 = ir.IntegerType.get_signless(64)
+    columns = []
+    for position in list(gather.operands)[1:]:
+        def body(mapping, extras, acc, position=position):
+            return arith.index_cast(i64, mapping[position]) if position in mapping else (
+                arith.index_cast(i64, position))
+        empty = ir.Operation.create("tensor.empty",
+                                    results=[ir.RankedTensorType.get(sizes, i64)]).result
+        columns.append(_loop(s, needed, roots | {position}, [], empty, identity, body))
+    depth = len(columns)
+    flat_updates = _collapse_all(updates, [count])
+    indices = _stack_columns(columns, sizes, count, depth)
+    return scatter_add(flat_updates, indices, zeros(source.type), depth)
+
+
+def _collapse_all(value, shape: list):
+    from aotc._mlir import ir
+
+    t = ir.RankedTensorType(value.type)
+    groups = [list(range(t.rank))] if t.rank else []
+    return ir.Operation.create(
+        "tensor.collapse_shape",
+        results=[ir.RankedTensorType.get(shape, t.element_type)], operands=[value],
+        attributes={"reassociation": _reassociation(groups)}).result
+
+
+def _reassociation(groups):
+    from aotc._mlir import reassociation
+
+    return reassociation(groups)
+
+
+def _stack_columns(columns: list, sizes: list, count: int, depth: int):
+    """``(count, depth)`` indices from one tensor of the loop shape per coordinate."""
+    from aotc._mlir import ir
+
+    i64 = ir.IntegerType.get_signless(64)
+    flat = [_collapse_all(c, [count]) for c in columns]
+    expanded = [ir.Operation.create(
+        "tensor.expand_shape", results=[ir.RankedTensorType.get([count, 1], i64)],
+        operands=[c], attributes={"reassociation": _reassociation([[0, 1]]),
+                                  "static_output_shape": ir.DenseI64ArrayAttr.get([count, 1])}
+    ).result for c in flat]
+    if depth == 1:
+        return expanded[0]
+    dim = ir.IntegerAttr.get(i64, 1)
+    return ir.Operation.create("tensor.concat",
+                               results=[ir.RankedTensorType.get([count, depth], i64)],
+                               operands=expanded, attributes={"dim": dim}).result
+
+
+def scatter_add(updates, indices, target, depth: int):
+    """``iree_linalg_ext.scatter`` adding ``updates[i]`` into ``target`` at
+    ``indices[i]`` (repeated indices accumulate)."""
+    from aotc._mlir import arith, ir
+
+    elem = ir.RankedTensorType(target.type).element_type
+    op = ir.Operation.create(
+        "iree_linalg_ext.scatter", results=[target.type], operands=[updates, indices, target],
+        attributes={"dimension_map": ir.DenseI64ArrayAttr.get(list(range(depth))),
+                    "unique_indices": ir.BoolAttr.get(False)},
+        regions=1)
+    block = op.regions[0].blocks.append(elem, elem)
+    with ir.InsertionPoint(block):
+        ir.Operation.create("iree_linalg_ext.yield",
+                            operands=[arith.addf(block.arguments[1], block.arguments[0])])
+    return op.results[0]
 
 
 def _count_extremum(s: Structured, o: _Output, needed: list, roots: set):
@@ -210,22 +326,24 @@ def _count_extremum(s: Structured, o: _Output, needed: list, roots: set):
     return _loop(s, needed, roots, [(result, out_map)], zeros(result.type), out_map, body)
 
 
-def _input_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list, roots: set):
-    """The adjoint of operand ``k`` (one generic over ``s``'s loops, see the module)."""
+def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, roots: set,
+                  init, out_map):
+    """One generic over ``s``'s loops accumulating, at ``out_map``, the cotangents times
+    the derivative of the outputs with respect to the body value ``seed`` (a block
+    argument: an operand's adjoint; an element read: a gather's updates)."""
     from aotc._mlir import arith
     from aotc.ops.scalar_builders import cmpf, select
 
     n_in = len(s.inputs)
     extras = []
     for o in outputs:
-        out_map = s.maps[n_in + o.index]
-        extras.append((o.cotangent, out_map))
+        result_map = s.maps[n_in + o.index]
+        extras.append((o.cotangent, result_map))
         if o.kind == "extremum":
-            extras += [(s.results[o.index], out_map), (o.count, out_map)]
-    seed_arg = s.body.arguments[k]
+            extras += [(s.results[o.index], result_map), (o.count, result_map)]
 
     def body(mapping, values, acc):
-        tangents = {mapping[seed_arg]: float_constant(mapping[seed_arg].type, 1.0)}
+        tangents = {mapping[seed]: float_constant(mapping[seed].type, 1.0)}
         for clone in mapping.cloned:
             ts = [tangents.get(v) for v in clone.operands]
             try:
@@ -253,12 +371,12 @@ def _input_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list, r
             total = term if total is None else arith.addf(total, term)
         if total is None:
             return acc
-        if total.type != acc.type:
-            total = arith.truncf(acc.type, total)
+        if total.type != acc.type:  # an input read in another precision than it computes
+            cast = arith.truncf if total.type.width > acc.type.width else arith.extf
+            total = cast(acc.type, total)
         return arith.addf(acc, total)
 
-    value = (s.inputs + s.inits)[k]
-    return _loop(s, needed, roots, extras, zeros(value.type), s.maps[k], body)
+    return _loop(s, needed, roots, extras, init, out_map, body)
 
 
 class _Mapping(dict):
@@ -322,8 +440,8 @@ def _named_generic(op, maps: list, iterators: list, combine_body):
 
     from .core import element_type
 
-    n_in, _ = operand_segments(op)
     operands = list(op.operands)
+    n_in = len(operands) - len(op.results)  # destination style: one init per result
     ins, outs = operands[:n_in], operands[n_in:]
     g = linalg.GenericOp([v.type for v in outs], ins, outs, affine_maps(maps),
                          iterator_types(iterators))
