@@ -318,12 +318,29 @@ def _eager_vjp(fun, primals, has_aux):
 
     result = _jit(forward)(*primals)
 
+    def float_leaves(p, c):
+        grads = vjp(fun, *p, has_aux=has_aux)[1](c)
+        return [g for g in tree_util.tree_leaves(grads) if not _is_float0(g)]
+
     def pullback(cotangent):
-        return _jit(lambda p, c: vjp(fun, *p, has_aux=has_aux)[1](c))(primals, cotangent)
+        # float0 cotangents have no data: made here, around the compiled pullback.
+        floats = iter(_jit(float_leaves)(primals, cotangent))
+        leaves, tree = tree_util.tree_flatten(tuple(primals))
+        return tree.unflatten([next(floats) if _is_float_leaf(v)
+                               else np.zeros(np.shape(v), float0) if _is_number(v) else v
+                               for v in leaves])
 
     if has_aux:
         return result[0], pullback, result[1]
     return result, pullback
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (np.ndarray, np.generic, int, float)) or hasattr(v, "dtype")
+
+
+def _is_float_leaf(v) -> bool:
+    return _is_number(v) and np.dtype(getattr(v, "dtype", None) or np.result_type(v)).kind == "f"
 
 
 def _argnums(argnums, count: int, name: str) -> tuple[int, ...]:

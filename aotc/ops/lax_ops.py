@@ -469,7 +469,7 @@ def _stop_gradient(x):
     from ..passes.autodiff.stop_gradient import stop_gradient
 
     def one(leaf):
-        t = as_tracer(leaf)
+        t = as_tracer(leaf, "lax.stop_gradient")
         if np.dtype(t.dtype).kind not in "fc":
             return t
         with user_location():

@@ -282,6 +282,45 @@ def _atan2(op, t):
     return _div(_sub(_mul(t[0], x), _mul(t[1], y)), denom)
 
 
+# Conversions that make a float out of integer bits or integers. When those integers
+# were computed from the bits of a differentiated float (aotc's exact fmod and float64
+# copysign work on the bits), the float they rebuild has a derivative the scalar rules
+# cannot see: it is refused rather than silently zero. Bits that only feed comparisons
+# (the sorting network's total order) choose between values and are fine.
+FROM_BITS = frozenset({"arith.bitcast", "arith.sitofp", "arith.uitofp"})
+# Conversions that take a float apart into bits or integers.
+TO_BITS = frozenset({"arith.bitcast", "arith.fptosi", "arith.fptoui"})
+
+
+def propagate(ops: list, tangents: dict) -> dict:
+    """Pushes ``tangents`` (value -> tangent) through ``ops`` (in order); returns the
+    tangents of every value reached. An op without a rule, or a float rebuilt from the
+    bits of a differentiated value, raises ``KeyError`` with the op's name."""
+    from .core import is_float
+
+    from .core import reads
+
+    bits = set()  # integer values computed from the bits of a differentiated float
+    for op in ops:
+        if len(op.regions) and any(v in tangents or v in bits for v in reads(op)):
+            raise KeyError(op.name)  # control flow inside a body (scf.if): no rule yet
+        operands = list(op.operands)
+        results = list(op.results)
+        ts = [tangents.get(v) for v in operands]
+        from_bits = any(v in bits for v in operands)
+        if op.name in TO_BITS and ts[0] is not None:
+            bits.update(results)
+            continue
+        if from_bits:
+            if op.name in FROM_BITS and any(is_float(r.type) for r in results):
+                raise KeyError(op.name)
+            bits.update(r for r in results if not is_float(r.type))
+        t = tangent_of(op, ts)
+        if t is not None:
+            tangents[results[0]] = t
+    return tangents
+
+
 def tangent_of(op, tangents: list):
     """The tangent of ``op``'s (single float) result, or None; an op without a rule
     raises ``KeyError`` with its name."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..base import as_op, operand_segments
 from .core import Adjoint, float_constant, is_float, rule, zeros
-from .scalar import tangent_of
+from .scalar import FROM_BITS, propagate
 
 # Reduction bodies ``combine(acc, e)`` the rule differentiates, by combiner op.
 COMBINERS = {
@@ -83,6 +83,10 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
     outputs = [_classify(ad, op, s, j, yields[j], args[n_in + j], adjoints[j], body_ops)
                for j in range(len(s.results))
                if adjoints[j] is not None and is_float(s.results[j].type)]
+    for o in outputs:
+        if o.kind == "unchanged":
+            ad.add(s.inits[o.index], o.cotangent)
+    outputs = [o for o in outputs if o.kind != "unchanged"]
     if not outputs:
         return
     roots = {o.value for o in outputs}
@@ -126,6 +130,8 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
 
 
 def _classify(ad, op, s, j, y, acc, cotangent, body_ops) -> _Output:
+    if y == acc:
+        return _Output(j, "unchanged", None, cotangent)  # the result is its init
     if not s.reduction_dims:
         return _Output(j, "parallel", y, cotangent)
     combine = y.owner if _is_op_result(y) else None
@@ -239,6 +245,8 @@ def _gather_adjoint(ad, op, s: Structured, gather, outputs: list, needed: list, 
     elem = element_type(source.type)
     updates = _adjoint_loop(ad, op, s, gather.results[0], outputs, needed, roots,
                             zeros(ir.RankedTensorType.get(sizes, elem)), identity)
+    if updates is None:
+        return None
     i64 = ir.IntegerType.get_signless(64)
     columns = []
     for position in list(gather.operands)[1:]:
@@ -343,16 +351,14 @@ def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, root
             extras += [(s.results[o.index], result_map), (o.count, result_map)]
 
     def body(mapping, values, acc):
-        tangents = {mapping[seed]: float_constant(mapping[seed].type, 1.0)}
-        for clone in mapping.cloned:
-            ts = [tangents.get(v) for v in clone.operands]
-            try:
-                t = tangent_of(clone, ts)
-            except KeyError as e:
-                ad.refuse(op, f"its body computes {e.args[0]}, which has no derivative "
-                              f"rule (passes/autodiff/scalar.py)")
-            if t is not None:
-                tangents[clone.results[0]] = t
+        try:
+            tangents = propagate(mapping.cloned,
+                                 {mapping[seed]: float_constant(mapping[seed].type, 1.0)})
+        except KeyError as e:
+            what = ("a float rebuilt from the bits of a differentiated value"
+                    if e.args[0] in FROM_BITS else "an op")
+            ad.refuse(op, f"its body computes {e.args[0]} ({what}), which has no "
+                          f"derivative rule (passes/autodiff/scalar.py)")
         total = None
         it = iter(values)
         for o in outputs:
@@ -371,12 +377,18 @@ def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, root
             total = term if total is None else arith.addf(total, term)
         if total is None:
             return acc
+        contributed.append(True)
         if total.type != acc.type:  # an input read in another precision than it computes
             cast = arith.truncf if total.type.width > acc.type.width else arith.extf
             total = cast(acc.type, total)
         return arith.addf(acc, total)
 
-    return _loop(s, needed, roots, extras, init, out_map, body)
+    contributed = []
+    result = _loop(s, needed, roots, extras, init, out_map, body)
+    if not contributed:  # every path from the seed has a zero derivative (floor, compare)
+        as_op(result.owner).erase()
+        return None
+    return result
 
 
 class _Mapping(dict):

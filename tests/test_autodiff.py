@@ -1,0 +1,272 @@
+"""aotc.grad and friends against central finite differences (always) and JAX (where
+installed): every op family the reverse-mode pass has a rule for, pytrees, argnums,
+has_aux, composition with jit/vmap and with itself, forward mode, and the errors.
+
+Each table is one compiled program returning every case's gradient, so a table costs
+one compile (the cases of a table share IREE's per-module cost)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aotc
+import aotc.numpy as anp
+from aotc.autodiff import DifferentiationError
+
+try:
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+except ImportError:  # the finite-difference checks still run
+    jax = jnp = None
+
+RNG = np.random.default_rng(7)
+X = RNG.uniform(0.2, 0.8, (3, 4))
+Y = RNG.uniform(0.2, 0.8, (1, 4))
+
+# f(m, a, b) -> scalar, written once for aotc.numpy, numpy and jax.numpy.
+TABLES = {
+    "unary": {
+        "sin_cos_tan": lambda m, a, b: m.sum(m.sin(a) * b + m.cos(a) + m.tan(a)),
+        "inverse_trig": lambda m, a, b: m.sum(m.arcsin(a) + m.arccos(a) * b + m.arctan(a)),
+        "exp_log": lambda m, a, b: m.sum(m.exp(a) * m.log(a) + m.log1p(a) + m.expm1(b)),
+        "bases": lambda m, a, b: m.sum(m.log2(a) + m.log10(a) + m.exp2(a) + m.cbrt(a)),
+        "hyperbolic": lambda m, a, b: m.sum(m.sinh(a) * m.cosh(b) + m.tanh(a) + m.arctanh(a)
+                                            + m.arcsinh(a) + m.arccosh(a + 1)),
+        "roots": lambda m, a, b: m.sum(m.sqrt(a) + 1 / m.sqrt(a + b) + m.square(a)
+                                       + m.reciprocal(a)),
+        "piecewise": lambda m, a, b: m.sum(m.abs(a - 0.5) * 3 + m.floor(a * 4) + m.round(a)
+                                           + m.clip(a, 0.3, 0.6) ** 2),
+    },
+    "binary": {
+        "arith": lambda m, a, b: m.sum((a + b) * (a - b) / (a * b + 1)),
+        "power": lambda m, a, b: m.sum(a ** b + a ** 3 + a ** 0.5 + 2.0 ** a),
+        "arctan2_hypot": lambda m, a, b: m.sum(m.arctan2(a, b) + m.hypot(a, b)),
+        "extrema": lambda m, a, b: m.sum(m.maximum(a, b) * 2 + m.minimum(a, b)),
+        "where": lambda m, a, b: m.sum(m.where(a > b, a * a, b)),
+    },
+    "reductions": {
+        "moments": lambda m, a, b: m.var(a) + m.std(a, axis=0).sum() + m.mean(a, axis=1).sum(),
+        "extrema": lambda m, a, b: m.max(a, axis=0).sum() + m.min(a) + m.max(a * b),
+        "logsumexp": lambda m, a, b: m.log(m.sum(m.exp(a), axis=1)).sum(),
+        "softmax": lambda m, a, b: m.sum(
+            m.exp(a - m.max(a, axis=1, keepdims=True))
+            / m.sum(m.exp(a - m.max(a, axis=1, keepdims=True)), axis=1, keepdims=True)
+            * m.arange(4.0)),
+        "norm": lambda m, a, b: m.linalg.norm(a) + m.linalg.norm(a, axis=1).sum(),
+    },
+    "contractions": {
+        "matmul": lambda m, a, b: m.sum((a @ a.T) * 2) + m.sum(a.T @ m.ones((3, 2))),
+        "einsum": lambda m, a, b: m.sum(m.einsum("ij,kj->ik", a, a * b)),
+        "dot_outer": lambda m, a, b: m.dot(a[0], a[1]) + m.sum(m.outer(a[0], b[0]) ** 2),
+        "tensordot": lambda m, a, b: m.sum(m.tensordot(a, a, axes=([1], [1])) ** 2),
+        "batched": lambda m, a, b: m.sum(m.matmul(m.stack([a, a * 2]),
+                                                  m.stack([a.T, a.T + 1])) ** 2),
+    },
+    "shapes": {
+        "slices": lambda m, a, b: m.sum(a[1:, ::2] ** 2) + m.sum(a[0]) * 3 + a[2, 3],
+        "concat_stack": lambda m, a, b: m.sum(m.concatenate([a, b * a, a[:1]], 0) ** 2)
+        + m.sum(m.stack([a, a * 2], axis=1) ** 3),
+        "reshape": lambda m, a, b: m.sum(m.reshape(a, (4, 3)) * m.arange(12.0).reshape(4, 3)),
+        "pad": lambda m, a, b: m.sum(m.pad(a, ((1, 2), (0, 1))) ** 2
+                                     * m.arange(30.0).reshape(6, 5)),
+        "flip_roll": lambda m, a, b: m.sum((m.flip(a, 0) + m.roll(a, 1, axis=1))
+                                           * m.arange(12.0).reshape(3, 4)),
+        "tile_repeat": lambda m, a, b: m.sum(m.tile(a, (2, 1)) ** 2)
+        + m.sum(m.repeat(a, 2, axis=1) ** 3),
+        "broadcast": lambda m, a, b: m.sum(m.broadcast_to(b, (5, 3, 4))
+                                           * m.arange(60.0).reshape(5, 3, 4)),
+    },
+    "gathers": {
+        "take": lambda m, a, b: m.sum(a[:, m.array([0, 2, 2])] ** 2),
+        "take_along_axis": lambda m, a, b: m.sum(
+            m.take_along_axis(a, m.array([[0], [3], [1]]), axis=1) ** 3),
+        "sort": lambda m, a, b: m.sum(m.sort(a, axis=1) * m.arange(4.0)),
+        "diagonal": lambda m, a, b: m.sum(m.diagonal(a)) + m.trace(a * b),
+    },
+}
+
+
+def finite_difference(f, args: tuple, argnum: int, eps: float = 1e-6) -> np.ndarray:
+    x = np.array(args[argnum], dtype=np.float64)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[i] += eps
+        lo[i] -= eps
+        call = lambda v: f(*args[:argnum], v, *args[argnum + 1:])  # noqa: E731
+        out[i] = (call(hi) - call(lo)) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_gradients_of_each_op_family(table):
+    cases = TABLES[table]
+
+    @aotc.jit
+    def all_gradients(a, b):
+        return {name: aotc.grad(lambda a, b, f=f: f(anp, a, b), argnums=(0, 1))(a, b)
+                for name, f in cases.items()}
+
+    got = all_gradients(X, Y)
+    for name, f in cases.items():
+        for argnum in (0, 1):
+            expected = finite_difference(lambda a, b: f(np, a, b), (X, Y), argnum)
+            np.testing.assert_allclose(np.asarray(got[name][argnum]), expected, rtol=1e-6,
+                                       atol=1e-6, err_msg=f"{table}/{name} argument {argnum}")
+            if jax is not None:
+                reference = jax.grad(lambda a, b, f=f: f(jnp, a, b), argnums=(0, 1))(X, Y)
+                np.testing.assert_allclose(np.asarray(got[name][argnum]), reference[argnum],
+                                           rtol=1e-12, atol=1e-12,
+                                           err_msg=f"{table}/{name} vs jax, arg {argnum}")
+
+
+def _mlp_loss(m):
+    def loss(params, x, y):
+        h = m.tanh(x @ params["w1"] + params["b1"])
+        out = h @ params["w2"] + params["b2"]
+        return m.mean((out - y) ** 2)
+    return loss
+
+
+PARAMS = {"w1": RNG.standard_normal((3, 4)), "b1": RNG.standard_normal(4),
+          "w2": RNG.standard_normal((4, 2)), "b2": RNG.standard_normal(2)}
+XB, YB = RNG.standard_normal((8, 3)), RNG.standard_normal((8, 2))
+
+
+def _flat_fd(loss, params, x, y):
+    """Finite differences of ``loss`` with respect to each leaf of ``params``."""
+    out = {}
+    for key, value in params.items():
+        def of_leaf(v, key=key):
+            return loss({**params, key: v}, x, y)
+        out[key] = finite_difference(of_leaf, (value,), 0)
+    return out
+
+
+def test_pytree_parameters_value_and_grad_and_per_example_gradients():
+    @aotc.jit
+    def step(params, x, y):
+        value, grads = aotc.value_and_grad(_mlp_loss(anp))(params, x, y)
+        per_example = aotc.vmap(aotc.grad(_mlp_loss(anp)), in_axes=(None, 0, 0))(params, x, y)
+        return value, grads, per_example
+
+    value, grads, per_example = step(PARAMS, XB, YB)
+    np.testing.assert_allclose(np.asarray(value), _mlp_loss(np)(PARAMS, XB, YB), rtol=1e-14)
+    expected = _flat_fd(_mlp_loss(np), PARAMS, XB, YB)
+    for key in PARAMS:
+        np.testing.assert_allclose(np.asarray(grads[key]), expected[key], rtol=1e-6, atol=1e-8)
+    # vmap of grad against a Python loop of grads, one example at a time
+    for i in range(len(XB)):
+        one = _flat_fd(_mlp_loss(np), PARAMS, XB[i], YB[i])
+        for key in PARAMS:
+            np.testing.assert_allclose(np.asarray(per_example[key][i]), one[key], rtol=1e-6,
+                                       atol=1e-8, err_msg=f"example {i}, {key}")
+
+
+def test_second_derivatives_jacobians_and_forward_mode():
+    x = RNG.standard_normal(5)
+    a = RNG.standard_normal((5, 5))
+
+    def f(m, v):
+        return m.sum(m.sin(v) * v ** 2) + v @ a @ v + m.max(m.tanh(v))
+
+    def g(m, v):
+        return m.tanh(a @ v) * v
+
+    @aotc.jit
+    def everything(v, t):
+        return {
+            "grad_grad": aotc.grad(lambda v: aotc.grad(lambda w: f(anp, w))(v).sum())(v),
+            "hessian": aotc.hessian(lambda w: f(anp, w))(v),
+            "jacrev": aotc.jacrev(lambda w: g(anp, w))(v),
+            "jacfwd": aotc.jacfwd(lambda w: g(anp, w))(v),
+            "jvp": aotc.jvp(lambda w: g(anp, w), (v,), (t,)),
+        }
+
+    t = RNG.standard_normal(5)
+    got = everything(x, t)
+    jac = np.stack([finite_difference(lambda w: g(np, w)[i], (x,), 0) for i in range(5)])
+    np.testing.assert_allclose(np.asarray(got["jacrev"]), jac, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(got["jacfwd"]), jac, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.asarray(got["jvp"][0]), g(np, x), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(got["jvp"][1]), jac @ t, rtol=1e-6, atol=1e-8)
+    grad_f = lambda w: finite_difference(lambda v: f(np, v), (w,), 0, 1e-5)  # noqa: E731
+    hess = np.stack([finite_difference(lambda w: grad_f(w)[i], (x,), 0, 1e-4)
+                     for i in range(5)])
+    np.testing.assert_allclose(np.asarray(got["hessian"]), hess, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(got["grad_grad"]), hess.sum(axis=0), rtol=1e-4,
+                               atol=1e-5)
+    if jax is not None:
+        np.testing.assert_allclose(np.asarray(got["hessian"]),
+                                   jax.hessian(lambda w: f(jnp, w))(x), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(got["jacfwd"]),
+                                   jax.jacfwd(lambda w: g(jnp, w))(x), rtol=1e-12, atol=1e-12)
+
+
+def test_eager_calls_has_aux_argnums_and_stop_gradient():
+    x = RNG.standard_normal(4).astype(np.float32)
+    # eager (each jits itself), float32 stays float32
+    dx = aotc.grad(lambda v: anp.sum(v * v * v))(x)
+    assert np.asarray(dx).dtype == np.float32
+    np.testing.assert_allclose(np.asarray(dx), 3 * x * x, rtol=1e-6)
+    grads, aux = aotc.grad(lambda v, w: (anp.sum(v * w), v + w), argnums=(0, 1),
+                           has_aux=True)(x, 2 * x)
+    np.testing.assert_allclose(np.asarray(grads[0]), 2 * x)
+    np.testing.assert_allclose(np.asarray(grads[1]), x)
+    np.testing.assert_allclose(np.asarray(aux), 3 * x)
+    # x * stop_gradient(x): only the first factor is differentiated
+    ds = aotc.grad(lambda v: anp.sum(v * aotc.lax.stop_gradient(v)))(x)
+    np.testing.assert_allclose(np.asarray(ds), x)
+    out, pullback = aotc.vjp(lambda v, n: anp.sin(v) * n, x, np.int32(3))
+    dv, dn = pullback(np.ones(4, np.float32))
+    np.testing.assert_allclose(np.asarray(dv), 3 * np.cos(x), rtol=1e-6)
+    assert dn.dtype == aotc.float0 and dn.shape == ()
+
+
+def test_stop_gradient_leaves_no_barrier_in_the_compiled_module():
+    lowered = aotc.jit(aotc.grad(lambda v: anp.sum(v * aotc.lax.stop_gradient(v)))).lower(
+        np.ones(3))
+    assert "aotc.stop_gradient" in lowered.as_text("traced")
+    assert "optimization_barrier" not in lowered.as_text()
+
+
+def test_errors_name_the_cause_and_the_fix():
+    x = np.ones(3)
+    with pytest.raises(DifferentiationError, match=r"scalar-output functions. Output had "
+                                                   r"shape: \(3,\)"):
+        aotc.grad(lambda v: v * 2)(x)
+    with pytest.raises(DifferentiationError, match=r"requires real-valued inputs .* but got "
+                                                   r"int\d+ for argument n"):
+        aotc.grad(lambda v, n: anp.sum(v) * n, argnums=1)(x, 3)
+    with pytest.raises(DifferentiationError, match="has_aux=True requires the function to "
+                                                   "return a pair"):
+        aotc.grad(lambda v: anp.sum(v), has_aux=True)(x)
+    with pytest.raises(DifferentiationError, match="argnums=2 does not name a positional"):
+        aotc.grad(lambda v: anp.sum(v), argnums=2)(x)
+    with pytest.raises(aotc.CompileError, match=r"cannot differentiate scf.for at "
+                                                r"test_autodiff.py:\d+ .*fori_loop"):
+        aotc.grad(lambda v: aotc.lax.fori_loop(0, 3, lambda i, c: c * 2, v).sum())(x)
+    # aotc's exact fmod works on the bits of its operands (behind an scf.if), remainder
+    # rebuilds floats from integers: refused, not silently zero
+    with pytest.raises(aotc.CompileError, match=r"computes scf.if \(an op\), which has no "
+                                                r"derivative rule"):
+        aotc.grad(lambda v: anp.sum(anp.fmod(v * 3, 0.7)))(x)
+    with pytest.raises(aotc.CompileError, match=r"computes arith.\w+ \(a float rebuilt "
+                                                r"from the bits of a differentiated value\)"):
+        aotc.grad(lambda v: anp.sum(anp.remainder(v, 0.7)))(x)
+    with pytest.raises(aotc.CompileError, match=r"cannot differentiate "
+                                                r"iree_linalg_ext.scan at test_autodiff.py:\d+"
+                                                r".*no reverse-mode rule.*@rule"):
+        aotc.grad(lambda v: anp.sum(anp.cumsum(v) ** 2))(x)
+
+    @aotc.jit
+    def bad_cotangent(v):
+        _, pullback = aotc.vjp(lambda w: w * 2, v)
+        return pullback(anp.ones(4))
+
+    with pytest.raises(DifferentiationError, match=r"cotangent of output 0 has shape \(4,\) "
+                                                   r"but the output has shape \(3,\)"):
+        bad_cotangent(x)
