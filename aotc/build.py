@@ -134,8 +134,9 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
         # IREE workarounds first: loops of zero trips, constant bools under reductions.
         folds = [FoldEmptyLoops(), FoldSelfComparisons(), ShieldConstantBools()]
-        run_pipeline(module, [DropStopGradients()] + list(CLEANUP) + folds + rewrites + [SeparateReturnedUpdates()]
-                     + merging + checks)
+        # The stop_gradient marks have done their job once the module is final.
+        run_pipeline(module, [DropStopGradients(), *CLEANUP, *folds, *rewrites,
+                              SeparateReturnedUpdates(), *merging, *checks])
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)

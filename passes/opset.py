@@ -67,6 +67,11 @@ class Op:
     ``cpu_expansion``: what aotc-expand-math does with it on CPU targets, space-separated:
     "f64" (replaced by aotc's float64 version), "f32" (float32 computed in float64),
     "f32-own" (replaced by aotc's float32 version).
+    ``bits``: how a conversion treats a float's value: "to" (a float taken apart into
+    integers or bits), "from" (a float made from integers), "both" (a bitcast); the
+    differentiation pass refuses floats rebuilt from a differentiated value's bits.
+    ``flat``: piecewise constant (floor, ceil, ...): its derivative is zero almost
+    everywhere.
     ``rules``: rules by kind (``"batch"``, ``"placement"``, ...), attached by ``attach``.
     """
 
@@ -82,6 +87,8 @@ class Op:
     widen: str | None = None
     cpu_f64: bool = True
     cpu_expansion: str = ""
+    bits: str = ""
+    flat: bool = False
     rules: dict[str, Callable] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -152,17 +159,19 @@ _ROWS: list[Op] = [
     *_rows("scalar", "arith.addf arith.subf arith.mulf arith.divf arith.remf arith.negf "
                      "arith.addi arith.subi arith.muli arith.divsi arith.remsi arith.floordivsi "
                      "arith.ceildivsi arith.andi arith.ori arith.xori arith.shrsi arith.maxsi "
-                     "arith.minsi arith.cmpf arith.cmpi arith.select arith.bitcast arith.extf "
-                     "arith.truncf arith.extsi arith.extui arith.trunci arith.sitofp "
-                     "arith.fptosi arith.index_cast arith.index_castui arith.maximumf "
+                     "arith.minsi arith.cmpf arith.cmpi arith.select arith.extf "
+                     "arith.truncf arith.extsi arith.extui arith.trunci "
+                     "arith.index_cast arith.index_castui arith.maximumf "
                      "arith.minimumf arith.maxnumf arith.minnumf"),
+    Op("arith.bitcast", "scalar", bits="both"),
+    *_rows("scalar", "arith.sitofp arith.uitofp", bits="from"),
+    *_rows("scalar", "arith.fptosi arith.fptoui", bits="to"),
     # Unsigned arithmetic Vulkan gets wrong on 8/16 bits: done on 32 (aotc-widen-narrow-ints).
     *_rows("scalar", "arith.divui arith.remui arith.ceildivui arith.shrui arith.maxui "
                      "arith.minui arith.shli", widen="unsigned"),
-    *_rows("scalar", "arith.uitofp arith.fptoui"),
-    *_rows("scalar", "math.absf math.absi math.ceil math.copysign math.cosh math.erf "
-                     "math.exp math.floor math.fma math.log math.roundeven "
-                     "math.sqrt math.rsqrt math.trunc math.fpowi math.ipowi"),
+    *_rows("scalar", "math.absf math.absi math.copysign math.cosh math.erf "
+                     "math.exp math.fma math.log math.sqrt math.rsqrt math.fpowi math.ipowi"),
+    *_rows("scalar", "math.ceil math.floor math.roundeven math.trunc", flat=True),
     # complex<f32>/complex<f64> scalars (ops/scalar_complex.py): IREE lowers them to
     # arith/math on their parts
     *_rows("scalar", "complex.add complex.sub complex.mul complex.div complex.neg "
@@ -221,6 +230,10 @@ SCALAR_DIALECTS = frozenset(o.dialect for o in OPS.values() if o.group == "scala
 CPU_EXPANSION = {how: frozenset(o.name for o in OPS.values() if how in o.cpu_expansion.split())
                  for how in ("f64", "f32", "f32-own")}
 CPU_MISSING_F64 = frozenset(o.name for o in OPS.values() if not o.cpu_f64)
+# Conversions between floats and integers or bits (see Op.bits), and flat ops.
+FLOAT_FROM_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("from", "both"))
+FLOAT_TO_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("to", "both"))
+FLAT_OPS = having("flat")
 
 
 def row(name: str, needed_for: str = "") -> Op:

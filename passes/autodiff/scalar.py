@@ -220,8 +220,7 @@ for _name, _derivative in _DERIVATIVES.items():
     _unary(_name, _derivative)
 
 # Piecewise constant: zero almost everywhere (JAX's floor, ceil, round, sign).
-for _name in ("math.floor", "math.ceil", "math.roundeven", "math.trunc"):
-    tangent(_name)(lambda op, t: None)
+tangent(*sorted(opset.FLAT_OPS))(lambda op, t: None)
 
 
 @tangent("math.copysign")
@@ -287,9 +286,8 @@ def _atan2(op, t):
 # copysign work on the bits), the float they rebuild has a derivative the scalar rules
 # cannot see: it is refused rather than silently zero. Bits that only feed comparisons
 # (the sorting network's total order) choose between values and are fine.
-FROM_BITS = frozenset({"arith.bitcast", "arith.sitofp", "arith.uitofp"})
-# Conversions that take a float apart into bits or integers.
-TO_BITS = frozenset({"arith.bitcast", "arith.fptosi", "arith.fptoui"})
+FROM_BITS = opset.FLOAT_FROM_BITS
+TO_BITS = opset.FLOAT_TO_BITS  # conversions that take a float apart
 
 
 def propagate(ops: list, tangents: dict) -> dict:
