@@ -1,0 +1,93 @@
+// aotc-vjp (then canonicalize and cse, as the compiler runs them) builds @<func>_vjp: @func's arguments, then one cotangent per seeded result;
+// @func's results, then the adjoint of each wrt argument. A broadcast operand's adjoint
+// sums over the loops its map leaves out; a matmul operand's adjoint is the contraction
+// with the other operand; a max reduction's adjoint goes to the positions holding the
+// max, divided by their count; a slice's adjoint is inserted into zeros. A loop is
+// refused with a message naming the op and its line.
+
+// RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=bias wrt=0,1},canonicalize,cse' | filecheck %s --check-prefix=BIAS
+// RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=mm wrt=1},canonicalize,cse' | filecheck %s --check-prefix=MM
+// RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=max},canonicalize,cse' | filecheck %s --check-prefix=MAX
+// RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=slice},canonicalize,cse' | filecheck %s --check-prefix=SLICE
+// RUN: not %aotc-opt %s --pass-pipeline='aotc-vjp{func=loop}' 2>&1 | filecheck %s --check-prefix=ERR
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+#all = affine_map<(d0, d1) -> ()>
+
+// BIAS-LABEL: func.func @bias_vjp
+// BIAS-SAME:      (%[[X:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3xf32>, %[[CT:.*]]: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>)
+// BIAS:         %[[DX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins({{.*}}%[[CT]] : {{.*}}tensor<4x3xf32>)
+// BIAS:         %[[DB:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins({{.*}}%[[CT]] : {{.*}}tensor<4x3xf32>)
+// BIAS:         return %{{.*}}, %[[DX]], %[[DB]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>
+func.func @bias(%x: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// MM-LABEL: func.func @mm_vjp
+// MM-SAME:      (%[[X:.*]]: tensor<4x3xf32>, %[[W:.*]]: tensor<3x2xf32>, %[[CT:.*]]: tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<3x2xf32>)
+// MM:           linalg.matmul
+// MM:           %[[DW:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[X]], {{.*}}%[[CT]] : tensor<4x3xf32>, {{.*}}tensor<4x2xf32>)
+// MM:             arith.mulf
+// MM:           return %{{.*}}, %[[DW]] : tensor<4x2xf32>, tensor<3x2xf32>
+func.func @mm(%x: tensor<4x3xf32>, %w: tensor<3x2xf32>) -> tensor<4x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x2xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<4x3xf32>, tensor<3x2xf32>) outs(%z : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %r : tensor<4x2xf32>
+}
+
+// MAX-LABEL: func.func @max_vjp
+// MAX:         %[[COUNT:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]
+// MAX:           arith.cmpf oeq
+// MAX:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}}ins({{.*}}%[[COUNT]]
+// MAX:           arith.divf
+// MAX:           arith.select
+func.func @max(%x: tensor<4x3xf32>) -> tensor<f32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<f32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %r = linalg.generic {indexing_maps = [#id2, #all], iterator_types = ["reduction", "reduction"]}
+      ins(%x : tensor<4x3xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// SLICE-LABEL: func.func @slice_vjp
+// SLICE-SAME:      (%[[X:.*]]: tensor<4x3xf32>, %[[CT:.*]]: tensor<2x3xf32>)
+// SLICE:         %[[Z:.*]] = linalg.fill {{.*}} -> tensor<4x3xf32>
+// SLICE:         %[[D:.*]] = tensor.insert_slice %[[CT]] into %[[Z]][1, 0] [2, 3] [1, 1]
+// SLICE:         return %{{.*}}, %[[D]]
+func.func @slice(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %s = tensor.extract_slice %x[1, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
+  return %s : tensor<2x3xf32>
+}
+
+// ERR: aotc-vjp: cannot differentiate scf.for at {{.*}}: lax.cond, lax.switch, lax.fori_loop
+func.func @loop(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %x) -> tensor<3xf32> {
+    %e = tensor.empty() : tensor<3xf32>
+    %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%acc : tensor<3xf32>) outs(%e : tensor<3xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %t = arith.addf %a, %a : f32
+      linalg.yield %t : f32
+    } -> tensor<3xf32>
+    scf.yield %d : tensor<3xf32>
+  }
+  return %r : tensor<3xf32>
+}
