@@ -105,8 +105,8 @@ def _classify(name: str, flat: list, paths: list[str], positions: list[int],
     """Array leaves become traced arrays of the caller; the leaves under ``argnums`` are
     differentiated (floating point only: ``integer_inputs`` says what to do with others:
     "refuse" as ``grad`` or "skip" as ``vjp``)."""
-    from . import numpy as anp
-    from .core import Tracer, check_usable
+    from .core import Tracer
+    from .vmapping import argument_tracer
 
     leaves = []
     for value, path, pos in zip(flat, paths, positions):
@@ -118,9 +118,7 @@ def _classify(name: str, flat: list, paths: list[str], positions: list[int],
                     f"array; only arrays and Python numbers can be differentiated")
             leaves.append(_Leaf(path, value))
             continue
-        if isinstance(value, Tracer):
-            check_usable(value, f"{name}: argument {path}")
-        tracer = value if isinstance(value, Tracer) else anp.asarray(value)
+        tracer = argument_tracer(value, f"{name}: argument {path}")
         leaf = _Leaf(path, value, tracer)
         if pos in argnums:
             kind = np.dtype(tracer.dtype).kind
@@ -512,6 +510,21 @@ def hessian(fun: Callable, argnums=0, has_aux: bool = False):
     return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
 
 
+def _basis(x):
+    """The unit vectors of ``x``'s elements, each shaped as ``x``: ``(x.size, *x.shape)``."""
+    from . import numpy as anp
+
+    size = int(np.prod(np.shape(x)))
+    return anp.eye(size, dtype=x.dtype).reshape((size,) + tuple(np.shape(x)))
+
+
+def _one_hot(leaves: list, k: int, value) -> list:
+    """``value`` at position ``k``, zeros shaped as the other leaves."""
+    from . import numpy as anp
+
+    return [value if j == k else anp.zeros(np.shape(q), q.dtype) for j, q in enumerate(leaves)]
+
+
 def _jacobian(fun, argnums, has_aux, kind):
     from .vmapping import vmap
 
@@ -537,37 +550,28 @@ def _jacobian(fun, argnums, has_aux, kind):
             out, aux = fun(*args), None
         out_flat, out_tree = tree_util.tree_flatten(out)
         in_flat, in_tree = tree_util.tree_flatten(selected)
-        if kind == "jacrev":
+        differentiated = (lambda *s: partial_fun(*s)[0]) if has_aux else partial_fun
+        if kind == "jacrev":  # one pullback per output element
             per_out = []
             for k, o in enumerate(out_flat):
-                size = int(np.prod(np.shape(o)))
-                basis = anp.eye(size, dtype=o.dtype).reshape((size,) + tuple(np.shape(o)))
-
                 def row(sel, ct, k=k):
-                    cts = [ct if j == k else anp.zeros(np.shape(q), q.dtype)
-                           for j, q in enumerate(out_flat)]
-                    f = (lambda *s: partial_fun(*s)[0]) if has_aux else partial_fun
-                    return vjp(f, *sel)[1](out_tree.unflatten(cts))
+                    cts = out_tree.unflatten(_one_hot(out_flat, k, ct))
+                    return vjp(differentiated, *sel)[1](cts)
 
-                rows = vmap(row, in_axes=(None, 0))(selected, basis)
-                leaves = tree_util.tree_leaves(rows)
-                per_out.append([anp.reshape(r, tuple(np.shape(o)) + tuple(np.shape(x)))
-                                for r, x in zip(leaves, in_flat)])
-        else:
+                rows = tree_util.tree_leaves(vmap(row, in_axes=(None, 0))(selected, _basis(o)))
+                per_out.append([anp.reshape(r, np.shape(o) + np.shape(x))
+                                for r, x in zip(rows, in_flat)])
+        else:  # one tangent per input element
             per_in = []
             for i, x in enumerate(in_flat):
-                size = int(np.prod(np.shape(x)))
-                basis = anp.eye(size, dtype=x.dtype).reshape((size,) + tuple(np.shape(x)))
-
                 def column(sel, t, i=i):
-                    ts = [t if j == i else anp.zeros(np.shape(q), q.dtype)
-                          for j, q in enumerate(in_flat)]
-                    f = (lambda *s: partial_fun(*s)[0]) if has_aux else partial_fun
-                    return jvp(f, sel, tuple(in_tree.unflatten(ts)))[1]
+                    ts = tuple(in_tree.unflatten(_one_hot(in_flat, i, t)))
+                    return jvp(differentiated, sel, ts)[1]
 
-                cols = tree_util.tree_leaves(vmap(column, in_axes=(None, 0))(selected, basis))
-                per_in.append([anp.moveaxis(anp.reshape(c, (size,) + tuple(np.shape(o))), 0, -1)
-                               .reshape(tuple(np.shape(o)) + tuple(np.shape(x)))
+                cols = tree_util.tree_leaves(vmap(column, in_axes=(None, 0))(selected,
+                                                                             _basis(x)))
+                per_in.append([anp.moveaxis(anp.reshape(c, (c.shape[0],) + np.shape(o)), 0, -1)
+                               .reshape(np.shape(o) + np.shape(x))
                                for c, o in zip(cols, out_flat)])
             per_out = [[per_in[i][k] for i in range(len(in_flat))]
                        for k in range(len(out_flat))]

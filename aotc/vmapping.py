@@ -227,8 +227,7 @@ class _Leaf:
 
 
 def _classify(name: str, leaves: list, axes: list, paths: list[str]) -> list[_Leaf]:
-    from . import numpy as anp
-    from .core import Tracer, check_usable
+    from .core import Tracer
 
     out = []
     for value, axis, path in zip(leaves, axes, paths):
@@ -241,10 +240,7 @@ def _classify(name: str, leaves: list, axes: list, paths: list[str]) -> list[_Le
                     f"in_axes=None for it (it is then passed to every example as it is)")
             out.append(_Leaf(path, value))
             continue
-        if isinstance(value, Tracer):
-            check_usable(value, f"vmap({name}): argument {path}")
-        tracer = value if isinstance(value, Tracer) else anp.asarray(value)
-        leaf = _Leaf(path, value, tracer)
+        leaf = _Leaf(path, value, argument_tracer(value, f"vmap({name}): argument {path}"))
         if axis is not None:
             ndim = len(leaf.shape)
             if ndim == 0:
@@ -266,6 +262,18 @@ def _classify(name: str, leaves: list, axes: list, paths: list[str]) -> list[_Le
                     f"dimension may be dynamic (None). Give the other dimensions as ints")
         out.append(leaf)
     return out
+
+
+def argument_tracer(value, where: str):
+    """An array argument of a transformed function as a traced array of the caller: a
+    tracer must belong to the function being traced, a numpy value becomes a constant."""
+    from . import numpy as anp
+    from .core import Tracer, check_usable
+
+    if isinstance(value, Tracer):
+        check_usable(value, where)
+        return value
+    return anp.asarray(value)
 
 
 def _batch_size(vm: VmappedFunction, name: str, leaves: list[_Leaf]):

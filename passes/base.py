@@ -95,6 +95,22 @@ def collect_ops(module, select) -> list:
     return found
 
 
+def find_function(module, name: str, pass_name: str):
+    """The ``func.func @name`` of ``module`` (a ``builtin.module`` operation) and every
+    function by name; a ``PassError`` listing the functions when there is none."""
+    from aotc._mlir import ir
+
+    funcs = {}
+    for op in module.regions[0].blocks[0].operations:
+        op = as_op(op)
+        if op.name == "func.func":
+            funcs[ir.StringAttr(op.attributes["sym_name"]).value] = op
+    if name not in funcs:
+        raise PassError(f"{pass_name}: no function @{name} in the module "
+                        f"(functions: {', '.join('@' + f for f in funcs) or 'none'})")
+    return funcs[name], funcs
+
+
 def is_private(func) -> bool:
     """Whether a ``func.func`` is private (a helper aotc.vmap made, not an entry point)."""
     from aotc._mlir import ir

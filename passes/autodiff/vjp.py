@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..base import ModulePass, PassError, as_op, register
+from ..base import ModulePass, PassError, as_op, find_function, register
 from .core import Adjoint, activity, is_float, zeros
 
 
@@ -57,19 +57,10 @@ class Vjp(ModulePass):
         return self.vjp or f"{self.func}_vjp"
 
     def run(self, module) -> None:
-        from aotc._mlir import ir
-
-        funcs = {}
-        for op in module.regions[0].blocks[0].operations:
-            op = as_op(op)
-            if op.name == "func.func":
-                funcs[ir.StringAttr(op.attributes["sym_name"]).value] = op
-        if self.func not in funcs:
-            raise PassError(f"{self.name}: no function @{self.func} in the module "
-                            f"(functions: {', '.join('@' + f for f in funcs) or 'none'})")
+        src, funcs = find_function(module, self.func, self.name)
         if self.target in funcs:
             return
-        self._build(module, funcs[self.func])
+        self._build(module, src)
         module.verify()
 
     def _build(self, module, src) -> None:

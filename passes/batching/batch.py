@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..base import ModulePass, PassError, register
-from .core import Batcher, as_op
+from ..base import ModulePass, PassError, find_function, register
+from .core import Batcher
 
 DYNAMIC = "?"
 
@@ -71,19 +71,9 @@ class Batch(ModulePass):
         return self.batched or f"{self.func}_batched"
 
     def run(self, module) -> None:
-        from aotc._mlir import ir
-
-        funcs = {}
-        for op in module.regions[0].blocks[0].operations:
-            op = as_op(op)
-            if op.name == "func.func":
-                funcs[ir.StringAttr(op.attributes["sym_name"]).value] = op
-        if self.func not in funcs:
-            raise PassError(f"{self.name}: no function @{self.func} in the module "
-                            f"(functions: {', '.join('@' + f for f in funcs) or 'none'})")
+        src, funcs = find_function(module, self.func, self.name)
         if self.target in funcs:
             return  # already batched: nothing to do
-        src = funcs[self.func]
         block = src.regions[0].blocks[0]
         args = list(block.arguments)
         axes = self.in_axes or tuple(0 for _ in args)
