@@ -123,6 +123,11 @@ class Adjoint:
 def reads(op):
     """The values ``op`` reads: its operands and the outside values its regions use."""
     yield from op.operands
+    yield from region_reads(op)
+
+
+def region_reads(op):
+    """The values from outside ``op`` that ops in its regions read."""
     for region in op.regions:
         for block in region.blocks:
             inside = set(block.arguments)
@@ -136,16 +141,72 @@ def reads(op):
 
 def activity(block, seeds: set) -> set:
     """The floating-point values of ``block`` that depend on ``seeds``."""
+    return activity_of([as_op(o) for o in block.operations], seeds)
+
+
+def activity_of(ops: list, seeds: set) -> set:
+    """The floating-point values ``ops`` (in order) compute from ``seeds``, and the
+    floating-point seeds themselves."""
     from .stop_gradient import stops_gradient
 
     active = {v for v in seeds if is_float(v.type)}
-    for op in block.operations:
-        op = as_op(op)
+    for op in ops:
         if stops_gradient(op):
             continue
         if any(v in active for v in reads(op)):
             active.update(r for r in op.results if is_float(r.type))
     return active
+
+
+def remap(op, mapping: dict) -> None:
+    """Replaces the values of ``mapping`` read by ``op`` or inside its regions."""
+    for i, v in enumerate(op.operands):
+        if v in mapping:
+            op.operands[i] = mapping[v]
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                remap(as_op(inner), mapping)
+
+
+def clone_block(src_block, mapping: dict) -> list:
+    """Clones the ops of ``src_block`` but its terminator at the current insertion
+    point, reading ``mapping``'s values for its arguments (and recording each clone's
+    results in ``mapping``); returns the clones and the terminator's operands, mapped."""
+    ops = [as_op(o) for o in src_block.operations]
+    clones = []
+    for op in ops[:-1]:
+        clone = op.clone()
+        remap(clone, mapping)
+        for old, new in zip(op.results, clone.results):
+            mapping[old] = new
+        clones.append(clone)
+    return clones, [mapping.get(v, v) for v in ops[-1].operands]
+
+
+def sweep(parent: Adjoint, src_block, mapping: dict, cotangents: list, wanted: list) -> list:
+    """The adjoints of ``wanted`` (values the block's ops read: its arguments, mapped, or
+    values from outside) from one run of ``src_block``: its ops are recomputed at the
+    current insertion point (a region of the adjoint op cannot see the primal region's
+    values) and swept backward with ``cotangents`` for its terminator's operands. Zeros
+    where nothing reaches a wanted value (non-float values get None)."""
+    clones, yielded = clone_block(src_block, mapping)
+    seeds = {v for v in wanted if v in parent.active or v in mapping.values()}
+    active = parent.active | activity_of(clones, seeds | parent.active)
+    child = Adjoint(parent.pass_name, parent.func_name, active)
+    for value, ct in zip(yielded, cotangents):
+        if ct is not None:
+            child.add(value, ct)
+    for op in reversed(clones):
+        child.visit(op)
+    out = []
+    for v in wanted:
+        if not is_float(v.type):
+            out.append(None)
+            continue
+        g = child.adjoint_of(v)
+        out.append(g if g is not None else zeros(v.type))
+    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..base import as_op, operand_segments
-from .core import Adjoint, float_constant, is_float, rule, zeros
+from .core import Adjoint, float_constant, is_float, remap, rule, zeros
 from .scalar import FROM_BITS, propagate
 
 # Reduction bodies ``combine(acc, e)`` the rule differentiates, by combiner op.
@@ -422,23 +422,13 @@ def _loop(s: Structured, needed: list, roots: set, extras: list, init, out_map, 
     with ir.InsertionPoint(block):
         for o in needed:
             clone = o.clone()
-            _remap(clone, mapping)
+            remap(clone, mapping)
             for old, new in zip(o.results, clone.results):
                 mapping[old] = new
             mapping.cloned.append(clone)
         extra_args = list(block.arguments[len(kept):len(ins)])
         linalg.YieldOp([body(mapping, extra_args, block.arguments[len(ins)])])
     return g.results[0]
-
-
-def _remap(op, mapping: dict) -> None:
-    for i, v in enumerate(op.operands):
-        if v in mapping:
-            op.operands[i] = mapping[v]
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                _remap(as_op(inner), mapping)
 
 
 # ---------------------------------------------------------------------------------------

@@ -170,12 +170,3 @@ def _from_elements(ad: Adjoint, op, adjoints: list) -> None:
                                           operands=[adjoints[0]] + indices).result)
 
 
-_CONTROL_FLOW = ("lax.cond, lax.switch, lax.fori_loop, lax.while_loop and lax.scan are not "
-                 "differentiable yet; write the loop as a Python loop over a static range "
-                 "(it unrolls) or keep it out of the differentiated path with "
-                 "lax.stop_gradient")
-
-
-@rule("scf.for", "scf.while", "scf.if", "scf.index_switch", "scf.execute_region")
-def _control_flow(ad: Adjoint, op, adjoints: list) -> None:
-    ad.refuse(op, _CONTROL_FLOW)

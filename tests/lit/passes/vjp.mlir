@@ -3,13 +3,15 @@
 // sums over the loops its map leaves out; a matmul operand's adjoint is the contraction
 // with the other operand; a max reduction's adjoint goes to the positions holding the
 // max, divided by their count; a slice's adjoint is inserted into zeros. A loop is
-// refused with a message naming the op and its line.
+// refused with a message naming the op and its line. A loop of static trip count is
+// recorded into a tape, then run backward.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=bias wrt=0,1},canonicalize,cse' | filecheck %s --check-prefix=BIAS
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=mm wrt=1},canonicalize,cse' | filecheck %s --check-prefix=MM
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=max},canonicalize,cse' | filecheck %s --check-prefix=MAX
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=slice},canonicalize,cse' | filecheck %s --check-prefix=SLICE
-// RUN: not %aotc-opt %s --pass-pipeline='aotc-vjp{func=loop}' 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=loop},canonicalize,cse' | filecheck %s --check-prefix=LOOP
+// RUN: not %aotc-opt %s --pass-pipeline='aotc-vjp{func=dynamic_loop}' 2>&1 | filecheck %s --check-prefix=ERR
 
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -74,7 +76,12 @@ func.func @slice(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
   return %s : tensor<2x3xf32>
 }
 
-// ERR: aotc-vjp: cannot differentiate scf.for at {{.*}}: lax.cond, lax.switch, lax.fori_loop
+// LOOP-LABEL: func.func @loop_vjp
+// LOOP:         scf.for {{.*}} -> (tensor<3xf32>, tensor<3x3xf32>)
+// LOOP:           tensor.insert_slice {{.*}} : tensor<3xf32> into tensor<3x3xf32>
+// LOOP:         scf.for
+// LOOP:           arith.subi
+// LOOP:           tensor.extract_slice {{.*}} : tensor<3x3xf32> to tensor<3xf32>
 func.func @loop(%x: tensor<3xf32>) -> tensor<3xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -85,6 +92,23 @@ func.func @loop(%x: tensor<3xf32>) -> tensor<3xf32> {
         ins(%acc : tensor<3xf32>) outs(%e : tensor<3xf32>) {
     ^bb0(%a: f32, %o: f32):
       %t = arith.addf %a, %a : f32
+      linalg.yield %t : f32
+    } -> tensor<3xf32>
+    scf.yield %d : tensor<3xf32>
+  }
+  return %r : tensor<3xf32>
+}
+
+// ERR: aotc-vjp: cannot differentiate scf.for at {{.*}}: a loop whose bounds are traced values
+func.func @dynamic_loop(%x: tensor<3xf32>, %n: index) -> tensor<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> tensor<3xf32> {
+    %e = tensor.empty() : tensor<3xf32>
+    %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%acc : tensor<3xf32>) outs(%e : tensor<3xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %t = arith.mulf %a, %a : f32
       linalg.yield %t : f32
     } -> tensor<3xf32>
     scf.yield %d : tensor<3xf32>
