@@ -63,8 +63,7 @@ def install(namespace: types.ModuleType, method_names) -> None:
         setattr(Tracer, f"__{dunder}__", traced_at_user_line(lambda self, _n=name: call(_n)(self)))
 
     def index(self, key):
-        check_usable(self, "indexing")
-        return views.getitem(self, key)
+        return views.getitem(check_usable(self, "indexing"), key)
 
     Tracer.__getitem__ = traced_at_user_line(index)
     Tracer.__setitem__ = traced_at_user_line(views.setitem)

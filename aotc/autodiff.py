@@ -66,6 +66,7 @@ class _Pullback:
     n_seeded: int  # the leading results that take a cotangent (out's leaves)
     trace: object  # the caller's trace
     written: list  # array-leaf indices the function writes into (numpy's in-place updates)
+    closures: list  # the caller's traced arrays the function reads (extra arguments)
 
     @property
     def arrays(self) -> list:
@@ -86,7 +87,8 @@ class _Pullback:
             raise DifferentiationError(
                 f"vjp({self.name}): the pullback was called outside the traced function "
                 f"that made it; call it in the same function (or jit the whole computation)")
-        operands = [lf.tracer.value for lf in self.arrays] + [c.value for c in cotangents]
+        operands = ([lf.tracer.value for lf in self.arrays] + [c.value for c in self.closures]
+                    + [c.value for c in cotangents])
         with user_location():
             results = func.CallOp(self.result_types, self.vjp_symbol, operands).results
         outs = [Tracer(v, a.shape, a.dtype, self.trace)
@@ -184,6 +186,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     with outer.context, ir.Location.unknown():
         scratch = ir.Module.create()
     inner = Trace(fn_name, scratch)
+    inner.allows_captures = True
     args_tree = tree_util.tree_structure((tuple(range(len(arrays))), {}))
     call.__name__ = fn_name
     traced = trace_function(call, primal, args_tree, avals,
@@ -205,8 +208,12 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     outer.work += 3 * inner.work  # the forward ops, and about twice them backward
     outer.ops += inner.ops
     out_avals = traced.out_avals + [avals[i] for i in traced.mutated]
+    # Traced arrays of the caller the function closes over are extra arguments; they
+    # are constants to this derivative (an enclosing derivative differentiates through
+    # them once the call is inlined).
+    closures = [outer_tracer for outer_tracer, _ in inner.captures]
     return _Pullback(name, backward, result_types, leaves, tree, out_avals, out_tree, n_out,
-                     outer, list(traced.mutated))
+                     outer, list(traced.mutated), closures)
 
 
 def _build(name: str, scratch, primal: str, backward: str, wrt: list, n_out: int) -> None:

@@ -191,6 +191,16 @@ class Trace:
         # value at each call (metadata ``weak_casts``).
         self.weak_arguments: dict[ir.Value, int] = {}
         self.weak_casts: dict[int, set[np.dtype]] = {}
+        # A transformation's function (vmap, grad) may read traced arrays of the function
+        # it is called from (closures: ``grad(lambda p: loss(p, x))``): each becomes an
+        # extra argument of this function (``captures``: (outer tracer, inner tracer)),
+        # which the transformation passes at its call. ``parent``: the trace it is called
+        # from; ``entry``: this function's entry block, where the arguments are added.
+        self.allows_captures = False
+        self.parent: Trace | None = None
+        self.entry: ir.Block | None = None
+        self.captures: list[tuple["Tracer", "Tracer"]] = []
+        self._function_scope = self.scope
 
     def constant(self, array: np.ndarray) -> "Tracer":
         """A numpy array as a constant of the traced function (deduplicated by identity)."""
@@ -204,6 +214,25 @@ class Trace:
         self._constants[key] = (array, tracer)  # keep the array alive so its id stays unique
         self._constant_values[id(tracer)] = (tracer, value)
         return tracer
+
+    def capture(self, outer: "Tracer") -> "Tracer | None":
+        """``outer``, a traced array of an enclosing function, as an argument of this one
+        (through every function in between); None where a function in between cannot
+        take captures (it is not a transformation's)."""
+        if not self.allows_captures or self.parent is None:
+            return None
+        if outer._trace is not self.parent:
+            outer = self.parent.capture(outer)
+            if outer is None:
+                return None
+        for known, inner in self.captures:
+            if known is outer:
+                return inner
+        argument = self.entry.add_argument(outer.value.type, ir.Location.unknown())
+        inner = Tracer(argument, outer.shape, outer.dtype, self, weak=outer.weak)
+        inner.scope = self._function_scope  # an argument: usable anywhere in the function
+        self.captures.append((outer, inner))
+        return inner
 
     def note_weak_cast(self, tracer: "Tracer", dtype: np.dtype) -> None:
         """An op computes the weak ``tracer`` in ``dtype``: if it is a Python scalar
@@ -261,13 +290,19 @@ class Scope:
         self.open = True
 
 
-def check_usable(x: "Tracer", where: str) -> None:
-    """Raises unless ``x`` may be an operand here: it belongs to the function being traced
-    and was not computed inside a control-flow region that has since been closed. The one
-    check every operand path shares (trace time only: an identity test and a flag)."""
+def check_usable(x: "Tracer", where: str) -> "Tracer":
+    """``x`` as an operand here, or an error: it belongs to the function being traced and
+    was not computed inside a control-flow region that has since been closed. A traced
+    array of an enclosing function read by a transformation's function (a closure) is
+    captured as an argument of that function (``Trace.capture``). The one check every
+    operand path shares (trace time only: an identity test and a flag)."""
     trace = current_trace()
     if x._trace is trace and x.scope.open:
-        return
+        return x
+    if x._trace is not trace and x.scope.open and x._trace in _stack():
+        inner = trace.capture(x)
+        if inner is not None:
+            return inner
     if x._trace is not trace:
         raise TracingError(
             f"{where}: this traced array belongs to another traced function "
@@ -503,7 +538,9 @@ def trace_function(
         with ir.InsertionPoint(trace.module.body):
             func_op = func.FuncOp(name, (arg_types, []))
             func_op.attributes["sym_visibility"] = ir.StringAttr.get("public")
-        trace.block = func_op.add_entry_block()
+        trace.block = trace.entry = func_op.add_entry_block()
+        if trace.allows_captures and _stack():
+            trace.parent = _stack()[-1]
         _stack().append(trace)
         try:
             with ir.InsertionPoint(trace.block):
@@ -533,8 +570,9 @@ def trace_function(
                 written = [tracers[i] for i in mutated]
         finally:
             _stack().pop()
+        # The arguments, and those closures added (Trace.capture).
         func_op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
-            arg_types, [t.value.type for t in out_tracers + written]))
+            [a.type for a in trace.entry.arguments], [t.value.type for t in out_tracers + written]))
     out_avals = [ShapeDtypeStruct(t.shape, t.dtype) for t in out_tracers]
     return TracedFunction(trace, trace.module, func_op, list(in_avals), out_avals, out_tree,
                           mutated)
@@ -551,8 +589,7 @@ def _definition_location(fn: Callable) -> ir.Location:
 
 def _as_output(leaf: Any, index: int, trace: Trace) -> Tracer:
     if isinstance(leaf, Tracer):
-        check_usable(leaf, f"output {index} of '{trace.fn_name}'")
-        return leaf
+        return check_usable(leaf, f"output {index} of '{trace.fn_name}'")
     if isinstance(leaf, (np.ndarray, np.generic, bool, int, float)):
         value = np.asarray(leaf)
         return trace.constant(value if x64.enabled() else value.astype(x64.narrow(value.dtype)))

@@ -271,8 +271,7 @@ def argument_tracer(value, where: str):
     from .core import Tracer, check_usable
 
     if isinstance(value, Tracer):
-        check_usable(value, where)
-        return value
+        return check_usable(value, where)  # an enclosing function's: captured
     return anp.asarray(value)
 
 
@@ -326,7 +325,14 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     with outer.context, ir.Location.unknown():
         scratch = ir.Module.create()
     inner = Trace(name, scratch)
+    inner.allows_captures = True
     traced = trace_function(vm.fn, names.example, args_tree, example_avals, rebuild, inner)
+    # Traced arrays of the caller the function closes over: extra arguments, shared by
+    # every example.
+    for outer_tracer, _ in inner.captures:
+        arrays.append(_Leaf("<closure>", outer_tracer, outer_tracer))
+        example_avals.append(Aval(tuple(outer_tracer.shape), outer_tracer.dtype,
+                                  outer_tracer.weak))
     # A Python scalar the example function computes in a narrower dtype is checked at each
     # call of the outer function, as without vmap (else -1 would wrap to uint64's max).
     for k, narrower in inner.weak_casts.items():

@@ -333,3 +333,25 @@ def test_errors_name_the_cause_and_the_fix():
     with pytest.raises(DifferentiationError, match=r"cotangent of output 0 has shape \(4,\) "
                                                    r"but the output has shape \(3,\)"):
         bad_cotangent(x)
+
+
+def test_closures_over_the_callers_traced_arrays():
+    """grad(lambda p: loss(p, x, y))(params) inside jit, as JAX programs write it: the
+    closed-over traced arrays become arguments of the differentiated function; an
+    enclosing derivative differentiates through them; vmap captures them too."""
+    x = RNG.standard_normal(3)
+
+    @aotc.jit
+    def closures(v, w):
+        inner = aotc.grad(lambda u: anp.sum(anp.sin(u * w) * v))(v)  # w, v closed over
+        nested = aotc.grad(lambda a: aotc.grad(lambda b: anp.sum(a * b * b))(w).sum())(v)
+        batched = aotc.vmap(lambda row: anp.sum(row * w))(anp.stack([v, 2 * v]))
+        return inner, nested, batched
+
+    w = RNG.standard_normal(3)
+    inner, nested, batched = closures(x, w)
+    # the closed-over v is a constant to this derivative (JAX's semantics)
+    np.testing.assert_allclose(np.asarray(inner), w * np.cos(x * w) * x, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(nested), 2 * w, rtol=1e-12)  # d/da sum(2 a w)
+    np.testing.assert_allclose(np.asarray(batched), [np.sum(x * w), np.sum(2 * x * w)],
+                               rtol=1e-12)

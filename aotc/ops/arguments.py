@@ -33,8 +33,7 @@ PY_SCALARS = (bool, int, float, complex)
 def as_operand(x, where: str):
     """Classifies an argument: Tracer, weak Python scalar, or a numpy constant."""
     if isinstance(x, Tracer):
-        check_usable(x, where)
-        return x
+        return check_usable(x, where)
     # not isinstance: np.float64 subclasses float but is strongly typed
     if type(x) in PY_SCALARS:
         return Scalar(x, x64.python_dtype(type(x)), weak=True)  # int64 or int32, ...

@@ -1,0 +1,182 @@
+"""One training step (loss, gradients, SGD update): aotc vs jax.jit vs numpy.
+
+    python benchmarks/train_step.py       # table + results/train_step.json + train_step.png
+
+The step of an MLP 784-512-512-10 (ReLU, softmax cross-entropy on one-hot labels) at
+batch 64 and 256: ``value_and_grad`` of the loss and an SGD update, under
+``aotc.jit`` and ``jax.jit``; numpy runs the same step with the gradients derived by
+hand. Timed in interleaved blocks (see run.py); ratios below 1.0 mean aotc is faster.
+Memory: the temporary bytes of one step (``Compiled.memory_analysis()``
+``temp_size_in_bytes``: aotc's measured by running it once, JAX's as XLA plans them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from run import _mlp_params, _per_call, jax, jnp  # noqa: E402
+
+import aotc  # noqa: E402
+import aotc.lax  # noqa: E402
+import aotc.numpy as anp  # noqa: E402
+from aotc.runtime import device_put  # noqa: E402
+
+LEARNING_RATE = 0.01
+
+
+def loss(lib, stop_gradient, params, x, labels):
+    h = x
+    for w, b in params[:-1]:
+        h = lib.maximum(h @ w + b, 0.0)
+    w, b = params[-1]
+    logits = h @ w + b
+    shifted = logits - stop_gradient(lib.max(logits, axis=1, keepdims=True))
+    log_probs = shifted - lib.log(lib.sum(lib.exp(shifted), axis=1, keepdims=True))
+    return -lib.mean(lib.sum(labels * log_probs, axis=1))
+
+
+def step(lib, value_and_grad, stop_gradient):
+    def train(params, x, labels):
+        value, grads = value_and_grad(lambda p: loss(lib, stop_gradient, p, x, labels))(params)
+        new = [(w - LEARNING_RATE * gw, b - LEARNING_RATE * gb)
+               for (w, b), (gw, gb) in zip(params, grads)]
+        return value, new
+    return train
+
+
+def numpy_step(params, x, labels):
+    """The same step, gradients by hand (the reference)."""
+    acts = [x]
+    for w, b in params[:-1]:
+        acts.append(np.maximum(acts[-1] @ w + b, 0.0))
+    w, b = params[-1]
+    logits = acts[-1] @ w + b
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    n = x.shape[0]
+    value = -np.mean(np.sum(labels * log_probs, axis=1))
+    d = (np.exp(log_probs) - labels) / n
+    grads = []
+    for i in range(len(params) - 1, -1, -1):
+        w, b = params[i]
+        grads.append((acts[i].T @ d, d.sum(0)))
+        if i:
+            d = (d @ w.T) * (acts[i] > 0)
+    grads.reverse()
+    new = [(w - LEARNING_RATE * gw, b - LEARNING_RATE * gb)
+           for (w, b), (gw, gb) in zip(params, grads)]
+    return value, new
+
+
+def _sync(out):
+    value, new = out
+    for leaf in (value, new[-1][-1]):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+
+
+def _interleaved(contenders, calls: int, repeats: int) -> dict:
+    times = {name: [] for name, *_ in contenders}
+    for _ in range(repeats):
+        for name, fn, args in contenders:
+            time.sleep(0.2)  # let the previous contender's worker threads go idle
+            _per_call(fn, args, max(1, calls // 10), _sync)
+            times[name].append(statistics.median(
+                [_per_call(fn, args, max(1, calls // 5), _sync) for _ in range(5)]))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _max_rel(got, want) -> float:
+    got_leaves = [np.asarray(got[0])] + [np.asarray(a) for pair in got[1] for a in pair]
+    want_leaves = [np.asarray(want[0])] + [a for pair in want[1] for a in pair]
+    return max(float(np.max(np.abs(g - w)) / (np.max(np.abs(w)) + 1e-30))
+               for g, w in zip(got_leaves, want_leaves))
+
+
+def run_batch(batch: int, repeats: int) -> dict:
+    params = [tuple(pair) for pair in _mlp_params()]
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((batch, 784), np.float32)
+    labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)]
+    want = numpy_step(params, x, labels)
+    fa = aotc.jit(step(anp, aotc.value_and_grad, aotc.lax.stop_gradient))
+    a_args = ([tuple(device_put(a) for a in pair) for pair in params], device_put(x),
+              device_put(labels))
+    row = {"workload": f"mlp_step{batch}",
+           "description": f"MLP 784-512-512-10 training step, batch {batch}",
+           "aotc_error": _max_rel(fa(*a_args), want)}
+    contenders = [("aotc", fa, a_args), ("numpy", numpy_step, (params, x, labels))]
+    row["aotc_temp_bytes"] = fa.lower(*a_args).compile().memory_analysis().temp_size_in_bytes
+    if jax is not None:
+        fj = jax.jit(step(jnp, jax.value_and_grad, jax.lax.stop_gradient))
+        j_args = ([tuple(jnp.asarray(a) for a in pair) for pair in params], jnp.asarray(x),
+                  jnp.asarray(labels))
+        row["jax_error"] = _max_rel(fj(*j_args), want)
+        contenders.append(("jax", fj, j_args))
+        analysis = fj.lower(*j_args).compile().memory_analysis()
+        row["jax_temp_bytes"] = getattr(analysis, "temp_size_in_bytes", None)
+    med = _interleaved(contenders, 20, repeats)
+    row.update({f"{k}_us": v * 1e6 for k, v in med.items()})
+    row["aotc/numpy"] = med["aotc"] / med["numpy"]
+    if "jax" in med:
+        row["aotc/jax"] = med["aotc"] / med["jax"]
+    return row
+
+
+def plot(rows, path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 3.5))
+    ax.bar(x - 0.2, [r["aotc/numpy"] for r in rows], 0.4, label="aotc / numpy")
+    if all("aotc/jax" in r for r in rows):
+        ax.bar(x + 0.2, [r["aotc/jax"] for r in rows], 0.4, label="aotc / jax.jit")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(x, [r["workload"] for r in rows])
+    ax.set_ylabel("time ratio (below 1: aotc faster)")
+    ax.set_title("training step: value_and_grad + SGD")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--batch", type=int, nargs="*", default=[64, 256])
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--out", default=str(Path(__file__).parent / "results" / "train_step.json"))
+    args = p.parse_args(argv)
+    rows = [run_batch(b, args.repeats) for b in args.batch]
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"rows": rows, "jax": jax.__version__ if jax else None,
+                               "numpy": np.__version__, "aotc": aotc.__version__}, indent=2))
+    plot(rows, out.with_suffix(".png"))
+    print(f"{'workload':<14}{'aotc us':>10}{'numpy us':>10}{'jax us':>10}{'/numpy':>8}"
+          f"{'/jax':>7}{'temp KiB aotc/jax':>19}  errors (aotc, jax)")
+    for r in rows:
+        temps = f"{(r['aotc_temp_bytes'] or 0) / 1024:.0f}/{(r.get('jax_temp_bytes') or 0) / 1024:.0f}"
+        print(f"{r['workload']:<14}{r['aotc_us']:>10.0f}{r['numpy_us']:>10.0f}"
+              f"{r.get('jax_us', float('nan')):>10.0f}{r['aotc/numpy']:>8.2f}"
+              f"{r.get('aotc/jax', float('nan')):>7.2f}{temps:>19}  {r['aotc_error']:.1e}, "
+              f"{r.get('jax_error', float('nan')):.1e}")
+    print(f"written to {out} and {out.with_suffix('.png')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
