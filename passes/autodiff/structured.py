@@ -428,7 +428,42 @@ def _loop(s: Structured, needed: list, roots: set, extras: list, init, out_map, 
             mapping.cloned.append(clone)
         extra_args = list(block.arguments[len(kept):len(ins)])
         linalg.YieldOp([body(mapping, extra_args, block.arguments[len(ins)])])
-    return g.results[0]
+    return _pruned(g, ins, maps, init, iters)
+
+
+def _used(value) -> bool:
+    return any(True for _ in value.uses)
+
+
+def _pruned(g, ins: list, maps: list, init, iters: list):
+    """``g`` without the recomputed body values its result does not need and without
+    the inputs nothing reads any more: IREE recognizes a contraction only with two
+    inputs, and a dispatch reads every input it is given."""
+    from aotc._mlir import affine_maps, ir, iterator_types, linalg
+
+    block = g.regions[0].blocks[0]
+    ops = [as_op(o) for o in block.operations][:-1]
+    for op in reversed(ops):  # dead clones (the derivative reads only some values)
+        if not list(op.regions) and not any(_used(r) for r in op.results):
+            op.erase()
+    args = list(block.arguments)
+    used = [i for i in range(len(ins)) if _used(args[i])]
+    if len(used) == len(ins):
+        return g.results[0]
+    new = linalg.GenericOp([init.type], [ins[i] for i in used], [init],
+                           affine_maps([maps[i] for i in used] + [maps[-1]]),
+                           iterator_types(iters))
+    new_block = new.regions[0].blocks.append(*[args[i].type for i in used], args[-1].type)
+    mapping = {args[i]: new_block.arguments[k] for k, i in enumerate(used)}
+    mapping[args[-1]] = new_block.arguments[-1]
+    with ir.InsertionPoint(new_block):
+        for op in [as_op(o) for o in block.operations]:
+            clone = op.clone()
+            remap(clone, mapping)
+            for old, r in zip(op.results, clone.results):
+                mapping[old] = r
+    g.erase()
+    return new.results[0]
 
 
 # ---------------------------------------------------------------------------------------

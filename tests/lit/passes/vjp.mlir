@@ -91,7 +91,7 @@ func.func @loop(%x: tensor<3xf32>) -> tensor<3xf32> {
     %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
         ins(%acc : tensor<3xf32>) outs(%e : tensor<3xf32>) {
     ^bb0(%a: f32, %o: f32):
-      %t = arith.addf %a, %a : f32
+      %t = arith.mulf %a, %a : f32
       linalg.yield %t : f32
     } -> tensor<3xf32>
     scf.yield %d : tensor<3xf32>
