@@ -82,6 +82,9 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Propagating a transpose through a two-result generic (argmax with its result moved,
     # e.g. vmap with out_axes=-1) drops one of its results.
     ("to match the number of inits", ("--iree-global-opt-propagate-transposes=false",)),
+    # Const-expr hoisting turns a loop's initial carry into a constant resource that the
+    # loop's stream form then rejects (gradients of a scan next to another loop's).
+    ("should match successor input type", ("--iree-opt-const-expr-hoisting=false",)),
     # CUDA: a scatter (x.at[idx].add) whose updates come from a fused producer.
     ("failed to apply fusion + hoisting patterns", ("--iree-dispatch-creation-opt-level=O1",)),
     # targets.INNER_TILED on a form its lowering cannot compile (a matrix-vector product,

@@ -169,7 +169,8 @@ def main(argv=None) -> int:
     print(f"{'workload':<14}{'aotc us':>10}{'numpy us':>10}{'jax us':>10}{'/numpy':>8}"
           f"{'/jax':>7}{'temp KiB aotc/jax':>19}  errors (aotc, jax)")
     for r in rows:
-        temps = f"{(r['aotc_temp_bytes'] or 0) / 1024:.0f}/{(r.get('jax_temp_bytes') or 0) / 1024:.0f}"
+        kib = [(r.get(k) or 0) / 1024 for k in ("aotc_temp_bytes", "jax_temp_bytes")]
+        temps = f"{kib[0]:.0f}/{kib[1]:.0f}"
         print(f"{r['workload']:<14}{r['aotc_us']:>10.0f}{r['numpy_us']:>10.0f}"
               f"{r.get('jax_us', float('nan')):>10.0f}{r['aotc/numpy']:>8.2f}"
               f"{r.get('aotc/jax', float('nan')):>7.2f}{temps:>19}  {r['aotc_error']:.1e}, "

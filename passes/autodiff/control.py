@@ -127,6 +127,9 @@ def _for(ad: Adjoint, op, adjoints: list) -> None:
     seeds = [adjoints[j] if adjoints[j] is not None else zeros(carries[j].type)
              for j in floats]
     accumulated = [zeros(v.type) for v in captured]
+    # (No barrier on the initial carries, as aotc's own loops take: a barrier's result
+    # shares its operand's buffer, and two loops starting from one zero tensor then
+    # updated it in place together.)
     reverse = scf.ForOp(_index(0), _index(trips), _index(1), seeds + accumulated)
     with ir.InsertionPoint(reverse.body):
         r = reverse.induction_variable

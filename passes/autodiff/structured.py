@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .. import opset
 from ..base import as_op, operand_segments
 from .core import Adjoint, float_constant, is_float, remap, rule, zeros
 from .scalar import FROM_BITS, propagate
@@ -120,9 +121,8 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
                           f"argument; pass it as a 0-d array")
         amap = s.maps[k]
         if not amap.is_projected_permutation or _repeats(amap):
-            ad.refuse(op, f"operand {k} is read through the indexing map {amap}, which is "
-                          f"not a projection of the loop dimensions (a convolution-like or "
-                          f"diagonal read); its adjoint would be a scatter")
+            ad.add(value, _affine_read_adjoint(ad, op, s, k, outputs, needed, roots))
+            continue
         ad.add(value, _adjoint_loop(ad, op, s, args[k], outputs, needed, roots,
                                     zeros(value.type), amap))
     for gather in gathers:
@@ -228,38 +228,69 @@ def _loop_ranges(s: Structured) -> list[int]:
 def _gather_adjoint(ad, op, s: Structured, gather, outputs: list, needed: list, roots: set):
     """The adjoint of the tensor a body element read (``gather``) takes from: the
     contribution of every loop position, scatter-added at the indices it was read at."""
+    positions = list(gather.operands)[1:]
+    return _scatter_adjoint(ad, op, s, gather.results[0], gather.operands[0].type,
+                            len(positions), lambda mapping: [mapping.get(p, p) for p in positions],
+                            outputs, needed, roots | set(positions))
+
+
+def _affine_read_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list,
+                         roots: set):
+    """The adjoint of input ``k`` read through a map that is not a projection (a
+    convolution's or a pooling window's ``d1 * 2 + d4``): the contribution of every loop
+    position, scatter-added at the element the map reads there."""
+    from aotc._mlir import ir, linalg
+
+    amap = s.maps[k]
+
+    def positions(mapping):
+        loops = [linalg.IndexOp(d).result for d in range(s.n_dims)]
+        return [ir.Operation.create(
+            "affine.apply", results=[ir.IndexType.get()], operands=loops,
+            attributes={"map": ir.AffineMapAttr.get(ir.AffineMap.get(s.n_dims, 0, [e]))}
+        ).result for e in amap.results]
+
+    value = (s.inputs + s.inits)[k]
+    return _scatter_adjoint(ad, op, s, s.body.arguments[k], value.type, len(amap.results),
+                            positions, outputs, needed, roots)
+
+
+def _scatter_adjoint(ad, op, s: Structured, seed, target_type, depth: int, positions,
+                     outputs: list, needed: list, roots: set):
+    """A tensor of ``target_type`` holding, scatter-added at ``positions(mapping)`` (the
+    ``depth`` indices of the element read at each loop position, built in a body), the
+    cotangents times the derivative of the outputs with respect to the body value
+    ``seed``."""
     from aotc._mlir import arith, dim_map, ir
 
     from .core import element_type
 
-    source = gather.operands[0]
     sizes = _loop_ranges(s)
     if any(n is None or n < 0 for n in sizes):
-        ad.refuse(op, "a gather in a loop nest of dynamic size")
+        ad.refuse(op, "an element read at computed indices in a loop nest of dynamic size")
     count = 1
     for n in sizes:
         count *= n
     if count == 0:
         return None
     identity = dim_map(s.n_dims, list(range(s.n_dims)))
-    elem = element_type(source.type)
-    updates = _adjoint_loop(ad, op, s, gather.results[0], outputs, needed, roots,
-                            zeros(ir.RankedTensorType.get(sizes, elem)), identity)
+    updates = _adjoint_loop(ad, op, s, seed, outputs, needed, roots,
+                            splat_zeros(ir.RankedTensorType.get(sizes,
+                                                                element_type(target_type))),
+                            identity)
     if updates is None:
         return None
     i64 = ir.IntegerType.get_signless(64)
     columns = []
-    for position in list(gather.operands)[1:]:
-        def body(mapping, extras, acc, position=position):
-            return arith.index_cast(i64, mapping[position]) if position in mapping else (
-                arith.index_cast(i64, position))
+    for column in range(depth):
+        def body(mapping, extras, acc, column=column):
+            return arith.index_cast(i64, positions(mapping)[column])
         empty = ir.Operation.create("tensor.empty",
                                     results=[ir.RankedTensorType.get(sizes, i64)]).result
-        columns.append(_loop(s, needed, roots | {position}, [], empty, identity, body))
-    depth = len(columns)
+        columns.append(_loop(s, needed, roots, [], empty, identity, body))
     flat_updates = _collapse_all(updates, [count])
     indices = _stack_columns(columns, sizes, count, depth)
-    return scatter_add(flat_updates, indices, zeros(source.type), depth)
+    return scatter_add(flat_updates, indices, splat_zeros(target_type), depth)
 
 
 def _collapse_all(value, shape: list):
@@ -298,11 +329,27 @@ def _stack_columns(columns: list, sizes: list, count: int, depth: int):
                                operands=expanded, attributes={"dim": dim}).result
 
 
+def splat_zeros(t):
+    """A zero constant of type ``t`` for a scatter to write into. Not a ``linalg.fill``:
+    two scatters into one (CSE'd) fill were given one buffer by IREE 3.13 and both wrote
+    into it; a splat constant is materialized for each of its users."""
+    from aotc._mlir import arith, ir
+
+    t = ir.RankedTensorType(t)
+    zero = ir.FloatAttr.get(t.element_type, 0.0)
+    return arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(t, zero)).result
+
+
 def scatter_add(updates, indices, target, depth: int):
     """``iree_linalg_ext.scatter`` adding ``updates[i]`` into ``target`` at
     ``indices[i]`` (repeated indices accumulate)."""
     from aotc._mlir import arith, ir
 
+    # IREE 3.13's CPU code fuses the updates' producer into the scatter's dispatch and
+    # keeps its rows on the stack (over the 32 KiB limit): computed first, behind a
+    # barrier, as aotc's own scatters (ops/linalg_ext.py).
+    updates = ir.Operation.create("util.optimization_barrier", results=[updates.type],
+                                  operands=[updates]).result
     elem = ir.RankedTensorType(target.type).element_type
     op = ir.Operation.create(
         "iree_linalg_ext.scatter", results=[target.type], operands=[updates, indices, target],
@@ -408,6 +455,17 @@ def _loop(s: Structured, needed: list, roots: set, extras: list, init, out_map, 
 
     operands = s.inputs + s.inits
     kept = [k for k in range(len(operands)) if _uses(s.body.arguments[k], needed, roots)]
+    # A loop dimension only read through sums (a pooling window's d4 in d1 * 2 + d4)
+    # takes its size from an operand that has it as a plain dimension (the window).
+    covered = _plain_dims([s.maps[k] for k in kept] + [m for _, m in extras] + [out_map])
+    shape_only = []
+    for d in range(s.n_dims):
+        if d not in covered:
+            k = next(k for k in range(len(operands)) if d in _plain_dims([s.maps[k]]))
+            if k not in kept and k not in shape_only:
+                shape_only.append(k)
+            covered |= _plain_dims([s.maps[k]])
+    kept = sorted(kept + shape_only)
     ins = [operands[k] for k in kept] + [v for v, _ in extras]
     maps = [s.maps[k] for k in kept] + [m for _, m in extras] + [out_map]
     out_dims = {ir.AffineDimExpr(e).position for e in out_map.results}
@@ -428,14 +486,28 @@ def _loop(s: Structured, needed: list, roots: set, extras: list, init, out_map, 
             mapping.cloned.append(clone)
         extra_args = list(block.arguments[len(kept):len(ins)])
         linalg.YieldOp([body(mapping, extra_args, block.arguments[len(ins)])])
-    return _pruned(g, ins, maps, init, iters)
+    return _pruned(g, ins, maps, init, iters, {kept.index(k) for k in shape_only})
 
 
 def _used(value) -> bool:
     return any(True for _ in value.uses)
 
 
-def _pruned(g, ins: list, maps: list, init, iters: list):
+def _plain_dims(maps: list) -> set:
+    """The loop dimensions some map of ``maps`` reads as a plain dimension."""
+    from aotc._mlir import ir
+
+    found = set()
+    for amap in maps:
+        for e in amap.results:
+            try:
+                found.add(ir.AffineDimExpr(e).position)
+            except ValueError:
+                continue
+    return found
+
+
+def _pruned(g, ins: list, maps: list, init, iters: list, shape_only: set):
     """``g`` without the recomputed body values its result does not need and without
     the inputs nothing reads any more: IREE recognizes a contraction only with two
     inputs, and a dispatch reads every input it is given."""
@@ -447,7 +519,7 @@ def _pruned(g, ins: list, maps: list, init, iters: list):
         if not list(op.regions) and not any(_used(r) for r in op.results):
             op.erase()
     args = list(block.arguments)
-    used = [i for i in range(len(ins)) if _used(args[i])]
+    used = [i for i in range(len(ins)) if _used(args[i]) or i in shape_only]
     if len(used) == len(ins):
         return g.results[0]
     new = linalg.GenericOp([init.type], [ins[i] for i in used], [init],
@@ -564,6 +636,46 @@ def _copy(ad: Adjoint, op, adjoints: list) -> None:
     rank = ir.RankedTensorType(op.results[0].type).rank
     identity = dim_map(rank, list(range(rank)))
     _via_generic(ad, op, adjoints, [identity, identity], [PARALLEL] * rank, lambda x, acc: x)
+
+
+def _generalized(op):
+    """The ``linalg.generic`` a named op stands for, built at the current insertion point
+    on the op's operands: MLIR's ``linalg-generalize-named-ops`` run on a copy of the op
+    in a scratch module (the maps of every convolution and pooling layout, strides and
+    dilations included, come from its definition, not from a table here)."""
+    from aotc._mlir import func, ir, passmanager
+
+    operands = list(op.operands)
+    with ir.Location.unknown():
+        scratch = ir.Module.create()
+        with ir.InsertionPoint(scratch.body):
+            fn = func.FuncOp("named", ([v.type for v in operands], [r.type for r in op.results]))
+            entry = fn.add_entry_block()
+            with ir.InsertionPoint(entry):
+                copy = op.clone()
+                for i, arg in enumerate(entry.arguments):
+                    copy.operands[i] = arg
+                func.ReturnOp(list(copy.results))
+    passmanager.PassManager.parse(
+        "builtin.module(func.func(linalg-generalize-named-ops))").run(scratch.operation)
+    generic = next(as_op(o) for o in entry.operations if as_op(o).name == "linalg.generic")
+    g = generic.clone()
+    for i, v in enumerate(operands):
+        g.operands[i] = v
+    return g
+
+
+@rule(*sorted(opset.CONTRACTION_OPS - {"linalg.matmul", "linalg.batch_matmul"}))
+def _named_contraction(ad: Adjoint, op, adjoints: list) -> None:
+    """Convolutions and poolings: the generic rule on their generalized form (a filter's
+    adjoint is a contraction, an input's a scatter of its contributions)."""
+    g = _generalized(op)
+    s = _of_generic(g)
+    s.results = list(op.results)
+    try:
+        differentiate(ad, op, s, adjoints)
+    finally:
+        g.erase()
 
 
 @rule("linalg.fill")

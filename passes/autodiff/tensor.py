@@ -8,7 +8,7 @@ placement's the slices its operands were placed at.
 
 from __future__ import annotations
 
-from .core import Adjoint, rule, zeros
+from .core import Adjoint, float_constant, rule, zeros
 
 _SLICE_ATTRS = ("static_offsets", "static_sizes", "static_strides")
 
@@ -52,8 +52,67 @@ def extract_slice(source, result_type, dynamic: list, counts: list[int], statics
 def _extract_slice(ad: Adjoint, op, adjoints: list) -> None:
     source = op.operands[0]
     dynamic, statics = _slice_operands(op, 1)
-    ad.add(source, insert_slice(adjoints[0], zeros(source.type), dynamic,
-                                _dynamic_counts(op, 1), statics))
+    counts = _dynamic_counts(op, 1)
+    padded = _padded(adjoints[0], source.type, dynamic, counts, statics)
+    ad.add(source, padded if padded is not None
+           else insert_slice(adjoints[0], zeros(source.type), dynamic, counts, statics))
+
+
+def _padded(ct, source_type, dynamic: list, counts: list[int], statics: dict):
+    """The cotangent of a unit-stride slice surrounded by zeros to the source's shape, as
+    a ``tensor.pad`` (None for a strided slice or dynamic sizes). Not an insert into
+    zeros: IREE 3.13 wrote two inserts into one (CSE'd) zero tensor in the same buffer
+    when a fused producer computed both sources."""
+    from aotc._mlir import arith, ir
+    from aotc.lowering import merge_groups
+
+    offsets = list(ir.DenseI64ArrayAttr(statics["static_offsets"]))
+    sizes = list(ir.DenseI64ArrayAttr(statics["static_sizes"]))
+    strides = list(ir.DenseI64ArrayAttr(statics["static_strides"]))
+    if counts[1] or counts[2] or any(st != 1 for st in strides):
+        return None
+    shape = list(ir.RankedTensorType(source_type).shape)
+    t = ir.RankedTensorType(ct.type)
+    if t.rank != len(sizes):  # a rank-reducing slice: its unit dims back first
+        groups = merge_groups(sizes, list(t.shape))
+        if groups is None:
+            return None
+        ct = ir.Operation.create(
+            "tensor.expand_shape", results=[ir.RankedTensorType.get(sizes, t.element_type)],
+            operands=[ct], attributes={"reassociation": _reassociation(groups),
+                                       "static_output_shape": ir.DenseI64ArrayAttr.get(sizes)}
+        ).result
+    marker = ir.ShapedType.get_dynamic_stride_or_offset()
+    values = iter(dynamic[:counts[0]])
+    low_values, high_values, low, high = [], [], [], []
+    for offset, size, extent in zip(offsets, sizes, shape):
+        if offset == marker:
+            start = next(values)
+            low_values.append(start)
+            rest = arith.ConstantOp(ir.IndexType.get(), extent - size).result
+            high_values.append(arith.subi(rest, start))
+            low.append(ir.ShapedType.get_dynamic_size())
+            high.append(ir.ShapedType.get_dynamic_size())
+        else:
+            low.append(offset)
+            high.append(extent - size - offset)
+    pad = ir.Operation.create(
+        "tensor.pad", results=[source_type], operands=[ct] + low_values + high_values,
+        attributes={"static_low": ir.DenseI64ArrayAttr.get(low),
+                    "static_high": ir.DenseI64ArrayAttr.get(high),
+                    "operandSegmentSizes": _segments(1, len(low_values), len(high_values))},
+        regions=1)
+    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))
+    with ir.InsertionPoint(block):
+        zero = float_constant(t.element_type, 0.0)
+        ir.Operation.create("tensor.yield", operands=[zero])
+    return pad.result
+
+
+def _reassociation(groups):
+    from aotc._mlir import reassociation
+
+    return reassociation(groups)
 
 
 @rule("tensor.insert_slice")
@@ -64,7 +123,45 @@ def _insert_slice(ad: Adjoint, op, adjoints: list) -> None:
     ct = adjoints[0]
     ad.add(source, extract_slice(ct, source.type, dynamic, counts, statics))
     if dest in ad.active:
-        ad.add(dest, insert_slice(zeros(source.type), ct, dynamic, counts, statics))
+        ad.add(dest, _outside_window(ct, dynamic, counts, statics))
+
+
+def _outside_window(ct, dynamic: list, counts: list[int], statics: dict):
+    """``ct`` with zeros in the window a slice op addresses: one elementwise generic
+    comparing each position with the window. Not an insert of zeros into ``ct``: done in
+    place, IREE 3.13 could overwrite ``ct`` before another op read it (scan's stacked
+    outputs read their row's cotangent, then clear it)."""
+    from aotc._mlir import arith, ir, linalg
+    from aotc.ops.scalar_builders import cmpi, select
+
+    marker = ir.ShapedType.get_dynamic_stride_or_offset()
+    values = iter(dynamic)
+    fields = []
+    for name, count in zip(_SLICE_ATTRS, counts):
+        static = list(ir.DenseI64ArrayAttr(statics[name]))
+        fields.append([next(values) if v == marker else v for v in static])
+    offsets, sizes, strides = fields
+    index = ir.IndexType.get()
+
+    def constant(v):
+        return v if isinstance(v, ir.Value) else arith.ConstantOp(index, v).result
+
+    def body(x):
+        inside = None
+        for d, (offset, size, stride) in enumerate(zip(offsets, sizes, strides)):
+            i = arith.subi(linalg.IndexOp(d).result, constant(offset))
+            extent = arith.muli(constant(size), constant(stride))
+            ok = arith.andi(cmpi("sge", i, constant(0)), cmpi("slt", i, extent))
+            if stride != 1:
+                ok = arith.andi(ok, cmpi("eq", arith.remsi(i, constant(stride)), constant(0)))
+            inside = ok if inside is None else arith.andi(inside, ok)
+        if inside is None:
+            return float_constant(x.type, 0.0)
+        return select(inside, float_constant(x.type, 0.0), x)
+
+    from .core import elementwise
+
+    return elementwise(ct.type, [ct], body)
 
 
 @rule("tensor.collapse_shape")

@@ -2,7 +2,7 @@
 // @func's results, then the adjoint of each wrt argument. A broadcast operand's adjoint
 // sums over the loops its map leaves out; a matmul operand's adjoint is the contraction
 // with the other operand; a max reduction's adjoint goes to the positions holding the
-// max, divided by their count; a slice's adjoint is inserted into zeros. A loop is
+// max, divided by their count; a slice's adjoint is padded with zeros. A loop is
 // refused with a message naming the op and its line. A loop of static trip count is
 // recorded into a tape, then run backward.
 
@@ -68,8 +68,7 @@ func.func @max(%x: tensor<4x3xf32>) -> tensor<f32> {
 
 // SLICE-LABEL: func.func @slice_vjp
 // SLICE-SAME:      (%[[X:.*]]: tensor<4x3xf32>, %[[CT:.*]]: tensor<2x3xf32>)
-// SLICE:         %[[Z:.*]] = linalg.fill {{.*}} -> tensor<4x3xf32>
-// SLICE:         %[[D:.*]] = tensor.insert_slice %[[CT]] into %[[Z]][1, 0] [2, 3] [1, 1]
+// SLICE:         %[[D:.*]] = tensor.pad %[[CT]] low[1, 0] high[1, 0]
 // SLICE:         return %{{.*}}, %[[D]]
 func.func @slice(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
   %s = tensor.extract_slice %x[1, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
