@@ -121,7 +121,10 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
                           f"argument; pass it as a 0-d array")
         amap = s.maps[k]
         if not amap.is_projected_permutation or _repeats(amap):
-            ad.add(value, _affine_read_adjoint(ad, op, s, k, outputs, needed, roots))
+            adjoint = _transposed_adjoint(ad, op, s, k, outputs, needed, roots)
+            if adjoint is None:
+                adjoint = _affine_read_adjoint(ad, op, s, k, outputs, needed, roots)
+            ad.add(value, adjoint)
             continue
         ad.add(value, _adjoint_loop(ad, op, s, args[k], outputs, needed, roots,
                                     zeros(value.type), amap))
@@ -232,6 +235,162 @@ def _gather_adjoint(ad, op, s: Structured, gather, outputs: list, needed: list, 
     return _scatter_adjoint(ad, op, s, gather.results[0], gather.operands[0].type,
                             len(positions), lambda mapping: [mapping.get(p, p) for p in positions],
                             outputs, needed, roots | set(positions))
+
+
+def _terms(e) -> list[tuple[int, int]] | None:
+    """``e`` as (dimension, coefficient) terms (``d1 * 2 + d4``), or None."""
+    from aotc._mlir import ir
+
+    try:
+        return [(ir.AffineDimExpr(e).position, 1)]
+    except ValueError:
+        pass
+    try:
+        product = ir.AffineMulExpr(e)
+        return [(ir.AffineDimExpr(product.lhs).position,
+                 ir.AffineConstantExpr(product.rhs).value)]
+    except ValueError:
+        pass
+    try:
+        total = ir.AffineAddExpr(e)
+    except ValueError:
+        return None
+    left, right = _terms(total.lhs), _terms(total.rhs)
+    return None if left is None or right is None else left + right
+
+
+def _transposed_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list,
+                        roots: set):
+    """The adjoint of a convolution's input (read at ``o * stride + w * dilation``) as
+    the transposed convolution, or None where it does not apply: the cotangent is
+    dilated by the stride and padded by the dilated window, then contracted with the
+    window flipped (its loop index enters as ``o + dilation * (K - 1 - w)``), all in
+    affine maps, so the adjoint is one contraction like the forward one. Applies when
+    the derivative does not read the input itself (the op is linear in it: convolutions,
+    sum pooling) and every output is a sum; a max pooling goes through the scatter."""
+    from aotc._mlir import dim_map, ir
+
+    n_in = len(s.inputs)
+    if any(o.kind != "sum" for o in outputs):
+        return None
+    out_maps = [s.maps[n_in + o.index] for o in outputs]
+    out_dims = _plain_dims(out_maps)
+    sizes = _loop_ranges(s)
+    value = (s.inputs + s.inits)[k]
+    extents = list(ir.RankedTensorType(value.type).shape)
+    windows, plain = [], []
+    for p, e in enumerate(s.maps[k].results):
+        terms = _terms(e)
+        if terms is None or len(terms) > 2:
+            return None
+        if len(terms) == 1 and terms[0][1] == 1:
+            plain.append(terms[0][0])
+            continue
+        outer = [(d, c) for d, c in terms if d in out_dims]
+        inner = [(d, c) for d, c in terms if d in s.reduction_dims and d not in out_dims]
+        if len(outer) != 1 or len(inner) != 1:
+            return None
+        (d_o, stride), (d_w, dilation) = outer[0], inner[0]
+        windows.append((d_o, stride, d_w, dilation, extents[p]))
+        plain.append(d_o)
+    window_dims = {w[0] for w in windows}
+    for j, amap in enumerate(s.maps):
+        if j != k and j < n_in and window_dims & _plain_dims([amap]):
+            return None  # another input reads the output position
+    shifted = []
+    for o, amap in zip(outputs, out_maps):
+        ct = o.cotangent
+        results = list(amap.results)
+        for d_o, stride, d_w, dilation, extent in windows:
+            q = next(i for i, e in enumerate(results) if _terms(e) == [(d_o, 1)])
+            window = sizes[d_w]
+            ct = _dilated(ct, q, stride)
+            dilated = ir.RankedTensorType(ct.type).shape[q]
+            ct = _zero_padded(ct, q, dilation * (window - 1), extent - dilated)
+            # The window runs backward (w' = K - 1 - w): the padded cotangent is read at
+            # o + dilation * w', the other operands along w flipped.
+            results[q] = (ir.AffineDimExpr.get(d_o)
+                          + ir.AffineDimExpr.get(d_w) * ir.AffineConstantExpr.get(dilation))
+        shifted.append((_Output(o.index, o.kind, o.value, ct),
+                        ir.AffineMap.get(s.n_dims, 0, results)))
+    flipped = {w[2] for w in windows}
+    inputs = list(s.inputs)
+    for j, amap in enumerate(s.maps[:n_in]):
+        axes = [p for p, e in enumerate(amap.results) if _terms(e) in
+                ([(d, 1)] for d in flipped)]
+        if j != k and axes:
+            inputs[j] = _reversed(inputs[j], axes)
+    new_map = dim_map(s.n_dims, plain)
+    maps = list(s.maps)
+    maps[k] = new_map
+    for o, amap in shifted:
+        maps[n_in + o.index] = amap
+    t = Structured(inputs, s.inits, maps, s.reduction_dims, s.n_dims, s.body, s.results)
+    shifted = [o for o, _ in shifted]
+    adjoint = _adjoint_loop(ad, op, t, s.body.arguments[k], shifted, needed, roots,
+                            zeros(value.type), new_map)
+    if adjoint is not None and value in list(as_op(adjoint.owner).operands):
+        as_op(adjoint.owner).erase()  # the derivative reads the input: not linear in it
+        return None
+    return adjoint
+
+
+def _dilated(ct, dim: int, stride: int):
+    """``ct`` with ``stride - 1`` zeros between its elements along ``dim``: an
+    elementwise generic that reads ``ct`` where the position is a multiple of the stride
+    (no insert into zeros: see ``tensor._padded``)."""
+    from aotc._mlir import arith, ir, linalg
+    from aotc.ops.scalar_builders import cmpi, select
+
+    if stride == 1:
+        return ct
+    t = ir.RankedTensorType(ct.type)
+    shape = list(t.shape)
+    shape[dim] = (shape[dim] - 1) * stride + 1
+    index = ir.IndexType.get()
+
+    def body():
+        position = [linalg.IndexOp(d).result for d in range(len(shape))]
+        step = arith.ConstantOp(index, stride).result
+        hit = cmpi("eq", arith.remsi(position[dim], step), arith.ConstantOp(index, 0).result)
+        position[dim] = arith.divsi(position[dim], step)
+        from aotc._mlir import tensor
+
+        read = tensor.extract(ct, position)
+        return select(hit, read, float_constant(t.element_type, 0.0))
+
+    from .core import elementwise
+
+    return elementwise(ir.RankedTensorType.get(shape, t.element_type), [], body)
+
+
+def _reversed(value, axes: list[int]):
+    """``value`` reversed along ``axes`` (elementwise, each element read at its mirror)."""
+    from aotc._mlir import arith, ir, linalg, tensor
+
+    t = ir.RankedTensorType(value.type)
+    index = ir.IndexType.get()
+
+    def body():
+        position = [linalg.IndexOp(d).result for d in range(t.rank)]
+        for a in axes:
+            last = arith.ConstantOp(index, t.shape[a] - 1).result
+            position[a] = arith.subi(last, position[a])
+        return tensor.extract(value, position)
+
+    from .core import elementwise
+
+    return elementwise(t, [], body)
+
+
+def _zero_padded(ct, dim: int, low: int, high: int):
+    from aotc._mlir import ir
+
+    from .tensor import pad_with_zeros
+
+    rank = ir.RankedTensorType(ct.type).rank
+    return pad_with_zeros(ct, [low if d == dim else 0 for d in range(rank)],
+                          [high if d == dim else 0 for d in range(rank)])
 
 
 def _affine_read_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list,

@@ -84,28 +84,48 @@ def _padded(ct, source_type, dynamic: list, counts: list[int], statics: dict):
         ).result
     marker = ir.ShapedType.get_dynamic_stride_or_offset()
     values = iter(dynamic[:counts[0]])
-    low_values, high_values, low, high = [], [], [], []
+    low, high = [], []
     for offset, size, extent in zip(offsets, sizes, shape):
         if offset == marker:
             start = next(values)
-            low_values.append(start)
             rest = arith.ConstantOp(ir.IndexType.get(), extent - size).result
-            high_values.append(arith.subi(rest, start))
-            low.append(ir.ShapedType.get_dynamic_size())
-            high.append(ir.ShapedType.get_dynamic_size())
+            low.append(start)
+            high.append(arith.subi(rest, start))
         else:
             low.append(offset)
             high.append(extent - size - offset)
+    return pad_with_zeros(ct, low, high, source_type)
+
+
+def pad_with_zeros(value, low: list, high: list, result_type=None):
+    """``tensor.pad`` of ``value`` with zeros: ``low``/``high`` per dimension, ints or
+    ``index`` values (``result_type``: the padded type where dynamic padding has a
+    static result)."""
+    from aotc._mlir import ir
+
+    t = ir.RankedTensorType(value.type)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    low_values = [v for v in low if isinstance(v, ir.Value)]
+    high_values = [v for v in high if isinstance(v, ir.Value)]
+    shape = []
+    for d, size in enumerate(t.shape):
+        if isinstance(low[d], ir.Value) or isinstance(high[d], ir.Value):
+            shape.append(None)
+        else:
+            shape.append(size + low[d] + high[d])
+    result = result_type or ir.RankedTensorType.get(
+        [dynamic if n is None else n for n in shape], t.element_type)
     pad = ir.Operation.create(
-        "tensor.pad", results=[source_type], operands=[ct] + low_values + high_values,
-        attributes={"static_low": ir.DenseI64ArrayAttr.get(low),
-                    "static_high": ir.DenseI64ArrayAttr.get(high),
+        "tensor.pad", results=[result], operands=[value] + low_values + high_values,
+        attributes={"static_low": ir.DenseI64ArrayAttr.get(
+                        [dynamic if isinstance(v, ir.Value) else v for v in low]),
+                    "static_high": ir.DenseI64ArrayAttr.get(
+                        [dynamic if isinstance(v, ir.Value) else v for v in high]),
                     "operandSegmentSizes": _segments(1, len(low_values), len(high_values))},
         regions=1)
-    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))
+    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * t.rank)
     with ir.InsertionPoint(block):
-        zero = float_constant(t.element_type, 0.0)
-        ir.Operation.create("tensor.yield", operands=[zero])
+        ir.Operation.create("tensor.yield", operands=[float_constant(t.element_type, 0.0)])
     return pad.result
 
 
