@@ -3,9 +3,10 @@
     python benchmarks/train_step.py       # table + results/train_step.json + train_step.png
 
 The step of an MLP 784-512-512-10 (ReLU, softmax cross-entropy on one-hot labels) at
-batch 64 and 256: ``value_and_grad`` of the loss and an SGD update, under
-``aotc.jit`` and ``jax.jit``; numpy runs the same step with the gradients derived by
-hand. Timed in interleaved blocks (see run.py); ratios below 1.0 mean aotc is faster.
+batch 64 and 256, and of samples/cnn.py's CNN (conv 3x3 16, max pool, conv 3x3 32, max
+pool, dense 10) on 32 28x28 images: ``value_and_grad`` of the loss and an SGD update,
+under ``aotc.jit`` and ``jax.jit``; numpy runs the MLP's step with the gradients derived
+by hand (the CNN's errors are against JAX). Timed in interleaved blocks (see run.py); ratios below 1.0 mean aotc is faster.
 Memory: the temporary bytes of one step (``Compiled.memory_analysis()``
 ``temp_size_in_bytes``: aotc's measured by running it once, JAX's as XLA plans them).
 """
@@ -22,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
+import cnn  # noqa: E402
 from run import _mlp_params, _per_call, jax, jnp  # noqa: E402
 
 import aotc  # noqa: E402
@@ -101,34 +104,92 @@ def _max_rel(got, want) -> float:
                for g, w in zip(got_leaves, want_leaves))
 
 
+def compare(name: str, description: str, steps: dict, args: tuple, repeats: int,
+            reference=None) -> dict:
+    """Times ``steps`` (framework -> (function, its arguments)); errors against
+    ``reference`` (numpy's result), else against JAX's."""
+    fa, a_args = steps["aotc"]
+    row = {"workload": name, "description": description}
+    contenders = [("aotc", fa, a_args)]
+    if "numpy" in steps:
+        contenders.append(("numpy",) + steps["numpy"])
+    row["aotc_temp_bytes"] = fa.lower(*a_args).compile().memory_analysis().temp_size_in_bytes
+    if "jax" in steps:
+        fj, j_args = steps["jax"]
+        contenders.append(("jax", fj, j_args))
+        row["jax_temp_bytes"] = getattr(fj.lower(*j_args).compile().memory_analysis(),
+                                        "temp_size_in_bytes", None)
+        if reference is None:
+            reference = jax.tree_util.tree_map(np.asarray, fj(*j_args))
+        else:
+            row["jax_error"] = _max_rel(fj(*j_args), reference)
+    if reference is not None:
+        row["aotc_error"] = _max_rel(fa(*a_args), reference)
+    med = _interleaved(contenders, 20, repeats)
+    row.update({f"{k}_us": v * 1e6 for k, v in med.items()})
+    if "numpy" in med:
+        row["aotc/numpy"] = med["aotc"] / med["numpy"]
+    if "jax" in med:
+        row["aotc/jax"] = med["aotc"] / med["jax"]
+    return row
+
+
+def _device(params, *arrays):
+    return ([tuple(device_put(a) for a in pair) for pair in params],
+            *(device_put(a) for a in arrays))
+
+
+def _jax_arrays(params, *arrays):
+    return ([tuple(jnp.asarray(a) for a in pair) for pair in params],
+            *(jnp.asarray(a) for a in arrays))
+
+
 def run_batch(batch: int, repeats: int) -> dict:
     params = [tuple(pair) for pair in _mlp_params()]
     rng = np.random.default_rng(1)
     x = rng.standard_normal((batch, 784), np.float32)
     labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)]
-    want = numpy_step(params, x, labels)
-    fa = aotc.jit(step(anp, aotc.value_and_grad, aotc.lax.stop_gradient))
-    a_args = ([tuple(device_put(a) for a in pair) for pair in params], device_put(x),
-              device_put(labels))
-    row = {"workload": f"mlp_step{batch}",
-           "description": f"MLP 784-512-512-10 training step, batch {batch}",
-           "aotc_error": _max_rel(fa(*a_args), want)}
-    contenders = [("aotc", fa, a_args), ("numpy", numpy_step, (params, x, labels))]
-    row["aotc_temp_bytes"] = fa.lower(*a_args).compile().memory_analysis().temp_size_in_bytes
+    steps = {"aotc": (aotc.jit(step(anp, aotc.value_and_grad, aotc.lax.stop_gradient)),
+                      _device(params, x, labels)),
+             "numpy": (numpy_step, (params, x, labels))}
     if jax is not None:
-        fj = jax.jit(step(jnp, jax.value_and_grad, jax.lax.stop_gradient))
-        j_args = ([tuple(jnp.asarray(a) for a in pair) for pair in params], jnp.asarray(x),
-                  jnp.asarray(labels))
-        row["jax_error"] = _max_rel(fj(*j_args), want)
-        contenders.append(("jax", fj, j_args))
-        analysis = fj.lower(*j_args).compile().memory_analysis()
-        row["jax_temp_bytes"] = getattr(analysis, "temp_size_in_bytes", None)
-    med = _interleaved(contenders, 20, repeats)
-    row.update({f"{k}_us": v * 1e6 for k, v in med.items()})
-    row["aotc/numpy"] = med["aotc"] / med["numpy"]
-    if "jax" in med:
-        row["aotc/jax"] = med["aotc"] / med["jax"]
-    return row
+        steps["jax"] = (jax.jit(step(jnp, jax.value_and_grad, jax.lax.stop_gradient)),
+                        _jax_arrays(params, x, labels))
+    return compare(f"mlp_step{batch}", f"MLP 784-512-512-10 training step, batch {batch}",
+                   steps, (), repeats, reference=numpy_step(params, x, labels))
+
+
+def cnn_step(layers, value_and_grad, log):
+    def train(params, x, labels):
+        def loss(p):
+            probs = cnn.forward(layers, p, x)
+            return -(log(probs) * labels).sum() / x.shape[0]
+        value, grads = value_and_grad(loss)(params)
+        return value, [(w - LEARNING_RATE * gw, b - LEARNING_RATE * gb)
+                       for (w, b), (gw, gb) in zip(params, grads)]
+    return train
+
+
+def run_cnn(repeats: int) -> dict | None:
+    if jax is None:
+        return None
+    params = cnn.init_params()
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((cnn.BATCH, *cnn.IMAGE), np.float32)
+    labels = np.eye(cnn.CLASSES, dtype=np.float32)[rng.integers(0, cnn.CLASSES, cnn.BATCH)]
+    jax_layers = cnn.Layers(
+        conv=lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                                       dimension_numbers=cnn.NHWC),
+        relu=jax.nn.relu,
+        max_pool=lambda x: jax.lax.reduce_window(x, -np.inf, jax.lax.max, (1, 2, 2, 1),
+                                                 (1, 2, 2, 1), "VALID"),
+        dense=lambda x, w, b: x @ w + b, softmax=jax.nn.softmax)
+    steps = {"aotc": (aotc.jit(cnn_step(cnn.AOTC, aotc.value_and_grad, anp.log)),
+                      _device(params, x, labels)),
+             "jax": (jax.jit(cnn_step(jax_layers, jax.value_and_grad, jnp.log)),
+                     _jax_arrays(params, x, labels))}
+    return compare("cnn_step", "CNN conv16-pool-conv32-pool-dense10 step, 32 images", steps,
+                   (), repeats)
 
 
 def plot(rows, path: Path) -> None:
@@ -141,7 +202,7 @@ def plot(rows, path: Path) -> None:
         return
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 3.5))
-    ax.bar(x - 0.2, [r["aotc/numpy"] for r in rows], 0.4, label="aotc / numpy")
+    ax.bar(x - 0.2, [r.get("aotc/numpy", np.nan) for r in rows], 0.4, label="aotc / numpy")
     if all("aotc/jax" in r for r in rows):
         ax.bar(x + 0.2, [r["aotc/jax"] for r in rows], 0.4, label="aotc / jax.jit")
     ax.axhline(1.0, color="black", linewidth=0.8)
@@ -158,9 +219,13 @@ def main(argv=None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--batch", type=int, nargs="*", default=[64, 256])
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--no-cnn", action="store_true")
     p.add_argument("--out", default=str(Path(__file__).parent / "results" / "train_step.json"))
     args = p.parse_args(argv)
     rows = [run_batch(b, args.repeats) for b in args.batch]
+    if not args.no_cnn:
+        row = run_cnn(args.repeats)
+        rows += [row] if row else []
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"rows": rows, "jax": jax.__version__ if jax else None,
@@ -171,10 +236,11 @@ def main(argv=None) -> int:
     for r in rows:
         kib = [(r.get(k) or 0) / 1024 for k in ("aotc_temp_bytes", "jax_temp_bytes")]
         temps = f"{kib[0]:.0f}/{kib[1]:.0f}"
-        print(f"{r['workload']:<14}{r['aotc_us']:>10.0f}{r['numpy_us']:>10.0f}"
-              f"{r.get('jax_us', float('nan')):>10.0f}{r['aotc/numpy']:>8.2f}"
-              f"{r.get('aotc/jax', float('nan')):>7.2f}{temps:>19}  {r['aotc_error']:.1e}, "
-              f"{r.get('jax_error', float('nan')):.1e}")
+        nan = float("nan")
+        print(f"{r['workload']:<14}{r['aotc_us']:>10.0f}{r.get('numpy_us', nan):>10.0f}"
+              f"{r.get('jax_us', nan):>10.0f}{r.get('aotc/numpy', nan):>8.2f}"
+              f"{r.get('aotc/jax', nan):>7.2f}{temps:>19}  {r.get('aotc_error', nan):.1e}, "
+              f"{r.get('jax_error', nan):.1e}")
     print(f"written to {out} and {out.with_suffix('.png')}")
     return 0
 

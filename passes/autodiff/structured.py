@@ -126,6 +126,9 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
                 adjoint = _affine_read_adjoint(ad, op, s, k, outputs, needed, roots)
             ad.add(value, adjoint)
             continue
+        if not s.reduction_dims and len(amap.results) < s.n_dims:
+            ad.add(value, _broadcast_adjoint(ad, op, s, k, outputs, needed, roots))
+            continue
         ad.add(value, _adjoint_loop(ad, op, s, args[k], outputs, needed, roots,
                                     zeros(value.type), amap))
     for gather in gathers:
@@ -235,6 +238,43 @@ def _gather_adjoint(ad, op, s: Structured, gather, outputs: list, needed: list, 
     return _scatter_adjoint(ad, op, s, gather.results[0], gather.operands[0].type,
                             len(positions), lambda mapping: [mapping.get(p, p) for p in positions],
                             outputs, needed, roots | set(positions))
+
+
+def _broadcast_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list,
+                       roots: set):
+    """The adjoint of an operand an elementwise op broadcasts (a bias): the contributions
+    at every loop position, materialized behind a barrier, then summed over the
+    broadcast dimensions. One generic doing both made IREE 3.13's CPU code keep a whole
+    row of the reduction on the stack (over its 32 KiB limit: a CNN's bias gradient, a
+    32x6272 reduction)."""
+    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, dim_map, ir, iterator_types
+    from aotc._mlir import arith, linalg
+
+    from .core import element_type
+
+    value = (s.inputs + s.inits)[k]
+    sizes = _loop_ranges(s)
+    if any(n is None or n < 0 for n in sizes):
+        return _adjoint_loop(ad, op, s, s.body.arguments[k], outputs, needed, roots,
+                             zeros(value.type), s.maps[k])
+    elem = element_type(value.type)
+    identity = dim_map(s.n_dims, list(range(s.n_dims)))
+    full = _adjoint_loop(ad, op, s, s.body.arguments[k], outputs, needed, roots,
+                         zeros(ir.RankedTensorType.get(sizes, elem)), identity)
+    if full is None:
+        return None
+    full = ir.Operation.create("util.optimization_barrier", results=[full.type],
+                               operands=[full]).result
+    kept = _plain_dims([s.maps[k]])
+    init = zeros(value.type)
+    g = linalg.GenericOp([init.type], [full], [init],
+                         affine_maps([identity, s.maps[k]]),
+                         iterator_types([PARALLEL if d in kept else REDUCTION
+                                         for d in range(s.n_dims)]))
+    block = g.regions[0].blocks.append(elem, elem)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([arith.addf(block.arguments[1], block.arguments[0])])
+    return g.results[0]
 
 
 def _terms(e) -> list[tuple[int, int]] | None:
@@ -504,11 +544,12 @@ def scatter_add(updates, indices, target, depth: int):
     ``indices[i]`` (repeated indices accumulate)."""
     from aotc._mlir import arith, ir
 
-    # IREE 3.13's CPU code fuses the updates' producer into the scatter's dispatch and
-    # keeps its rows on the stack (over the 32 KiB limit): computed first, behind a
-    # barrier, as aotc's own scatters (ops/linalg_ext.py).
-    updates = ir.Operation.create("util.optimization_barrier", results=[updates.type],
-                                  operands=[updates]).result
+    # IREE 3.13's CPU code fuses the producers of the updates and indices into the
+    # scatter's dispatch and keeps them on the stack (over the 32 KiB limit): computed
+    # first, behind a barrier, as aotc's own scatters (ops/linalg_ext.py).
+    updates, indices = ir.Operation.create(
+        "util.optimization_barrier", results=[updates.type, indices.type],
+        operands=[updates, indices]).results
     elem = ir.RankedTensorType(target.type).element_type
     op = ir.Operation.create(
         "iree_linalg_ext.scatter", results=[target.type], operands=[updates, indices, target],
