@@ -6,7 +6,8 @@ The step of an MLP 784-512-512-10 (ReLU, softmax cross-entropy on one-hot labels
 batch 64 and 256, and of samples/cnn.py's CNN (conv 3x3 16, max pool, conv 3x3 32, max
 pool, dense 10) on 32 28x28 images: ``value_and_grad`` of the loss and an SGD update,
 under ``aotc.jit`` and ``jax.jit``; numpy runs the MLP's step with the gradients derived
-by hand (the CNN's errors are against JAX). Timed in interleaved blocks (see run.py); ratios below 1.0 mean aotc is faster.
+by hand (the CNN's errors are against JAX). Timed in interleaved blocks (see run.py);
+ratios below 1.0 mean aotc is faster.
 Memory: the temporary bytes of one step (``Compiled.memory_analysis()``
 ``temp_size_in_bytes``: aotc's measured by running it once, JAX's as XLA plans them).
 """

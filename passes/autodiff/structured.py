@@ -547,9 +547,8 @@ def scatter_add(updates, indices, target, depth: int):
     # IREE 3.13's CPU code fuses the producers of the updates and indices into the
     # scatter's dispatch and keeps them on the stack (over the 32 KiB limit): computed
     # first, behind a barrier, as aotc's own scatters (ops/linalg_ext.py).
-    updates, indices = ir.Operation.create(
-        "util.optimization_barrier", results=[updates.type, indices.type],
-        operands=[updates, indices]).results
+    updates, indices = (ir.Operation.create("util.optimization_barrier", results=[v.type],
+                                            operands=[v]).result for v in (updates, indices))
     elem = ir.RankedTensorType(target.type).element_type
     op = ir.Operation.create(
         "iree_linalg_ext.scatter", results=[target.type], operands=[updates, indices, target],

@@ -1,7 +1,8 @@
 // aotc-vjp (then canonicalize and cse, as the compiler runs them) builds @<func>_vjp: @func's arguments, then one cotangent per seeded result;
 // @func's results, then the adjoint of each wrt argument. A broadcast operand's adjoint
 // sums over the loops its map leaves out; a matmul operand's adjoint is the contraction
-// with the other operand; a max reduction's adjoint goes to the positions holding the
+// with the other operand (a broadcast operand's contributions are materialized, then
+// summed); a max reduction's adjoint goes to the positions holding the
 // max, divided by their count; a slice's adjoint is padded with zeros. A loop is
 // refused with a message naming the op and its line. A loop of static trip count is
 // recorded into a tape, then run backward.
@@ -20,7 +21,8 @@
 // BIAS-LABEL: func.func @bias_vjp
 // BIAS-SAME:      (%[[X:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3xf32>, %[[CT:.*]]: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>)
 // BIAS:         %[[DX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins({{.*}}%[[CT]] : {{.*}}tensor<4x3xf32>)
-// BIAS:         %[[DB:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins({{.*}}%[[CT]] : {{.*}}tensor<4x3xf32>)
+// BIAS:         %[[FULL:.*]] = util.optimization_barrier
+// BIAS:         %[[DB:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[FULL]] : tensor<4x3xf32>)
 // BIAS:         return %{{.*}}, %[[DX]], %[[DB]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>
 func.func @bias(%x: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
   %e = tensor.empty() : tensor<4x3xf32>
