@@ -363,10 +363,17 @@ CONVOLUTIONS = {
     "conv_dilated": lambda lax, m, x, w: m.sum(lax.conv_general_dilated(
         x, w, (1, 1), "VALID", rhs_dilation=(2, 1),
         dimension_numbers=("NHWC", "HWIO", "NHWC")) ** 2),
+    "conv_1d": lambda lax, m, x, w: m.sum(lax.conv_general_dilated(
+        x[:, 0], w[0], (2,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")) ** 2),
+    "depthwise": lambda lax, m, x, w: m.sum(lax.conv_general_dilated(
+        x, w[:, :, :1, :2], (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+        feature_group_count=2) ** 2),
     "conv_nchw": lambda lax, m, x, w: m.sum(lax.conv_general_dilated(
         m.transpose(x, (0, 3, 1, 2)), m.transpose(w, (3, 2, 0, 1)), (1, 1), "SAME") ** 2),
     "max_pool": lambda lax, m, x, w: m.sum(lax.reduce_window(
         x * w[0, 0, 0, 0], -np.inf, lax.max, (1, 3, 3, 1), (1, 1, 1, 1), "VALID") ** 2),
+    "max_pool_tiled": lambda lax, m, x, w: m.sum(lax.reduce_window(
+        m.tanh(x) * w[0, 1, 0, 2], -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") ** 2),
     "avg_pool": lambda lax, m, x, w: m.sum(lax.reduce_window(
         x * w[1, 1, 1, 1], 0.0, lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") ** 2),
 }

@@ -121,7 +121,8 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
                           f"argument; pass it as a 0-d array")
         amap = s.maps[k]
         if not amap.is_projected_permutation or _repeats(amap):
-            adjoint = _transposed_adjoint(ad, op, s, k, outputs, needed, roots)
+            adjoint = (_tiled_extremum_adjoint(s, k, outputs)
+                       or _transposed_adjoint(ad, op, s, k, outputs, needed, roots))
             if adjoint is None:
                 adjoint = _affine_read_adjoint(ad, op, s, k, outputs, needed, roots)
             ad.add(value, adjoint)
@@ -238,6 +239,76 @@ def _gather_adjoint(ad, op, s: Structured, gather, outputs: list, needed: list, 
     return _scatter_adjoint(ad, op, s, gather.results[0], gather.operands[0].type,
                             len(positions), lambda mapping: [mapping.get(p, p) for p in positions],
                             outputs, needed, roots | set(positions))
+
+
+def _tiled_extremum_adjoint(s: Structured, k: int, outputs: list):
+    """Max/min pooling whose windows tile the input (stride = window, no dilation): each
+    input element lies in at most one window, so its adjoint is elementwise: the
+    window's cotangent where the element holds the window's extremum (divided by how
+    many do), else zero. None where that does not apply (overlapping windows go through
+    the scatter)."""
+    from aotc._mlir import arith, ir, linalg, tensor
+    from aotc.ops.scalar_builders import cmpf, cmpi, select
+
+    from .core import element_type
+
+    argument = s.body.arguments[k]
+    if not outputs or any(o.kind != "extremum" or o.value != argument for o in outputs):
+        return None
+    sizes = _loop_ranges(s)
+    n_in = len(s.inputs)
+    out_maps = [s.maps[n_in + o.index] for o in outputs]
+    out_dims = _plain_dims(out_maps)
+    positions = []  # per input dimension: (loop dimension it gives, divisor)
+    for e in s.maps[k].results:
+        terms = _terms(e)
+        if terms is None:
+            return None
+        if len(terms) == 1 and terms[0][1] == 1:
+            positions.append((terms[0][0], 1))
+            continue
+        outer = [(d, c) for d, c in terms if d in out_dims]
+        inner = [(d, c) for d, c in terms if d not in out_dims]
+        if len(terms) != 2 or len(outer) != 1 or len(inner) != 1:
+            return None
+        (d_o, stride), (d_w, dilation) = outer[0], inner[0]
+        if dilation != 1 or stride != sizes[d_w]:
+            return None
+        positions.append((d_o, stride))
+    if not out_dims <= {d for d, _ in positions}:
+        return None
+    value = (s.inputs + s.inits)[k]
+    index = ir.IndexType.get()
+    elem = element_type(value.type)
+
+    def body(x):
+        loops, valid = {}, None
+        for p, (d, divisor) in enumerate(positions):
+            i = linalg.IndexOp(p).result
+            if divisor == 1:
+                loops[d] = i
+                continue
+            o = arith.divui(i, arith.ConstantOp(index, divisor).result)
+            last = arith.ConstantOp(index, sizes[d] - 1).result
+            inside = cmpi("ule", o, last)
+            valid = inside if valid is None else arith.andi(valid, inside)
+            loops[d] = arith.minui(o, last)
+        total = float_constant(elem, 0.0)
+        for o, amap in zip(outputs, out_maps):
+            at = [loops[ir.AffineDimExpr(e).position] for e in amap.results]
+            ct = tensor.extract(o.cotangent, at)
+            r = tensor.extract(s.results[o.index], at)
+            count = tensor.extract(o.count, at)
+            hit = cmpf("oeq", x, r)
+            if valid is not None:
+                hit = arith.andi(hit, valid)
+            total = arith.addf(total, select(hit, arith.divf(ct, count),
+                                             float_constant(elem, 0.0)))
+        return total
+
+    from .core import elementwise
+
+    return elementwise(value.type, [value], body)
 
 
 def _broadcast_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list,
@@ -864,7 +935,9 @@ def _generalized(op):
     return g
 
 
-@rule(*sorted(opset.CONTRACTION_OPS - {"linalg.matmul", "linalg.batch_matmul"}))
+@rule(*sorted(opset.CONTRACTION_OPS - {"linalg.matmul", "linalg.batch_matmul",
+                                        "linalg.conv_1d_nwc_wcf", "linalg.conv_2d_nhwc_hwcf",
+                                        "linalg.conv_3d_ndhwc_dhwcf"}))
 def _named_contraction(ad: Adjoint, op, adjoints: list) -> None:
     """Convolutions and poolings: the generic rule on their generalized form (a filter's
     adjoint is a contraction, an input's a scatter of its contributions)."""
