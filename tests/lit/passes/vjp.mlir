@@ -1,11 +1,11 @@
-// aotc-vjp (then canonicalize and cse, as the compiler runs them) builds @<func>_vjp: @func's arguments, then one cotangent per seeded result;
-// @func's results, then the adjoint of each wrt argument. A broadcast operand's adjoint
-// sums over the loops its map leaves out; a matmul operand's adjoint is the contraction
-// with the other operand (a broadcast operand's contributions are materialized, then
-// summed); a max reduction's adjoint goes to the positions holding the
-// max, divided by their count; a slice's adjoint is padded with zeros. A loop is
-// refused with a message naming the op and its line. A loop of static trip count is
-// recorded into a tape, then run backward.
+// aotc-vjp (then canonicalize and cse, as the compiler runs them) builds @<func>_vjp:
+// @func's arguments, then one cotangent per seeded result; @func's results, then the
+// adjoint of each wrt argument. A broadcast operand's contributions are materialized,
+// then summed over the loops its map leaves out; a matmul operand's adjoint is a matmul
+// with the other operand transposed; a max reduction's adjoint goes to the positions
+// holding the max, divided by their count; a slice's adjoint is padded with zeros. A
+// loop of static trip count is recorded into a tape, then run backward; a loop with
+// traced bounds is refused with a message naming the op and its line.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=bias wrt=0,1},canonicalize,cse' | filecheck %s --check-prefix=BIAS
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=mm wrt=1},canonicalize,cse' | filecheck %s --check-prefix=MM
@@ -38,8 +38,8 @@ func.func @bias(%x: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
 // MM-LABEL: func.func @mm_vjp
 // MM-SAME:      (%[[X:.*]]: tensor<4x3xf32>, %[[W:.*]]: tensor<3x2xf32>, %[[CT:.*]]: tensor<4x2xf32>) -> (tensor<4x2xf32>, tensor<3x2xf32>)
 // MM:           linalg.matmul
-// MM:           %[[DW:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[X]], {{.*}}%[[CT]] : tensor<4x3xf32>, {{.*}}tensor<4x2xf32>)
-// MM:             arith.mulf
+// MM:           %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<4x3xf32>) {{.*}} permutation = [1, 0]
+// MM:           %[[DW:.*]] = linalg.matmul ins(%[[XT]], %[[CT]] : tensor<3x4xf32>, tensor<4x2xf32>)
 // MM:           return %{{.*}}, %[[DW]] : tensor<4x2xf32>, tensor<3x2xf32>
 func.func @mm(%x: tensor<4x3xf32>, %w: tensor<3x2xf32>) -> tensor<4x2xf32> {
   %zero = arith.constant 0.0 : f32
