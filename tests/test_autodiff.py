@@ -56,6 +56,9 @@ TABLES = {
             / m.sum(m.exp(a - m.max(a, axis=1, keepdims=True)), axis=1, keepdims=True)
             * m.arange(4.0)),
         "norm": lambda m, a, b: m.linalg.norm(a) + m.linalg.norm(a, axis=1).sum(),
+        "prod": lambda m, a, b: m.prod(a, axis=1).sum() + m.prod(m.where(a > 0.5, a * b, 0.0),
+                                                                   axis=0).sum(),
+        "cumsum": lambda m, a, b: m.sum(m.cumsum(a * b, axis=1) ** 2) + m.sum(m.cumsum(a, 0)),
     },
     "contractions": {
         "matmul": lambda m, a, b: m.sum((a @ a.T) * 2) + m.sum(a.T @ m.ones((3, 2))),
@@ -322,8 +325,11 @@ def test_errors_name_the_cause_and_the_fix():
         aotc.grad(lambda v: anp.sum(anp.remainder(v, 0.7)))(x)
     with pytest.raises(aotc.CompileError, match=r"cannot differentiate "
                                                 r"iree_linalg_ext.scan at test_autodiff.py:\d+"
-                                                r".*no reverse-mode rule.*@rule"):
-        aotc.grad(lambda v: anp.sum(anp.cumsum(v) ** 2))(x)
+                                                r".*only cumulative sums"):
+        aotc.grad(lambda v: anp.sum(anp.cumprod(v) ** 2))(x)
+    with pytest.raises(aotc.CompileError, match=r"cannot differentiate flow.dispatch.region "
+                                                r"at .*no reverse-mode rule.*@rule"):
+        aotc.grad(lambda v: anp.sum(anp.linalg.solve(anp.eye(3) + anp.outer(v, v), v)))(x)
 
     @aotc.jit
     def bad_cotangent(v):
@@ -408,3 +414,40 @@ def test_gradients_of_convolutions_and_pooling():
             for argnum in (0, 1):
                 np.testing.assert_allclose(np.asarray(got[name][argnum]), reference[argnum],
                                            rtol=1e-10, atol=1e-12, err_msg=f"{name} vs jax")
+
+
+SCATTERS = {
+    "add": lambda m, a, v: m.sum((a.at[m.array([0, 2, 0]), 1].add(v)) ** 2),
+    "set": lambda m, a, v: m.sum((a.at[m.array([0, 2]), 1].set(v[:2] * 3)) ** 2),
+    "rows": lambda m, a, v: m.sum((a.at[m.array([2, 0])].add(
+        m.stack([v, v * 2, v, v], axis=1)[:2])) ** 3),
+}
+
+
+def test_gradients_of_scatters():
+    """x.at[idx].add/set: the updates' adjoint is a gather of the cotangent, the
+    original's the cotangent (add) or the cotangent outside the written rows (set)."""
+    a, v = RNG.standard_normal((3, 4)), RNG.standard_normal(3)
+
+    @aotc.jit
+    def all_gradients(a, v):
+        return {name: aotc.grad(lambda a, v, f=f: f(anp, a, v), argnums=(0, 1))(a, v)
+                for name, f in SCATTERS.items()}
+
+    @aotc.jit
+    def all_values(a, v):
+        return {name: f(anp, a, v) for name, f in SCATTERS.items()}
+
+    got = all_gradients(a, v)
+    for name, f in SCATTERS.items():
+        def value(a, v, name=name):
+            return float(np.asarray(all_values(a, v)[name]))
+        for argnum in (0, 1):
+            np.testing.assert_allclose(np.asarray(got[name][argnum]),
+                                       finite_difference(value, (a, v), argnum), rtol=1e-6,
+                                       atol=1e-7, err_msg=f"{name} argument {argnum}")
+        if jax is not None:
+            reference = jax.grad(lambda a, v, f=f: f(jnp, a, v), argnums=(0, 1))(a, v)
+            for argnum in (0, 1):
+                np.testing.assert_allclose(np.asarray(got[name][argnum]), reference[argnum],
+                                           rtol=1e-12, atol=1e-12, err_msg=f"{name} vs jax")

@@ -30,6 +30,7 @@ COMBINERS = {
     "arith.addf": "sum",
     "arith.maximumf": "extremum", "arith.maxnumf": "extremum",
     "arith.minimumf": "extremum", "arith.minnumf": "extremum",
+    "arith.mulf": "product",
 }
 
 
@@ -70,10 +71,11 @@ def _generic(ad: Adjoint, op, adjoints: list) -> None:
 @dataclass
 class _Output:
     index: int
-    kind: str  # "parallel", "sum" or "extremum"
+    kind: str  # "parallel", "sum", "extremum" or "product"
     value: object  # the body value whose derivative is needed (the yield, or e of combine)
     cotangent: object
-    count: object = None  # extremum: how many positions hold it (a tensor like the result)
+    count: object = None  # extremum: how many positions hold it; product: how many zeros
+    others: object = None  # product: the product of the nonzero elements
 
 
 def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
@@ -101,6 +103,8 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
     for o in outputs:
         if o.kind == "extremum":
             o.count = _count_extremum(s, o, needed, roots)
+        if o.kind == "product":
+            o.count, o.others = _product_parts(s, o, needed, roots)
     operands = s.inputs + s.inits
     for k, value in enumerate(operands):
         if value not in ad.active or not is_float(value.type):
@@ -111,9 +115,9 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
             if out is not None and out.kind == "sum":
                 ad.add(value, out.cotangent)  # the init of a sum passes through
                 continue
-            if out is not None and out.kind == "extremum":
-                ad.refuse(op, "the initial value of a max/min reduction depends on a "
-                              "differentiated argument")
+            if out is not None and out.kind in ("extremum", "product"):
+                ad.refuse(op, "the initial value of a max/min/product reduction depends on "
+                              "a differentiated argument")
         if not _uses(args[k], needed, roots):
             continue
         if not _is_tensor(value.type):
@@ -633,6 +637,55 @@ def scatter_add(updates, indices, target, depth: int):
     return op.results[0]
 
 
+def _product_parts(s: Structured, o: _Output, needed: list, roots: set):
+    """For a product reduction: how many factors are zero, and the product of the
+    others, per result element (the slope of a product in one factor is the product of
+    the others, which ``r / e`` gives only where no factor is zero)."""
+    from aotc._mlir import arith
+    from aotc.ops.scalar_builders import cmpf, select
+
+    result = s.results[o.index]
+    out_map = s.maps[len(s.inputs) + o.index]
+
+    def count(mapping, extras, acc):
+        e = mapping[o.value]
+        zero = cmpf("oeq", e, float_constant(e.type, 0.0))
+        return arith.addf(acc, select(zero, float_constant(acc.type, 1.0),
+                                      float_constant(acc.type, 0.0)))
+
+    def others(mapping, extras, acc):
+        e = mapping[o.value]
+        zero = cmpf("oeq", e, float_constant(e.type, 0.0))
+        return arith.mulf(acc, select(zero, float_constant(e.type, 1.0), e))
+
+    ones = _filled(result.type, 1.0)
+    return (_loop(s, needed, roots, [], zeros(result.type), out_map, count),
+            _loop(s, needed, roots, [], ones, out_map, others))
+
+
+def _filled(t, value: float):
+    from aotc._mlir import ir, linalg
+
+    t = ir.RankedTensorType(t)
+    empty = ir.Operation.create("tensor.empty", results=[t]).result
+    return linalg.fill(float_constant(t.element_type, value), outs=[empty])
+
+
+def _product_slope(e, r, zero_count, others):
+    """d r / d e for ``r`` the product of factors including ``e``: ``r / e`` without
+    zeros; with one zero, the others' product at the zero and 0 elsewhere; else 0."""
+    from aotc._mlir import arith
+    from aotc.ops.scalar_builders import cmpf, select
+
+    zero = float_constant(e.type, 0.0)
+    one = float_constant(e.type, 1.0)
+    is_zero = cmpf("oeq", e, zero)
+    safe = select(is_zero, one, e)
+    none = cmpf("oeq", zero_count, zero)
+    single = arith.andi(cmpf("oeq", zero_count, one), is_zero)
+    return select(none, arith.divf(r, safe), select(single, others, zero))
+
+
 def _count_extremum(s: Structured, o: _Output, needed: list, roots: set):
     """How many loop positions reduced into each element of result ``o.index`` hold its
     value (the max/min adjoint is shared among them, as JAX's)."""
@@ -666,6 +719,9 @@ def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, root
         extras.append((o.cotangent, result_map))
         if o.kind == "extremum":
             extras += [(s.results[o.index], result_map), (o.count, result_map)]
+        if o.kind == "product":
+            extras += [(s.results[o.index], result_map), (o.count, result_map),
+                       (o.others, result_map)]
 
     def body(mapping, values, acc):
         try:
@@ -688,6 +744,10 @@ def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, root
                     share = arith.divf(float_constant(ct.type, 1.0), count)
                     d = arith.mulf(d, select(cmpf("oeq", e, r), share,
                                              float_constant(ct.type, 0.0)))
+            if o.kind == "product":
+                r, zeros_, others = next(it), next(it), next(it)
+                if d is not None:
+                    d = arith.mulf(d, _product_slope(mapping[o.value], r, zeros_, others))
             if d is None:
                 continue
             term = arith.mulf(ct, d)

@@ -255,6 +255,109 @@ def _pad(ad: Adjoint, op, adjoints: list) -> None:
                                  statics))
 
 
+@rule("iree_linalg_ext.scan")
+def _scan(ad: Adjoint, op, adjoints: list) -> None:
+    """A cumulative sum (``cumsum``): the adjoint is the cumulative sum of the cotangent
+    taken from the other end (reversed, scanned with the same op, reversed back)."""
+    from aotc._mlir import ir
+
+    from .structured import _reversed
+
+    body = list(op.regions[0].blocks[0].operations)
+    combine = body[0].operation if len(body) == 2 else None
+    if combine is None or combine.name != "arith.addf":
+        ad.refuse(op, "only cumulative sums are differentiable (not cumprod, cummax, ...)")
+    if len(adjoints) > 1 and adjoints[1] is not None:
+        ad.refuse(op, "the scan's final accumulator is read; only its cumulative result "
+                      "is differentiable")
+    source, accumulator = op.operands[0], op.operands[2]
+    if accumulator in ad.active:
+        ad.refuse(op, "its initial accumulator depends on a differentiated argument")
+    dim = ir.IntegerAttr(op.attributes["dimension"]).value
+    operands = [_reversed(adjoints[0], [dim]),
+                ir.Operation.create("tensor.empty", results=[op.operands[1].type]).result,
+                zeros(accumulator.type)]
+    scan = op.clone()  # after its operands
+    for i, v in enumerate(operands):
+        scan.operands[i] = v
+    ad.add(source, _reversed(scan.results[0], [dim]))
+
+
+@rule("iree_linalg_ext.scatter")
+def _scatter(ad: Adjoint, op, adjoints: list) -> None:
+    """``x.at[idx].set(u)`` / ``.add(u)``: the updates' adjoint is the cotangent read at
+    the indices (a gather); the original's is the cotangent itself for ``add``, and the
+    cotangent with the written rows zeroed for ``set`` (masked by a scatter of ones into
+    zeros, not by writing into the cotangent: see ``_padded``)."""
+    from aotc._mlir import arith, ir, linalg
+    from aotc._mlir import tensor as tensor_dialect
+
+    from .structured import scatter_add, splat_zeros
+
+    updates, indices, original = op.operands[0], op.operands[1], op.operands[2]
+    ct = adjoints[0]
+    body = [o.operation for o in op.regions[0].blocks[0].operations]
+    block_args = list(op.regions[0].blocks[0].arguments)
+    yielded = body[-1].operands[0]
+    if yielded == block_args[0]:
+        kind = "set"
+    elif (len(body) == 2 and body[0].name == "arith.addf"
+          and set(body[0].operands) == set(block_args)):
+        kind = "add"
+    else:
+        ad.refuse(op, "only .at[...].set and .at[...].add scatters are differentiable")
+    depth = len(list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"])))
+    if list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"])) != list(range(depth)):
+        ad.refuse(op, "a scatter whose indices name dimensions out of order")
+    it = ir.RankedTensorType(indices.type)
+    if it.rank != 2:
+        ad.refuse(op, "a scatter with more than one batch dimension of indices")
+    if updates in ad.active:
+        index = ir.IndexType.get()
+
+        def gather():
+            ut = ir.RankedTensorType(updates.type)
+            position = [linalg.IndexOp(d).result for d in range(ut.rank)]
+            at = []
+            for column in range(depth):
+                c = arith.ConstantOp(index, column).result
+                value = tensor_dialect.extract(indices, [position[0], c])
+                at.append(arith.index_cast(index, value))
+            return tensor_dialect.extract(ct, at + position[1:])
+
+        from .core import elementwise
+
+        ad.add(updates, elementwise(updates.type, [], gather))
+    if original in ad.active:
+        if kind == "add":
+            ad.add(original, ct)
+        else:
+            ones = _ones_like(updates.type)
+            mask = scatter_add(ones, indices, splat_zeros(original.type), depth)
+            ad.add(original, _masked(ct, mask))
+
+
+def _ones_like(t):
+    from aotc._mlir import arith, ir
+
+    t = ir.RankedTensorType(t)
+    return arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(
+        t, ir.FloatAttr.get(t.element_type, 1.0))).result
+
+
+def _masked(ct, mask):
+    """``ct`` where ``mask`` is 0, else 0."""
+    from aotc.ops.scalar_builders import cmpf, select
+
+    from .core import elementwise
+
+    def body(c, m):
+        zero = float_constant(c.type, 0.0)
+        return select(cmpf("oeq", m, zero), c, zero)
+
+    return elementwise(ct.type, [ct, mask], body)
+
+
 @rule("util.optimization_barrier", "flow.tensor.clone")
 def _identity(ad: Adjoint, op, adjoints: list) -> None:
     for value, ct in zip(op.operands, adjoints):
