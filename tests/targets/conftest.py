@@ -38,6 +38,15 @@ class Artifacts:
         entries = {name: (fn, *args) for name, (fn, *args) in table.items()}
         return self._get("ops", target, lambda: aotc.export(entries, target=target))
 
+    def train(self, target: str) -> aotc.Artifact:
+        """samples/train_mlp.py's training step (value_and_grad, donated parameters)."""
+        from target_programs import train_mlp
+
+        params, x, y = train_mlp.init()
+        velocity = {k: v * 0 for k, v in params.items()}
+        return self._get("train", target, lambda: aotc.export(
+            train_mlp.step, params, velocity, x, y, donate_argnums=(0, 1), target=target))
+
     def path(self, program: str, target: str) -> str:
         """The artifact saved to a file (``<program>-<target>.vmfb``)."""
         art = self.mlp(target) if program == "mlp" else self.ops(target)

@@ -14,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 import target_edge as edge
-from target_programs import MLP_INPUT, OPS_ALL, mlp, numpy_reference
+from target_programs import MLP_INPUT, OPS_ALL, mlp, numpy_reference, train_mlp
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +49,16 @@ def files(artifacts, tmp_path_factory):
     for target in ("aarch64", "android-arm64", "cpu,aarch64,vulkan"):
         artifacts.mlp(target).save(d / f"mlp-{target.replace(',', '+')}.vmfb")
     artifacts.ops("aarch64").save(d / "ops-aarch64.vmfb")
+    # The training step, its starting state and numpy's losses for every step.
+    artifacts.train("aarch64").save(d / "train-aarch64.vmfb")
+    params, x, y = train_mlp.init()
+    velocity = {k: np.zeros_like(v) for k, v in params.items()}
+    losses, p, v = [], params, velocity
+    for _ in range(train_mlp.STEPS):
+        loss, p, v = train_mlp.step_numpy(p, v, x, y)
+        losses.append(loss)
+    np.savez(d / "train.npz", x=x, y=y, losses=np.array(losses),
+             **{f"param_{k}": a for k, a in params.items()})
     artifacts.ops("riscv64").save(d / "ops-riscv64.vmfb")
     return d
 
@@ -148,6 +158,25 @@ DEVICE_SCRIPT = textwrap.dedent("""
             np.testing.assert_allclose(np.asarray(out), ref, rtol=1e-5, atol=1e-6)
         report[fname] = "ok"
 
+    # A training step (value_and_grad + momentum SGD) with donated parameters: the loss of
+    # every step as numpy's, and no buffer allocated per step but the loss.
+    train = np.load(f"{d}/train.npz")
+    module = runtime.load(f"{d}/train-aarch64.vmfb")
+    params = {k[len("param_"):]: runtime.device_put(train[k]) for k in train.files
+              if k.startswith("param_")}
+    velocity = {k: runtime.device_put(np.zeros_like(np.asarray(a)))
+                for k, a in params.items()}
+    x, y = runtime.device_put(train["x"]), runtime.device_put(train["y"])
+    losses, allocations = [], []
+    for _ in range(len(train["losses"])):
+        before = runtime.memory_stats().num_allocs
+        loss, params, velocity = module.step(params, velocity, x, y)
+        allocations.append(runtime.memory_stats().num_allocs - before)
+        losses.append(float(np.asarray(loss)))
+    np.testing.assert_allclose(losses, train["losses"], rtol=1e-4)
+    report["train"] = {"first": losses[0], "last": losses[-1],
+                       "allocations": max(allocations[1:])}
+
     try:
         runtime.load(f"{d}/ops-riscv64.vmfb", device="local-sync")
     except runtime.LoadError as e:
@@ -183,6 +212,8 @@ def test_aotc_runtime_in_an_aarch64_python(aarch64, files, tmp_path):
     assert report["mlp-aarch64"] == "local-task"
     assert report["mlp-cpu+aarch64+vulkan"] == "local-task"  # the multi-target's CPU code
     assert report["scale_shift"] == report["clip_argmax"] == report["wide"] == "ok"
+    train = report["train"]  # losses as numpy's (checked there), training converges
+    assert train["last"] < train["first"] / 2 and train["allocations"] <= 1, train
     assert "compiled for target riscv64" in report["wrong_device"]
     assert ("it runs aarch64 CPU code (targets cpu, aarch64, android-arm64)"
             in report["wrong_device"])
