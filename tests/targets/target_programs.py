@@ -16,6 +16,7 @@ import aotc.numpy as anp
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 sys.path.insert(0, str(SAMPLES))
 import mlp  # noqa: E402  (samples/mlp.py: the model users deploy)
+import train_mlp  # noqa: E402, F401  (samples/train_mlp.py: a training step that ships)
 
 sys.path.remove(str(SAMPLES))
 
