@@ -111,7 +111,7 @@ def plot(rows, path: Path) -> None:
     names = [r["workload"] for r in rows]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(1.2 * len(rows) + 2, 3.5))
-    ax.bar(x - 0.2, [r["aotc/numpy"] for r in rows], 0.4, label="aotc / numpy")
+    ax.bar(x - 0.2, [r.get("aotc/numpy", np.nan) for r in rows], 0.4, label="aotc / numpy")
     if all("aotc/jax" in r for r in rows):
         ax.bar(x + 0.2, [r["aotc/jax"] for r in rows], 0.4, label="aotc / jax.jit")
     ax.axhline(1.0, color="black", linewidth=0.8)

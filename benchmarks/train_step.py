@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +24,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "samples"))
 import cnn  # noqa: E402
-from run import _mlp_params, _per_call, jax, jnp  # noqa: E402
+from float64_math import plot as ratio_chart  # noqa: E402
+from run import _mlp_params, jax, jnp  # noqa: E402
+from vmap import _time_pair  # noqa: E402
 
 import aotc  # noqa: E402
 import aotc.lax  # noqa: E402
@@ -88,14 +88,8 @@ def _sync(out):
 
 
 def _interleaved(contenders, calls: int, repeats: int) -> dict:
-    times = {name: [] for name, *_ in contenders}
-    for _ in range(repeats):
-        for name, fn, args in contenders:
-            time.sleep(0.2)  # let the previous contender's worker threads go idle
-            _per_call(fn, args, max(1, calls // 10), _sync)
-            times[name].append(statistics.median(
-                [_per_call(fn, args, max(1, calls // 5), _sync) for _ in range(5)]))
-    return {k: statistics.median(v) for k, v in times.items()}
+    return _time_pair([(name, fn, args, _sync) for name, fn, args in contenders], calls,
+                      repeats)
 
 
 def _max_rel(got, want) -> float:
@@ -193,28 +187,6 @@ def run_cnn(repeats: int) -> dict | None:
                    (), repeats)
 
 
-def plot(rows, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
-    x = np.arange(len(rows))
-    fig, ax = plt.subplots(figsize=(1.6 * len(rows) + 2, 3.5))
-    ax.bar(x - 0.2, [r.get("aotc/numpy", np.nan) for r in rows], 0.4, label="aotc / numpy")
-    if all("aotc/jax" in r for r in rows):
-        ax.bar(x + 0.2, [r["aotc/jax"] for r in rows], 0.4, label="aotc / jax.jit")
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(x, [r["workload"] for r in rows])
-    ax.set_ylabel("time ratio (below 1: aotc faster)")
-    ax.set_title("training step: value_and_grad + SGD")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -231,7 +203,7 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"rows": rows, "jax": jax.__version__ if jax else None,
                                "numpy": np.__version__, "aotc": aotc.__version__}, indent=2))
-    plot(rows, out.with_suffix(".png"))
+    ratio_chart(rows, out.with_suffix(".png"))
     print(f"{'workload':<14}{'aotc us':>10}{'numpy us':>10}{'jax us':>10}{'/numpy':>8}"
           f"{'/jax':>7}{'temp KiB aotc/jax':>19}  errors (aotc, jax)")
     for r in rows:

@@ -893,7 +893,12 @@ def _named_generic(op, maps: list, iterators: list, combine_body):
 
 
 def _via_generic(ad: Adjoint, op, adjoints: list, maps, iterators, combine_body) -> None:
-    g = _named_generic(op, maps, iterators, combine_body)
+    _as_generic(ad, op, _named_generic(op, maps, iterators, combine_body), adjoints)
+
+
+def _as_generic(ad: Adjoint, op, g, adjoints: list) -> None:
+    """Differentiates ``op`` as ``g``, the generic it stands for (built only for this,
+    erased after)."""
     s = _of_generic(g)
     s.results = list(op.results)
     try:
@@ -1039,13 +1044,7 @@ def _generalized(op):
 def _named_contraction(ad: Adjoint, op, adjoints: list) -> None:
     """Convolutions and poolings: the generic rule on their generalized form (a filter's
     adjoint is a contraction, an input's a scatter of its contributions)."""
-    g = _generalized(op)
-    s = _of_generic(g)
-    s.results = list(op.results)
-    try:
-        differentiate(ad, op, s, adjoints)
-    finally:
-        g.erase()
+    _as_generic(ad, op, _generalized(op), adjoints)
 
 
 @rule("linalg.fill")
