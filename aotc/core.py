@@ -191,11 +191,9 @@ class Trace:
         # value at each call (metadata ``weak_casts``).
         self.weak_arguments: dict[ir.Value, int] = {}
         self.weak_casts: dict[int, set[np.dtype]] = {}
-        # A transformation's function (vmap, grad) may read traced arrays of the function
-        # it is called from (closures: ``grad(lambda p: loss(p, x))``): each becomes an
-        # extra argument of this function (``captures``: (outer tracer, inner tracer)),
-        # which the transformation passes at its call. ``parent``: the trace it is called
-        # from; ``entry``: this function's entry block, where the arguments are added.
+        # A transformation's function (vmap, grad) may read traced arrays of its caller
+        # (``grad(lambda p: loss(p, x))``): each becomes an extra argument (``captures``:
+        # (outer, inner) tracers) the transformation passes at its call (``capture``).
         self.allows_captures = False
         self.parent: Trace | None = None
         self.entry: ir.Block | None = None

@@ -6,7 +6,7 @@ derivatives of the scalar ops in linalg bodies) register their rules on import a
 attach them to the ops' rows of the vocabulary (``passes/opset.py``).
 """
 
-from . import control, convolution, structured, tensor  # noqa: F401  (register the rules)
+from . import control, convolution, named, tensor  # noqa: F401  (register the rules)
 from .stop_gradient import DropStopGradients
 from .vjp import Vjp
 

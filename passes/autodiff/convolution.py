@@ -17,6 +17,7 @@ For ``out[n, o, f] = sum_{k, c} x[n, o * s + k * d, c] * w[k, c, f]``:
 
 from __future__ import annotations
 
+from .builders import dilated, reversed_along, transposed, zero_padded
 from .core import Adjoint, rule, zeros
 
 _CONVOLUTIONS = {1: "linalg.conv_1d_nwc_wcf", 2: "linalg.conv_2d_nhwc_hwcf",
@@ -29,16 +30,6 @@ def _attribute(op, name: str, rank: int) -> list[int]:
     if name not in op.attributes:
         return [1] * rank
     return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
-
-
-def _transposed(value, permutation: list[int]):
-    from aotc._mlir import ir, linalg
-
-    t = ir.RankedTensorType(value.type)
-    shape = [t.shape[p] for p in permutation]
-    init = ir.Operation.create(
-        "tensor.empty", results=[ir.RankedTensorType.get(shape, t.element_type)]).result
-    return linalg.transpose(value, outs=[init], permutation=permutation).results[0]
 
 
 def _convolution(rank: int, x, w, shape: list[int], strides, dilations):
@@ -118,7 +109,6 @@ def _filter_contraction(patches, ct, rank: int, filter_type):
 def _conv(ad: Adjoint, op, adjoints: list) -> None:
     from aotc._mlir import ir
 
-    from .structured import _dilated, _reversed, _zero_padded
 
     x, w = op.operands[0], op.operands[1]
     ct = adjoints[0]
@@ -137,11 +127,11 @@ def _conv(ad: Adjoint, op, adjoints: list) -> None:
     if x in ad.active:
         padded = ct
         for axis in range(rank):
-            padded = _dilated(padded, axis + 1, strides[axis])
-            dilated = ir.RankedTensorType(padded.type).shape[axis + 1]
-            padded = _zero_padded(padded, axis + 1, dilations[axis] * (windows[axis] - 1),
-                                  xt.shape[axis + 1] - dilated)
-        flipped = _reversed(w, list(range(rank)))
-        flipped = _transposed(flipped, list(range(rank)) + [rank + 1, rank])  # (k, f, c)
+            padded = dilated(padded, axis + 1, strides[axis])
+            length = ir.RankedTensorType(padded.type).shape[axis + 1]
+            padded = zero_padded(padded, axis + 1, dilations[axis] * (windows[axis] - 1),
+                                  xt.shape[axis + 1] - length)
+        flipped = reversed_along(w, list(range(rank)))
+        flipped = transposed(flipped, list(range(rank)) + [rank + 1, rank])  # (k, f, c)
         ad.add(x, _convolution(rank, padded, flipped, [n] + list(xt.shape[1:-1]) + [c],
                                [1] * rank, dilations))

@@ -8,6 +8,8 @@ placement's the slices its operands were placed at.
 
 from __future__ import annotations
 
+from .builders import (ones_like, pad_with_zeros, reassociation_of, reversed_along, scatter_add,
+                       segments, splat_zeros)
 from .core import Adjoint, float_constant, rule, zeros
 
 _SLICE_ATTRS = ("static_offsets", "static_sizes", "static_strides")
@@ -17,12 +19,6 @@ def _slice_operands(op, first: int) -> tuple[list, dict]:
     """The dynamic offsets/sizes/strides of a slice op (from operand ``first`` on) and its
     static attributes."""
     return list(op.operands)[first:], {a: op.attributes[a] for a in _SLICE_ATTRS}
-
-
-def _segments(*counts):
-    from aotc._mlir import ir
-
-    return ir.DenseI32ArrayAttr.get(list(counts))
 
 
 def _dynamic_counts(op, first: int) -> list[int]:
@@ -37,7 +33,7 @@ def insert_slice(source, dest, dynamic: list, counts: list[int], statics: dict):
 
     return ir.Operation.create(
         "tensor.insert_slice", results=[dest.type], operands=[source, dest] + dynamic,
-        attributes={**statics, "operandSegmentSizes": _segments(1, 1, *counts)}).result
+        attributes={**statics, "operandSegmentSizes": segments(1, 1, *counts)}).result
 
 
 def extract_slice(source, result_type, dynamic: list, counts: list[int], statics: dict):
@@ -45,7 +41,7 @@ def extract_slice(source, result_type, dynamic: list, counts: list[int], statics
 
     return ir.Operation.create(
         "tensor.extract_slice", results=[result_type], operands=[source] + dynamic,
-        attributes={**statics, "operandSegmentSizes": _segments(1, *counts)}).result
+        attributes={**statics, "operandSegmentSizes": segments(1, *counts)}).result
 
 
 @rule("tensor.extract_slice")
@@ -79,7 +75,7 @@ def _padded(ct, source_type, dynamic: list, counts: list[int], statics: dict):
             return None
         ct = ir.Operation.create(
             "tensor.expand_shape", results=[ir.RankedTensorType.get(sizes, t.element_type)],
-            operands=[ct], attributes={"reassociation": _reassociation(groups),
+            operands=[ct], attributes={"reassociation": reassociation_of(groups),
                                        "static_output_shape": ir.DenseI64ArrayAttr.get(sizes)}
         ).result
     marker = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -95,44 +91,6 @@ def _padded(ct, source_type, dynamic: list, counts: list[int], statics: dict):
             low.append(offset)
             high.append(extent - size - offset)
     return pad_with_zeros(ct, low, high, source_type)
-
-
-def pad_with_zeros(value, low: list, high: list, result_type=None):
-    """``tensor.pad`` of ``value`` with zeros: ``low``/``high`` per dimension, ints or
-    ``index`` values (``result_type``: the padded type where dynamic padding has a
-    static result)."""
-    from aotc._mlir import ir
-
-    t = ir.RankedTensorType(value.type)
-    dynamic = ir.ShapedType.get_dynamic_size()
-    low_values = [v for v in low if isinstance(v, ir.Value)]
-    high_values = [v for v in high if isinstance(v, ir.Value)]
-    shape = []
-    for d, size in enumerate(t.shape):
-        if isinstance(low[d], ir.Value) or isinstance(high[d], ir.Value):
-            shape.append(None)
-        else:
-            shape.append(size + low[d] + high[d])
-    result = result_type or ir.RankedTensorType.get(
-        [dynamic if n is None else n for n in shape], t.element_type)
-    pad = ir.Operation.create(
-        "tensor.pad", results=[result], operands=[value] + low_values + high_values,
-        attributes={"static_low": ir.DenseI64ArrayAttr.get(
-                        [dynamic if isinstance(v, ir.Value) else v for v in low]),
-                    "static_high": ir.DenseI64ArrayAttr.get(
-                        [dynamic if isinstance(v, ir.Value) else v for v in high]),
-                    "operandSegmentSizes": _segments(1, len(low_values), len(high_values))},
-        regions=1)
-    block = pad.regions[0].blocks.append(*[ir.IndexType.get()] * t.rank)
-    with ir.InsertionPoint(block):
-        ir.Operation.create("tensor.yield", operands=[float_constant(t.element_type, 0.0)])
-    return pad.result
-
-
-def _reassociation(groups):
-    from aotc._mlir import reassociation
-
-    return reassociation(groups)
 
 
 @rule("tensor.insert_slice")
@@ -261,7 +219,6 @@ def _scan(ad: Adjoint, op, adjoints: list) -> None:
     taken from the other end (reversed, scanned with the same op, reversed back)."""
     from aotc._mlir import ir
 
-    from .structured import _reversed
 
     body = list(op.regions[0].blocks[0].operations)
     combine = body[0].operation if len(body) == 2 else None
@@ -274,13 +231,13 @@ def _scan(ad: Adjoint, op, adjoints: list) -> None:
     if accumulator in ad.active:
         ad.refuse(op, "its initial accumulator depends on a differentiated argument")
     dim = ir.IntegerAttr(op.attributes["dimension"]).value
-    operands = [_reversed(adjoints[0], [dim]),
+    operands = [reversed_along(adjoints[0], [dim]),
                 ir.Operation.create("tensor.empty", results=[op.operands[1].type]).result,
                 zeros(accumulator.type)]
     scan = op.clone()  # after its operands
     for i, v in enumerate(operands):
         scan.operands[i] = v
-    ad.add(source, _reversed(scan.results[0], [dim]))
+    ad.add(source, reversed_along(scan.results[0], [dim]))
 
 
 @rule("iree_linalg_ext.scatter")
@@ -292,7 +249,6 @@ def _scatter(ad: Adjoint, op, adjoints: list) -> None:
     from aotc._mlir import arith, ir, linalg
     from aotc._mlir import tensor as tensor_dialect
 
-    from .structured import scatter_add, splat_zeros
 
     updates, indices, original = op.operands[0], op.operands[1], op.operands[2]
     ct = adjoints[0]
@@ -332,17 +288,9 @@ def _scatter(ad: Adjoint, op, adjoints: list) -> None:
         if kind == "add":
             ad.add(original, ct)
         else:
-            ones = _ones_like(updates.type)
+            ones = ones_like(updates.type)
             mask = scatter_add(ones, indices, splat_zeros(original.type), depth)
             ad.add(original, _masked(ct, mask))
-
-
-def _ones_like(t):
-    from aotc._mlir import arith, ir
-
-    t = ir.RankedTensorType(t)
-    return arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(
-        t, ir.FloatAttr.get(t.element_type, 1.0))).result
 
 
 def _masked(ct, mask):

@@ -1,31 +1,36 @@
-"""Reverse-mode rules for linalg's structured ops: one rule for ``linalg.generic``, and
-the named ops (``matmul``, ``batch_matmul``, ``transpose``, ``broadcast``, ``copy``)
-described as the generic they stand for.
+"""The reverse-mode rule of ``linalg.generic``: one rule for every structured op.
 
-The generic rule. A generic computes, at every point ``i`` of its loop nest,
+Longer than 600 lines: the rule's parts (classifying outputs, building the adjoint
+loops, pruning them, and the cheaper forms for reads through windows, gathers, products
+and broadcasts) all work on one ``Structured`` view and one loop builder; split, each
+part would import the others back.
+
+A generic computes, at every point ``i`` of its loop nest,
 ``y_j = body(x_0[m_0(i)], ..., x_n[m_n(i)])`` for each output ``j`` (elementwise), or
-accumulates ``r_j = combine(r_j, e_j(...))`` over the reduction loops (sum, max, min).
-The adjoint of input ``k`` is one generic over the same loop nest whose output is read
-and written at ``m_k(i)``: the loops ``m_k`` leaves out become reduction loops, so a
-broadcast operand's adjoint is summed over the dimensions it was broadcast along and a
-matmul operand's adjoint is the contraction with the other operand. Its body recomputes
-the primal body's values (IREE fuses them; nothing is stored between the sweeps), pushes
-a tangent seeded at input ``k``'s block argument through them (``scalar.py``), and adds
-``sum_j cotangent_j * d e_j / d x_k`` (for max and min, only at the positions that hold
-the extremum, divided by how many do, as JAX's rule). An input read through a map that
-is not a projected permutation (a convolution's ``d0 + d3``) is refused.
+accumulates ``r_j = combine(r_j, e_j(...))`` over the reduction loops (sum, max, min,
+product). The adjoint of input ``k`` is one generic over the same loop nest whose output
+is read and written at ``m_k(i)``: the loops ``m_k`` leaves out become reduction loops,
+so a broadcast operand's adjoint is summed over the dimensions it was broadcast along and
+a contraction operand's adjoint is the contraction with the other operand. Its body
+recomputes the primal body's values (IREE fuses them; nothing is stored between the
+sweeps), pushes a tangent seeded at input ``k``'s block argument through them
+(``scalar.py``), and adds ``sum_j cotangent_j * d e_j / d x_k`` (for max and min, only at
+the positions that hold the extremum, divided by how many do, as JAX's rule). An input
+read through a map that is not a projection (a window's ``d1 * 2 + d4``) is a transposed
+convolution, an elementwise pooling adjoint, or a scatter of its contributions; an
+element read at computed indices (a gather) a scatter too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import opset
 from ..base import as_op, operand_segments
-from .core import Adjoint, float_constant, is_float, remap, rule, zeros
+from .builders import (collapse_all, dilated, filled, reversed_along, scatter_add,
+                       splat_zeros, stack_columns, zero_padded)
+from .core import Adjoint, float_constant, is_float, remap, zeros
 from .scalar import FROM_BITS, propagate
 
-# Reduction bodies ``combine(acc, e)`` the rule differentiates, by combiner op.
 COMBINERS = {
     "arith.addf": "sum",
     "arith.maximumf": "extremum", "arith.maxnumf": "extremum",
@@ -35,6 +40,7 @@ COMBINERS = {
 
 
 @dataclass
+
 class Structured:
     """A structured op as the generic rule reads it."""
 
@@ -58,15 +64,6 @@ def _of_generic(op) -> Structured:
                       {d for d, s in enumerate(iters) if "reduction" in s},
                       maps[0].n_dims, op.regions[0].blocks[0], list(op.results))
 
-
-@rule("linalg.generic")
-def _generic(ad: Adjoint, op, adjoints: list) -> None:
-    differentiate(ad, op, _of_generic(op), adjoints)
-
-
-# ---------------------------------------------------------------------------------------
-# The generic rule
-# ---------------------------------------------------------------------------------------
 
 @dataclass
 class _Output:
@@ -419,9 +416,9 @@ def _transposed_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: li
         for d_o, stride, d_w, dilation, extent in windows:
             q = next(i for i, e in enumerate(results) if _terms(e) == [(d_o, 1)])
             window = sizes[d_w]
-            ct = _dilated(ct, q, stride)
-            dilated = ir.RankedTensorType(ct.type).shape[q]
-            ct = _zero_padded(ct, q, dilation * (window - 1), extent - dilated)
+            ct = dilated(ct, q, stride)
+            length = ir.RankedTensorType(ct.type).shape[q]
+            ct = zero_padded(ct, q, dilation * (window - 1), extent - length)
             # The window runs backward (w' = K - 1 - w): the padded cotangent is read at
             # o + dilation * w', the other operands along w flipped.
             results[q] = (ir.AffineDimExpr.get(d_o)
@@ -434,7 +431,7 @@ def _transposed_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: li
         axes = [p for p, e in enumerate(amap.results) if _terms(e) in
                 ([(d, 1)] for d in flipped)]
         if j != k and axes:
-            inputs[j] = _reversed(inputs[j], axes)
+            inputs[j] = reversed_along(inputs[j], axes)
     new_map = dim_map(s.n_dims, plain)
     maps = list(s.maps)
     maps[k] = new_map
@@ -448,64 +445,6 @@ def _transposed_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: li
         as_op(adjoint.owner).erase()  # the derivative reads the input: not linear in it
         return None
     return adjoint
-
-
-def _dilated(ct, dim: int, stride: int):
-    """``ct`` with ``stride - 1`` zeros between its elements along ``dim``: an
-    elementwise generic that reads ``ct`` where the position is a multiple of the stride
-    (no insert into zeros: see ``tensor._padded``)."""
-    from aotc._mlir import arith, ir, linalg
-    from aotc.ops.scalar_builders import cmpi, select
-
-    if stride == 1:
-        return ct
-    t = ir.RankedTensorType(ct.type)
-    shape = list(t.shape)
-    shape[dim] = (shape[dim] - 1) * stride + 1
-    index = ir.IndexType.get()
-
-    def body():
-        position = [linalg.IndexOp(d).result for d in range(len(shape))]
-        step = arith.ConstantOp(index, stride).result
-        hit = cmpi("eq", arith.remsi(position[dim], step), arith.ConstantOp(index, 0).result)
-        position[dim] = arith.divsi(position[dim], step)
-        from aotc._mlir import tensor
-
-        read = tensor.extract(ct, position)
-        return select(hit, read, float_constant(t.element_type, 0.0))
-
-    from .core import elementwise
-
-    return elementwise(ir.RankedTensorType.get(shape, t.element_type), [], body)
-
-
-def _reversed(value, axes: list[int]):
-    """``value`` reversed along ``axes`` (elementwise, each element read at its mirror)."""
-    from aotc._mlir import arith, ir, linalg, tensor
-
-    t = ir.RankedTensorType(value.type)
-    index = ir.IndexType.get()
-
-    def body():
-        position = [linalg.IndexOp(d).result for d in range(t.rank)]
-        for a in axes:
-            last = arith.ConstantOp(index, t.shape[a] - 1).result
-            position[a] = arith.subi(last, position[a])
-        return tensor.extract(value, position)
-
-    from .core import elementwise
-
-    return elementwise(t, [], body)
-
-
-def _zero_padded(ct, dim: int, low: int, high: int):
-    from aotc._mlir import ir
-
-    from .tensor import pad_with_zeros
-
-    rank = ir.RankedTensorType(ct.type).rank
-    return pad_with_zeros(ct, [low if d == dim else 0 for d in range(rank)],
-                          [high if d == dim else 0 for d in range(rank)])
 
 
 def _affine_read_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list,
@@ -562,79 +501,9 @@ def _scatter_adjoint(ad, op, s: Structured, seed, target_type, depth: int, posit
         empty = ir.Operation.create("tensor.empty",
                                     results=[ir.RankedTensorType.get(sizes, i64)]).result
         columns.append(_loop(s, needed, roots, [], empty, identity, body))
-    flat_updates = _collapse_all(updates, [count])
-    indices = _stack_columns(columns, sizes, count, depth)
+    flat_updates = collapse_all(updates, [count])
+    indices = stack_columns(columns, sizes, count, depth)
     return scatter_add(flat_updates, indices, splat_zeros(target_type), depth)
-
-
-def _collapse_all(value, shape: list):
-    from aotc._mlir import ir
-
-    t = ir.RankedTensorType(value.type)
-    groups = [list(range(t.rank))] if t.rank else []
-    return ir.Operation.create(
-        "tensor.collapse_shape",
-        results=[ir.RankedTensorType.get(shape, t.element_type)], operands=[value],
-        attributes={"reassociation": _reassociation(groups)}).result
-
-
-def _reassociation(groups):
-    from aotc._mlir import reassociation
-
-    return reassociation(groups)
-
-
-def _stack_columns(columns: list, sizes: list, count: int, depth: int):
-    """``(count, depth)`` indices from one tensor of the loop shape per coordinate."""
-    from aotc._mlir import ir
-
-    i64 = ir.IntegerType.get_signless(64)
-    flat = [_collapse_all(c, [count]) for c in columns]
-    expanded = [ir.Operation.create(
-        "tensor.expand_shape", results=[ir.RankedTensorType.get([count, 1], i64)],
-        operands=[c], attributes={"reassociation": _reassociation([[0, 1]]),
-                                  "static_output_shape": ir.DenseI64ArrayAttr.get([count, 1])}
-    ).result for c in flat]
-    if depth == 1:
-        return expanded[0]
-    dim = ir.IntegerAttr.get(i64, 1)
-    return ir.Operation.create("tensor.concat",
-                               results=[ir.RankedTensorType.get([count, depth], i64)],
-                               operands=expanded, attributes={"dim": dim}).result
-
-
-def splat_zeros(t):
-    """A zero constant of type ``t`` for a scatter to write into. Not a ``linalg.fill``:
-    two scatters into one (CSE'd) fill were given one buffer by IREE 3.13 and both wrote
-    into it; a splat constant is materialized for each of its users."""
-    from aotc._mlir import arith, ir
-
-    t = ir.RankedTensorType(t)
-    zero = ir.FloatAttr.get(t.element_type, 0.0)
-    return arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(t, zero)).result
-
-
-def scatter_add(updates, indices, target, depth: int):
-    """``iree_linalg_ext.scatter`` adding ``updates[i]`` into ``target`` at
-    ``indices[i]`` (repeated indices accumulate)."""
-    from aotc._mlir import arith, ir
-
-    # IREE 3.13's CPU code fuses the producers of the updates and indices into the
-    # scatter's dispatch and keeps them on the stack (over the 32 KiB limit): computed
-    # first, behind a barrier, as aotc's own scatters (ops/linalg_ext.py).
-    updates, indices = (ir.Operation.create("util.optimization_barrier", results=[v.type],
-                                            operands=[v]).result for v in (updates, indices))
-    elem = ir.RankedTensorType(target.type).element_type
-    op = ir.Operation.create(
-        "iree_linalg_ext.scatter", results=[target.type], operands=[updates, indices, target],
-        attributes={"dimension_map": ir.DenseI64ArrayAttr.get(list(range(depth))),
-                    "unique_indices": ir.BoolAttr.get(False)},
-        regions=1)
-    block = op.regions[0].blocks.append(elem, elem)
-    with ir.InsertionPoint(block):
-        ir.Operation.create("iree_linalg_ext.yield",
-                            operands=[arith.addf(block.arguments[1], block.arguments[0])])
-    return op.results[0]
 
 
 def _product_parts(s: Structured, o: _Output, needed: list, roots: set):
@@ -658,17 +527,9 @@ def _product_parts(s: Structured, o: _Output, needed: list, roots: set):
         zero = cmpf("oeq", e, float_constant(e.type, 0.0))
         return arith.mulf(acc, select(zero, float_constant(e.type, 1.0), e))
 
-    ones = _filled(result.type, 1.0)
+    ones = filled(result.type, 1.0)
     return (_loop(s, needed, roots, [], zeros(result.type), out_map, count),
             _loop(s, needed, roots, [], ones, out_map, others))
-
-
-def _filled(t, value: float):
-    from aotc._mlir import ir, linalg
-
-    t = ir.RankedTensorType(t)
-    empty = ir.Operation.create("tensor.empty", results=[t]).result
-    return linalg.fill(float_constant(t.element_type, value), outs=[empty])
 
 
 def _product_slope(e, r, zero_count, others):
@@ -868,188 +729,4 @@ def _pruned(g, ins: list, maps: list, init, iters: list, shape_only: set):
     return new.results[0]
 
 
-# ---------------------------------------------------------------------------------------
-# Named ops as the generics they stand for
-# ---------------------------------------------------------------------------------------
 
-def _named_generic(op, maps: list, iterators: list, combine_body):
-    """A detached-in-effect ``linalg.generic`` equivalent to the named ``op`` (same
-    operands), built only to be read by the generic rule and erased after."""
-    from aotc._mlir import affine_maps, iterator_types, linalg
-
-    from .core import element_type
-
-    operands = list(op.operands)
-    n_in = len(operands) - len(op.results)  # destination style: one init per result
-    ins, outs = operands[:n_in], operands[n_in:]
-    g = linalg.GenericOp([v.type for v in outs], ins, outs, affine_maps(maps),
-                         iterator_types(iterators))
-    block = g.regions[0].blocks.append(*[element_type(v.type) for v in operands])
-    from aotc._mlir import ir
-
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([combine_body(*block.arguments)])
-    return g
-
-
-def _via_generic(ad: Adjoint, op, adjoints: list, maps, iterators, combine_body) -> None:
-    _as_generic(ad, op, _named_generic(op, maps, iterators, combine_body), adjoints)
-
-
-def _as_generic(ad: Adjoint, op, g, adjoints: list) -> None:
-    """Differentiates ``op`` as ``g``, the generic it stands for (built only for this,
-    erased after)."""
-    s = _of_generic(g)
-    s.results = list(op.results)
-    try:
-        differentiate(ad, op, s, adjoints)
-    finally:
-        g.erase()
-
-
-def _multiply_add(a, b, acc):
-    from aotc._mlir import arith
-
-    if a.type != acc.type:
-        a = arith.extf(acc.type, a)
-    if b.type != acc.type:
-        b = arith.extf(acc.type, b)
-    return arith.addf(acc, arith.mulf(a, b))
-
-
-def _explicit_maps(op):
-    from aotc._mlir import ir
-
-    if "indexing_maps" not in op.attributes:
-        return None
-    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-
-
-def _default_maps(rank: int) -> list:
-    """A (batch) matmul's maps: ``(b..., i, k), (b..., k, j) -> (b..., i, j)``."""
-    from aotc._mlir import dim_map
-
-    n = rank + 1
-    batch = list(range(rank - 2))
-    i, j, k = rank - 2, rank - 1, rank
-    return [dim_map(n, batch + [i, k]), dim_map(n, batch + [k, j]), dim_map(n, batch + [i, j])]
-
-
-def _named_products(ad: Adjoint, op, adjoints: list, builder) -> bool:
-    """A plain (batch) matmul's adjoints as named (batch) matmuls with a transposed
-    operand: ``da = ct @ b^T``, ``db = a^T @ ct``. IREE's matmul code runs them about
-    twice as fast as the same contraction written as a generic. False where the op has
-    explicit maps or mixed element types (the generic rule handles those)."""
-    from aotc._mlir import ir
-
-    a, b, init = op.operands[0], op.operands[1], op.operands[2]
-    ct = adjoints[0]
-    types = {ir.RankedTensorType(v.type).element_type for v in (a, b, init)}
-    rank = ir.RankedTensorType(a.type).rank
-    if ct is None or len(types) != 1 or _explicit_maps(op) not in (None, _default_maps(rank)):
-        return False
-    swap = list(range(rank - 2)) + [rank - 1, rank - 2]
-    from .convolution import _transposed
-
-    if a in ad.active:
-        ad.add(a, builder(ct, _transposed(b, swap), outs=[zeros(a.type)]))
-    if b in ad.active:
-        ad.add(b, builder(_transposed(a, swap), ct, outs=[zeros(b.type)]))
-    if init in ad.active:
-        ad.add(init, ct)
-    return True
-
-
-@rule("linalg.matmul")
-def _matmul(ad: Adjoint, op, adjoints: list) -> None:
-    from aotc._mlir import PARALLEL, REDUCTION, linalg
-
-    if _named_products(ad, op, adjoints, linalg.matmul):
-        return
-    maps = _explicit_maps(op) or _default_maps(2)
-    _via_generic(ad, op, adjoints, maps, [PARALLEL, PARALLEL, REDUCTION], _multiply_add)
-
-
-@rule("linalg.batch_matmul")
-def _batch_matmul(ad: Adjoint, op, adjoints: list) -> None:
-    from aotc._mlir import PARALLEL, REDUCTION, linalg
-
-    if _named_products(ad, op, adjoints, linalg.batch_matmul):
-        return
-    maps = _explicit_maps(op) or _default_maps(3)
-    _via_generic(ad, op, adjoints, maps, [PARALLEL] * 3 + [REDUCTION], _multiply_add)
-
-
-@rule("linalg.transpose")
-def _transpose(ad: Adjoint, op, adjoints: list) -> None:
-    from aotc._mlir import PARALLEL, dim_map, ir
-
-    perm = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
-    inverse = [perm.index(p) for p in range(len(perm))]
-    rank = len(perm)
-    _via_generic(ad, op, adjoints, [dim_map(rank, inverse), dim_map(rank, list(range(rank)))],
-                 [PARALLEL] * rank, lambda x, acc: x)
-
-
-@rule("linalg.broadcast")
-def _broadcast(ad: Adjoint, op, adjoints: list) -> None:
-    from aotc._mlir import PARALLEL, dim_map, ir
-
-    added = set(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
-    rank = ir.RankedTensorType(op.results[0].type).rank
-    kept = [d for d in range(rank) if d not in added]
-    _via_generic(ad, op, adjoints, [dim_map(rank, kept), dim_map(rank, list(range(rank)))],
-                 [PARALLEL] * rank, lambda x, acc: x)
-
-
-@rule("linalg.copy")
-def _copy(ad: Adjoint, op, adjoints: list) -> None:
-    from aotc._mlir import PARALLEL, dim_map, ir
-
-    rank = ir.RankedTensorType(op.results[0].type).rank
-    identity = dim_map(rank, list(range(rank)))
-    _via_generic(ad, op, adjoints, [identity, identity], [PARALLEL] * rank, lambda x, acc: x)
-
-
-def _generalized(op):
-    """The ``linalg.generic`` a named op stands for, built at the current insertion point
-    on the op's operands: MLIR's ``linalg-generalize-named-ops`` run on a copy of the op
-    in a scratch module (the maps of every convolution and pooling layout, strides and
-    dilations included, come from its definition, not from a table here)."""
-    from aotc._mlir import func, ir, passmanager
-
-    operands = list(op.operands)
-    with ir.Location.unknown():
-        scratch = ir.Module.create()
-        with ir.InsertionPoint(scratch.body):
-            fn = func.FuncOp("named", ([v.type for v in operands], [r.type for r in op.results]))
-            entry = fn.add_entry_block()
-            with ir.InsertionPoint(entry):
-                copy = op.clone()
-                for i, arg in enumerate(entry.arguments):
-                    copy.operands[i] = arg
-                func.ReturnOp(list(copy.results))
-    passmanager.PassManager.parse(
-        "builtin.module(func.func(linalg-generalize-named-ops))").run(scratch.operation)
-    generic = next(as_op(o) for o in entry.operations if as_op(o).name == "linalg.generic")
-    g = generic.clone()
-    for i, v in enumerate(operands):
-        g.operands[i] = v
-    return g
-
-
-@rule(*sorted(opset.CONTRACTION_OPS - {"linalg.matmul", "linalg.batch_matmul",
-                                        "linalg.conv_1d_nwc_wcf", "linalg.conv_2d_nhwc_hwcf",
-                                        "linalg.conv_3d_ndhwc_dhwcf"}))
-def _named_contraction(ad: Adjoint, op, adjoints: list) -> None:
-    """Convolutions and poolings: the generic rule on their generalized form (a filter's
-    adjoint is a contraction, an input's a scatter of its contributions)."""
-    _as_generic(ad, op, _generalized(op), adjoints)
-
-
-@rule("linalg.fill")
-def _fill(ad: Adjoint, op, adjoints: list) -> None:
-    if op.operands[0] in ad.active:
-        ad.refuse(op, "it fills a tensor with a scalar that depends on a differentiated "
-                      "argument; broadcast a 0-d array instead")
-    # The init is overwritten: no adjoint flows to it.
