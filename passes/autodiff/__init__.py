@@ -1,9 +1,12 @@
 """Differentiation as a pass over aotc's MLIR: ``aotc-vjp`` (reverse mode).
 
-``core`` holds the adjoint builder and the rule registry; the rule modules
-(``structured``: linalg; ``tensor``: views, placements, barriers; ``scalar``: the
-derivatives of the scalar ops in linalg bodies) register their rules on import and
-attach them to the ops' rows of the vocabulary (``passes/opset.py``).
+``core`` holds the adjoint builder, the region sweep and the rule registry; the rule
+modules register their rules on import and attach them to the ops' rows of the
+vocabulary (``passes/opset.py``): ``generic`` (the rule of ``linalg.generic``), ``named``
+(the named linalg ops), ``convolution`` (channels-last convolutions), ``control``
+(``scf.if``, ``scf.for``), ``tensor`` (views, placements, ``cumsum``, scatters, barriers);
+``scalar`` holds the derivatives of the scalar ops in linalg bodies, ``builders`` the IR
+the rules share.
 """
 
 from . import control, convolution, named, tensor  # noqa: F401  (register the rules)

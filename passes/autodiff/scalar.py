@@ -1,6 +1,6 @@
 """Derivatives of the scalar ops of linalg bodies: one tangent rule per op.
 
-The reverse rule of a ``linalg.generic`` (``structured.py``) needs the partial derivative
+The reverse rule of a ``linalg.generic`` (``generic.py``) needs the partial derivative
 of its body's yields with respect to one block argument. It clones the body and pushes a
 tangent through the clone, op by op, with these rules: ``rule(op, tangents) -> tangent``
 where ``op`` is the cloned op (its operands and result are the primal values) and
