@@ -141,12 +141,6 @@ def _classify(name: str, flat: list, paths: list[str], positions: list[int],
     return leaves
 
 
-def _positional_names(fun, count: int) -> list[str]:
-    from .vmapping import _positional_names as names
-
-    return names(fun, count)
-
-
 def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bool,
               name: str, integer_inputs: str) -> _Pullback:
     """Traces ``fun(*primals)`` and builds its reverse-mode function in the caller."""
@@ -154,7 +148,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     from .api import _symbol_name
     from .core import Trace, current_trace, trace_function
     from .signature import Aval, leaf_paths
-    from .vmapping import _move_functions, _unique_base
+    from .vmapping import _move_functions, _positional_names, _unique_base
 
     outer = current_trace()
     flat, tree = tree_util.tree_flatten(tuple(primals))
@@ -291,7 +285,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     if not _tracing():
         return _eager_vjp(fun, primals, has_aux)
     pb = trace_vjp(fun, primals, range(len(primals)), has_aux, name, "skip")
-    outs = _primal_outputs(pb, fun, primals, has_aux)
+    outs = _primal_outputs(pb)
     out_tree = pb.out_tree
     result = out_tree.unflatten(outs[:out_tree.num_leaves])
     seeded_tree = _seeded_tree(pb, has_aux)
@@ -306,7 +300,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     return result, pullback
 
 
-def _primal_outputs(pb: _Pullback, fun, primals, has_aux) -> list:
+def _primal_outputs(pb: _Pullback) -> list:
     """The function's results, computed by the reverse-mode function with zero
     cotangents (IREE drops the backward ops nobody reads)."""
     from . import numpy as anp
@@ -327,11 +321,13 @@ def _eager_vjp(fun, primals, has_aux):
         grads = vjp(fun, *p, has_aux=has_aux)[1](c)
         return [g for g in tree_util.tree_leaves(grads) if not _is_float0(g)]
 
+    compiled = _jit(float_leaves)
+
     def pullback(cotangent):
         # float0 cotangents have no data: made here, around the compiled pullback.
-        floats = iter(_jit(float_leaves)(primals, cotangent))
+        floats = iter(compiled(primals, cotangent))
         leaves, tree = tree_util.tree_flatten(tuple(primals))
-        return tree.unflatten([next(floats) if _is_float_leaf(v)
+        return tree.unflatten([next(floats) if _is_float(v)
                                else np.zeros(np.shape(v), float0) if _is_number(v) else v
                                for v in leaves])
 
@@ -344,7 +340,8 @@ def _is_number(v) -> bool:
     return isinstance(v, (np.ndarray, np.generic, int, float)) or hasattr(v, "dtype")
 
 
-def _is_float_leaf(v) -> bool:
+def _is_float(v) -> bool:
+    """A floating-point array or number (what has a derivative)."""
     return _is_number(v) and np.dtype(getattr(v, "dtype", None) or np.result_type(v)).kind == "f"
 
 
@@ -383,13 +380,12 @@ class GradFunction:
             fun = self.fun
         nums = _argnums(self.argnums, len(args), self._name)
         pb = trace_vjp(fun, args, nums, self.has_aux, self._name, "refuse")
-        for k, aval in enumerate(pb.out_avals[:pb.n_seeded]):
-            if pb.n_seeded != 1 or tuple(aval.shape) != ():
-                shapes = [tuple(a.shape) for a in pb.out_avals[:pb.n_seeded]]
-                raise DifferentiationError(
-                    f"{self._name}: gradient only defined for scalar-output functions. "
-                    f"Output had shape: {shapes[0] if len(shapes) == 1 else shapes}. Reduce "
-                    f"it to one number (a sum or mean), or use vjp/jacrev for a Jacobian")
+        shapes = [tuple(a.shape) for a in pb.out_avals[:pb.n_seeded]]
+        if shapes != [()]:
+            raise DifferentiationError(
+                f"{self._name}: gradient only defined for scalar-output functions. "
+                f"Output had shape: {shapes[0] if len(shapes) == 1 else shapes}. Reduce "
+                f"it to one number (a sum or mean), or use vjp/jacrev for a Jacobian")
         from . import numpy as anp
 
         seed = anp.ones((), pb.out_avals[0].dtype)
@@ -485,9 +481,7 @@ def _is_float0(x) -> bool:
 def _float_tangents(primals, tangents):
     """The tangents of the floating-point primals; None for the others (their pullback
     entries are float0, which the transposed pullback leaves out)."""
-    def one(p, t):
-        return t if np.dtype(getattr(p, "dtype", np.result_type(p))).kind == "f" else None
-    return tree_util.tree_map(one, primals, tangents)
+    return tree_util.tree_map(lambda p, t: t if _is_float(p) else None, primals, tangents)
 
 
 def linearize(fun: Callable, *primals):

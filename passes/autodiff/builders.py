@@ -100,17 +100,6 @@ def stack_columns(columns: list, sizes: list, count: int, depth: int):
                                operands=expanded, attributes={"dim": dim}).result
 
 
-def splat_zeros(t):
-    """A zero constant of type ``t`` for a scatter to write into. Not a ``linalg.fill``:
-    two scatters into one (CSE'd) fill were given one buffer by IREE 3.13 and both wrote
-    into it; a splat constant is materialized for each of its users."""
-    from aotc._mlir import arith, ir
-
-    t = ir.RankedTensorType(t)
-    zero = ir.FloatAttr.get(t.element_type, 0.0)
-    return arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(t, zero)).result
-
-
 def scatter_add(updates, indices, target, depth: int):
     """``iree_linalg_ext.scatter`` adding ``updates[i]`` into ``target`` at
     ``indices[i]`` (repeated indices accumulate)."""

@@ -30,17 +30,25 @@ Rule = Callable[["Adjoint", object, list], None]
 RULES: dict[str, Rule] = {}
 
 
-def rule(*names: str):
-    """Decorator: registers ``fn`` as the reverse-mode rule of each op in ``names`` and
-    attaches it to the op's row (an op without a row fails here, at import)."""
+def registrar(kind: str, table: dict):
+    """A decorator factory: ``@register(*names)`` puts a function into ``table`` under
+    each op name and attaches it to the op's row as its ``kind`` rule (an op without a
+    row fails here, at import)."""
 
-    def add(fn: Rule) -> Rule:
-        opset.attach("vjp", *names)(fn)
-        for n in names:
-            RULES[n] = fn
-        return fn
+    def register(*names: str):
+        def add(fn):
+            opset.attach(kind, *names)(fn)
+            for n in names:
+                table[n] = fn
+            return fn
 
-    return add
+        return add
+
+    return register
+
+
+# ``@rule("dialect.op")``: the reverse-mode rule of an op.
+rule = registrar("vjp", RULES)
 
 
 def is_float(t) -> bool:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from ..base import as_op, operand_segments
 from .builders import (collapse_all, dilated, filled, reversed_along, scatter_add,
-                       splat_zeros, stack_columns, zero_padded)
-from .core import Adjoint, float_constant, is_float, remap, zeros
+                       stack_columns, zero_padded)
+from .core import Adjoint, float_constant, is_float, reads, remap, zeros
 from .scalar import FROM_BITS, propagate
 
 COMBINERS = {
@@ -121,7 +121,7 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
             ad.refuse(op, f"its operand {k} is a scalar that depends on a differentiated "
                           f"argument; pass it as a 0-d array")
         amap = s.maps[k]
-        if not amap.is_projected_permutation or _repeats(amap):
+        if not amap.is_projected_permutation:
             adjoint = (_tiled_extremum_adjoint(s, k, outputs)
                        or _transposed_adjoint(ad, op, s, k, outputs, needed, roots))
             if adjoint is None:
@@ -166,13 +166,6 @@ def _is_tensor(t) -> bool:
     return isinstance(t, ir.RankedTensorType)
 
 
-def _repeats(amap) -> bool:
-    from aotc._mlir import ir
-
-    dims = [ir.AffineDimExpr(e).position for e in amap.results]
-    return len(set(dims)) != len(dims)
-
-
 def _slice(ops: list, roots: list) -> list:
     """The ops of ``ops`` (a body, in order) that ``roots`` depend on."""
     wanted = set(roots)
@@ -180,20 +173,14 @@ def _slice(ops: list, roots: list) -> list:
     for o in reversed(ops):
         if any(r in wanted for r in o.results):
             keep.append(o)
-            wanted.update(_all_reads(o))
+            wanted.update(reads(o))
     return keep[::-1]
-
-
-def _all_reads(op):
-    from .core import reads
-
-    return list(reads(op))
 
 
 def _uses(value, ops: list, roots: set) -> bool:
     """Whether ``value`` is one of ``roots`` or read by an op of ``ops`` (the slice that
     computes them)."""
-    return value in roots or any(value in _all_reads(o) for o in ops)
+    return value in roots or any(value in reads(o) for o in ops)
 
 
 def _gathers(ad, op, needed: list, body) -> list:
@@ -205,7 +192,7 @@ def _gathers(ad, op, needed: list, body) -> list:
         inside.update(o.results)
     found = []
     for o in needed:
-        outside = [v for v in _all_reads(o) if v not in inside and v in ad.active]
+        outside = [v for v in reads(o) if v not in inside and v in ad.active]
         if not outside:
             continue
         if o.name == "tensor.extract" and outside == [o.operands[0]]:
@@ -488,8 +475,7 @@ def _scatter_adjoint(ad, op, s: Structured, seed, target_type, depth: int, posit
         return None
     identity = dim_map(s.n_dims, list(range(s.n_dims)))
     updates = _adjoint_loop(ad, op, s, seed, outputs, needed, roots,
-                            splat_zeros(ir.RankedTensorType.get(sizes,
-                                                                element_type(target_type))),
+                            zeros(ir.RankedTensorType.get(sizes, element_type(target_type))),
                             identity)
     if updates is None:
         return None
@@ -503,7 +489,7 @@ def _scatter_adjoint(ad, op, s: Structured, seed, target_type, depth: int, posit
         columns.append(_loop(s, needed, roots, [], empty, identity, body))
     flat_updates = collapse_all(updates, [count])
     indices = stack_columns(columns, sizes, count, depth)
-    return scatter_add(flat_updates, indices, splat_zeros(target_type), depth)
+    return scatter_add(flat_updates, indices, zeros(target_type), depth)
 
 
 def _product_parts(s: Structured, o: _Output, needed: list, roots: set):

@@ -20,19 +20,13 @@ import math as pymath
 from typing import Callable
 
 from .. import opset
+from .core import registrar
 
 Tangent = Callable[[object, list], object]
 TANGENTS: dict[str, Tangent] = {}
 
 
-def tangent(*names: str):
-    def add(fn: Tangent) -> Tangent:
-        opset.attach("tangent", *names)(fn)
-        for n in names:
-            TANGENTS[n] = fn
-        return fn
-
-    return add
+tangent = registrar("tangent", TANGENTS)
 
 
 # ---- small builders (None is a zero tangent) ------------------------------------------

@@ -9,7 +9,7 @@ placement's the slices its operands were placed at.
 from __future__ import annotations
 
 from .builders import (ones_like, pad_with_zeros, reassociation_of, reversed_along, scatter_add,
-                       segments, splat_zeros)
+                       segments)
 from .core import Adjoint, float_constant, rule, zeros
 
 _SLICE_ATTRS = ("static_offsets", "static_sizes", "static_strides")
@@ -106,9 +106,8 @@ def _insert_slice(ad: Adjoint, op, adjoints: list) -> None:
 
 def _outside_window(ct, dynamic: list, counts: list[int], statics: dict):
     """``ct`` with zeros in the window a slice op addresses: one elementwise generic
-    comparing each position with the window. Not an insert of zeros into ``ct``: done in
-    place, IREE 3.13 could overwrite ``ct`` before another op read it (scan's stacked
-    outputs read their row's cotangent, then clear it)."""
+    comparing each position with the window, which leaves ``ct`` itself untouched for
+    the source's adjoint (a slice of it) to read."""
     from aotc._mlir import arith, ir, linalg
     from aotc.ops.scalar_builders import cmpi, select
 
@@ -289,7 +288,7 @@ def _scatter(ad: Adjoint, op, adjoints: list) -> None:
             ad.add(original, ct)
         else:
             ones = ones_like(updates.type)
-            mask = scatter_add(ones, indices, splat_zeros(original.type), depth)
+            mask = scatter_add(ones, indices, zeros(original.type), depth)
             ad.add(original, _masked(ct, mask))
 
 
