@@ -25,6 +25,8 @@ _LAZY = {
     **{name: ("aotc.autodiff", name) for name in (
         "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
         "float0")},
+    **{name: ("aotc.custom_derivatives", name) for name in (
+        "custom_vjp", "custom_jvp", "checkpoint", "remat")},
     "Lowered": ("aotc.api", "Lowered"),
     "Compiled": ("aotc.api", "Compiled"),
     "export": ("aotc.export", "export"),

@@ -67,6 +67,7 @@ class _Pullback:
     trace: object  # the caller's trace
     written: list  # array-leaf indices the function writes into (numpy's in-place updates)
     closures: list  # the caller's traced arrays the function reads (extra arguments)
+    primal_symbol: str  # fun's traced function (in the caller only with through_closures)
 
     @property
     def arrays(self) -> list:
@@ -142,8 +143,11 @@ def _classify(name: str, flat: list, paths: list[str], positions: list[int],
 
 
 def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bool,
-              name: str, integer_inputs: str) -> _Pullback:
-    """Traces ``fun(*primals)`` and builds its reverse-mode function in the caller."""
+              name: str, integer_inputs: str, *, through_closures: bool = False) -> _Pullback:
+    """Traces ``fun(*primals)`` and builds its reverse-mode function in the caller.
+    With ``through_closures`` (``checkpoint``), the floating-point arrays ``fun`` closes
+    over are differentiated too (their adjoints follow the arguments'), and ``fun``'s
+    traced function moves into the caller as well (``_Pullback.primal_symbol``)."""
     from ._mlir import ir
     from .api import _symbol_name
     from .core import Trace, current_trace, trace_function
@@ -181,6 +185,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
         scratch = ir.Module.create()
     inner = Trace(fn_name, scratch)
     inner.allows_captures = True
+    inner.differentiates = True  # custom derivatives called here keep their rules
     args_tree = tree_util.tree_structure((tuple(range(len(arrays))), {}))
     call.__name__ = fn_name
     traced = trace_function(call, primal, args_tree, avals,
@@ -197,8 +202,12 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
                 f"np.floating), but output {k} of {fn_name} is {np.dtype(aval.dtype)}; "
                 f"return a float array (integer outputs have no derivative)")
     wrt = [i for i, lf in enumerate(arrays) if lf.differentiated]
+    if through_closures:
+        wrt += [len(arrays) + k for k, (c, _) in enumerate(inner.captures)
+                if np.dtype(c.dtype).kind == "f"]
     _build(name, scratch, primal, backward, wrt, n_out)
-    result_types = _move_functions(scratch, outer, [backward])[backward]
+    result_types = _move_functions(scratch, outer,
+                                   [backward, primal] if through_closures else [backward])[backward]
     outer.work += 3 * inner.work  # the forward ops, and about twice them backward
     outer.ops += inner.ops
     out_avals = traced.out_avals + [avals[i] for i in traced.mutated]
@@ -207,7 +216,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     # them once the call is inlined).
     closures = [outer_tracer for outer_tracer, _ in inner.captures]
     return _Pullback(name, backward, result_types, leaves, tree, out_avals, out_tree, n_out,
-                     outer, list(traced.mutated), closures)
+                     outer, list(traced.mutated), closures, primal)
 
 
 def _build(name: str, scratch, primal: str, backward: str, wrt: list, n_out: int) -> None:

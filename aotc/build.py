@@ -13,6 +13,7 @@ from ._mlir import ir
 from .core import Trace, trace_function
 from .errors import CompileError, UnsupportedOpError
 from .passes import (
+    DropCustomDerivatives,
     DropStopGradients,
     CLEANUP,
     REGISTRY,
@@ -105,13 +106,14 @@ def _named_dims(aval, dim: str):
 
 
 def inline_calls(module: ir.Module) -> None:
-    """Inlines the private functions ``aotc.vmap`` calls and removes them, so that aotc's
-    passes and IREE see one function body per exported function."""
+    """Inlines the private functions ``aotc.vmap``, the derivatives and the functions with
+    a custom derivative call (their marks dropped: differentiation is over), and removes
+    them, so that aotc's passes and IREE see one function body per exported function."""
     with module.context:
         private = any(op.operation.name == "func.func" and is_private(op.operation)
                       for op in module.body.operations)
     if private:
-        run_pipeline(module, ["inline", "symbol-dce"])
+        run_pipeline(module, [DropCustomDerivatives(), "inline", "symbol-dce"])
 
 
 def finish_module(module: ir.Module, target: Target, contractions, *,

@@ -191,13 +191,13 @@ class Trace:
         # value at each call (metadata ``weak_casts``).
         self.weak_arguments: dict[ir.Value, int] = {}
         self.weak_casts: dict[int, set[np.dtype]] = {}
-        # A transformation's function (vmap, grad) may read traced arrays of its caller
-        # (``grad(lambda p: loss(p, x))``): each becomes an extra argument (``captures``:
-        # (outer, inner) tracers) the transformation passes at its call (``capture``).
+        # A transformation's function (vmap, grad) may read its caller's traced arrays
+        # (``grad(lambda p: loss(p, x))``): extra arguments (``captures``, ``capture``).
         self.allows_captures = False
         self.parent: Trace | None = None
         self.entry: ir.Block | None = None
         self.captures: list[tuple["Tracer", "Tracer"]] = []
+        self.differentiates = False  # a vjp's function: custom derivatives keep their rules
         self._function_scope = self.scope
 
     def constant(self, array: np.ndarray) -> "Tracer":

@@ -418,13 +418,16 @@ def _checked_out_axes(vm: VmappedFunction, name: str, traced, in_batched: list[b
 def _batch(name: str, scratch, names: _Names, in_batched: list[bool], size) -> None:
     """Inlines the calls nested vmaps left in ``scratch`` and builds ``@batched`` there.
     A batch of no examples computes nothing (its results are empty tensors): no pass."""
-    from .passes import Batch, PassError, run_pipeline
+    from .passes import Batch, DropCustomDerivatives, PassError, run_pipeline
 
     batch = [] if size == 0 else [Batch(func=names.example, batched=names.batched,
                                         in_axes=tuple(0 if b else None for b in in_batched),
                                         size=size)]
     try:
-        run_pipeline(scratch, ["inline", "symbol-dce", *batch, "canonicalize", "cse"])
+        # Batching has no rule for a call with a custom derivative: under vmap it is the
+        # forward function's body (passes/autodiff/calls.py).
+        run_pipeline(scratch, [DropCustomDerivatives(), "inline", "symbol-dce", *batch,
+                               "canonicalize", "cse"])
     except PassError as e:
         raise CompileError(f"vmap({name}): {e}") from e
 
@@ -496,12 +499,17 @@ def batched_results(func_op, in_batched: list[bool]) -> list[bool]:
 
 
 def _unique_base(module, stem: str) -> str:
-    """``stem<k>`` for the smallest k no symbol of ``module`` starts with (deterministic,
-    so the traced module and its cache key do not depend on earlier traces)."""
+    """``stem<k>`` for the smallest k no symbol starts with, in ``module`` or in the module
+    of any function being traced (functions traced in a scratch module move into the
+    enclosing ones); deterministic, so the traced module and its cache key do not depend
+    on earlier traces."""
     from ._mlir import ir
+    from .core import _stack
 
+    modules = [module] + [t.module for t in _stack() if t.module is not None]
     names = [ir.StringAttr(op.operation.attributes["sym_name"]).value
-             for op in module.body.operations if "sym_name" in op.operation.attributes]
+             for m in modules for op in m.body.operations
+             if "sym_name" in op.operation.attributes]
     k = 0
     while any(n.startswith(f"{stem}{k}_") for n in names):
         k += 1
@@ -510,19 +518,28 @@ def _unique_base(module, stem: str) -> str:
 
 def _move_functions(scratch, outer, names: list[str]) -> dict:
     """Moves ``@names`` from the scratch module into the caller's module, private, just
-    before the function being traced; returns their result types."""
+    before the function being traced, with the functions they refer to (a call with a
+    custom derivative: its forward and backward functions); returns their result types."""
     from ._mlir import ir
+    from .passes.autodiff.calls import referenced_functions
 
-    anchor = outer.block.owner
+    funcs = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+             for op in scratch.body.operations}
+    moving, pending = [], list(names)
+    while pending:
+        sym = pending.pop()
+        if sym in moving or sym not in funcs:
+            continue
+        moving.append(sym)
+        pending.extend(referenced_functions(funcs[sym]))
+    anchor = outer.entry.owner  # the function being traced (outer.block may be a loop body)
     found = {}
-    for op in list(scratch.body.operations):
-        op = op.operation
-        sym = ir.StringAttr(op.attributes["sym_name"]).value
-        if sym in names:
-            op.attributes["sym_visibility"] = ir.StringAttr.get("private")
-            ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-            op.move_before(anchor)
-            found[sym] = list(ftype.results)
+    for sym in moving:
+        op = funcs[sym]
+        op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        op.move_before(anchor)
+        ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+        found[sym] = list(ftype.results)
     return found
 
 

@@ -11,7 +11,7 @@ of its own and is registered by name in ``REGISTRY`` for ``aotc-opt`` and lit te
 from __future__ import annotations
 
 from .base import ModulePass, PassError, REGISTRY, register
-from .autodiff import DropStopGradients, Vjp
+from .autodiff import DropCustomDerivatives, DropStopGradients, Vjp
 from .batching import Batch
 from .check_dtypes import CheckDtypes
 from .donation import Donate, pair_donations
@@ -33,4 +33,5 @@ __all__ = [
     "ShieldConstantBools", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "DropStopGradients",
+    "DropCustomDerivatives",
 ]

@@ -4,13 +4,15 @@
 modules register their rules on import and attach them to the ops' rows of the
 vocabulary (``passes/opset.py``): ``generic`` (the rule of ``linalg.generic``), ``named``
 (the named linalg ops), ``convolution`` (channels-last convolutions), ``control``
-(``scf.if``, ``scf.for``), ``tensor`` (views, placements, ``cumsum``, scatters, barriers);
+(``scf.if``, ``scf.for``), ``tensor`` (views, placements, ``cumsum``, scatters, barriers),
+``calls`` (calls with a custom derivative: custom_vjp, custom_jvp, checkpoint);
 ``scalar`` holds the derivatives of the scalar ops in linalg bodies, ``builders`` the IR
 the rules share.
 """
 
-from . import control, convolution, named, tensor  # noqa: F401  (register the rules)
+from . import calls, control, convolution, named, tensor  # noqa: F401  (register the rules)
+from .calls import DropCustomDerivatives
 from .stop_gradient import DropStopGradients
 from .vjp import Vjp
 
-__all__ = ["Vjp", "DropStopGradients"]
+__all__ = ["Vjp", "DropStopGradients", "DropCustomDerivatives"]
