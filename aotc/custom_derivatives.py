@@ -431,6 +431,7 @@ def _recomputed_call(name: str, fn: Callable, dynamic_args: list, prevent_cse: b
     the recomputation."""
     from ._mlir import func, ir
     from .core import Tracer, current_trace, user_location
+    from .lowering import barrier
     from .passes.autodiff.calls import CustomRule, mark
 
     outer = current_trace()
@@ -467,9 +468,10 @@ def _recomputed_call(name: str, fn: Callable, dynamic_args: list, prevent_cse: b
             args = list(block.arguments)[len(out_types):]
             if prevent_cse and args:
                 # The recomputation reads values the compiler cannot prove equal to the
-                # forward pass's: it cannot reuse (and so keep) the forward values.
-                args = list(ir.Operation.create("util.optimization_barrier",
-                                                results=input_types, operands=args).results)
+                # forward pass's: it cannot reuse (and so keep) the forward values. One
+                # barrier per value: IREE 3.13's stream conversion rejects a barrier over
+                # values of different lifetimes (an argument and a temporary).
+                args = [barrier(a) for a in args]
             results = func.CallOp(list(pb.result_types), pb.vjp_symbol, args + cts).results
             func.ReturnOp(list(results)[len(out_types):len(out_types) + n_grads])
     operands = [t.value for t in inputs] * 2
