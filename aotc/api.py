@@ -210,6 +210,11 @@ class CompiledMemoryStats:
         local-sync device whose allocator sees every allocation
         (``runtime.memory.measure_transient``). None when its code cannot run on this
         machine's CPU (another target) or a dimension is dynamic.
+      residual_size_in_bytes: the forward values the function's derivatives (``grad``,
+        ``vjp``, ...) keep for their backward pass, as ``aotc-vjp`` counts them: the
+        forward results the backward ops read and the tapes of differentiated loops (an
+        upper bound: IREE may recompute a fused elementwise value instead of keeping
+        it); 0 without derivatives. ``checkpoint`` lowers it.
     """
 
     generated_code_size_in_bytes: int
@@ -217,6 +222,7 @@ class CompiledMemoryStats:
     output_size_in_bytes: int | None
     alias_size_in_bytes: int | None
     temp_size_in_bytes: int | None
+    residual_size_in_bytes: int = 0
 
 
 class Compiled:
@@ -293,6 +299,7 @@ class Compiled:
                 output_size_in_bytes=figures["result_bytes"],
                 alias_size_in_bytes=figures["donated_bytes"],
                 temp_size_in_bytes=measure_transient(self.vmfb, self.metadata.name),
+                residual_size_in_bytes=self.metadata.residual_bytes,
             )
         return self._memory_stats
 

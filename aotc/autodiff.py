@@ -153,6 +153,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     from .core import Trace, current_trace, trace_function
     from .signature import Aval, leaf_paths
     from .vmapping import _move_functions, _positional_names, _unique_base
+    from .passes.autodiff.vjp import recorded_residual_bytes
 
     outer = current_trace()
     flat, tree = tree_util.tree_flatten(tuple(primals))
@@ -206,6 +207,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
         wrt += [len(arrays) + k for k, (c, _) in enumerate(inner.captures)
                 if np.dtype(c.dtype).kind == "f"]
     _build(name, scratch, primal, backward, wrt, n_out)
+    outer.residual_bytes += inner.residual_bytes + recorded_residual_bytes(scratch, backward)
     result_types = _move_functions(scratch, outer,
                                    [backward, primal] if through_closures else [backward])[backward]
     outer.work += 3 * inner.work  # the forward ops, and about twice them backward

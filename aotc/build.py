@@ -82,7 +82,7 @@ def trace_into(
         source_hash = hashlib.sha256(str(traced.func_op).encode()).hexdigest()[:16]
     metadata = build_metadata(
         name, signature, traced.out_avals, traced.out_tree, target.name, source_hash, trace.work,
-        trace.ops, traced.mutated, trace.weak_casts,
+        trace.ops, traced.mutated, trace.weak_casts, trace.residual_bytes,
     )
     with module.context:
         write_metadata(traced.func_op, metadata)

@@ -169,11 +169,13 @@ def _print_verified(verified: dict) -> None:
 
 
 def _memory_figures(info: dict, fname: str, meta, args: argparse.Namespace) -> dict:
-    """Bytes per call (from the metadata) and, with --measure, the transient bytes IREE
-    allocates inside a call (measured on local-sync)."""
+    """Bytes per call (from the metadata: arguments, results, donation, the forward values
+    derivatives keep for their backward pass) and, with --measure, the transient bytes
+    IREE allocates inside a call (measured on local-sync)."""
     from aotc.runtime.memory import function_memory, measure_transient
 
     figures = function_memory(meta)
+    figures["residual_bytes"] = meta.residual_bytes
     figures["transient_bytes"] = None
     if getattr(args, "measure", False):
         with open(info["path"], "rb") as f:
@@ -188,6 +190,8 @@ def _memory_line(m: dict) -> str:
     parts = [f"arguments {size(m['argument_bytes'])}", f"results {size(m['result_bytes'])}"]
     if m["donated_bytes"]:
         parts.append(f"donation saves {size(m['donated_bytes'])} per call")
+    if m["residual_bytes"]:
+        parts.append(f"derivatives keep {size(m['residual_bytes'])} of forward values")
     if m["transient_bytes"] is not None:
         parts.append(f"transient {size(m['transient_bytes'])} (measured on local-sync)")
     return ", ".join(parts)

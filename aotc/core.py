@@ -175,9 +175,9 @@ class Trace:
         self.ops = 0.0  # ops one call runs (loop bodies counted per trip): work per op
         # The contractions emitted (targets.Contraction): they decide data tiling.
         self.contractions: list = []
-        # (factorization, scope, matrix value, arguments) -> its results: each computed once
-        # (ops/triangular.once_per_scope)
+        # (factorization, scope, matrix value, arguments) -> results (once_per_scope)
         self.factorizations: dict = {}
+        self.residual_bytes = 0  # forward values derivatives keep for their backward pass
         self._constants: dict[int, tuple[Any, "Tracer"]] = {}
         # id(tracer) -> (tracer, value) of every constant (the tracer kept: ids stay unique)
         self._constant_values: dict[int, tuple["Tracer", np.ndarray]] = {}

@@ -314,6 +314,7 @@ def _trace_private(outer, fn: Callable, symbol: str, avals: list):
             f"arguments (numpy's in-place updates); compute new arrays instead")
     outer.work += inner.work
     outer.ops += inner.ops
+    outer.residual_bytes += inner.residual_bytes
     return traced, inner
 
 
@@ -435,8 +436,11 @@ def _recomputed_call(name: str, fn: Callable, dynamic_args: list, prevent_cse: b
     from .passes.autodiff.calls import CustomRule, mark
 
     outer = current_trace()
+    kept = outer.residual_bytes
     pb = trace_vjp(fn, tuple(dynamic_args), range(len(dynamic_args)), False, name, "skip",
                    through_closures=True)
+    # What the recomputation keeps lives only while its block's backward pass runs.
+    outer.residual_bytes = kept
     if pb.written:
         raise DifferentiationError(
             f"{name}: a checkpointed function may not write into its arguments (numpy's "

@@ -457,6 +457,7 @@ def build_metadata(
     ops: float = 0.0,
     mutated: Sequence[int] = (),
     weak_casts: dict[int, set] | None = None,
+    residual_bytes: int = 0,
 ) -> FunctionMetadata:
     from . import __version__
     from .compiler import iree_version
@@ -481,6 +482,7 @@ def build_metadata(
         source_hash=source_hash,
         work_estimate=work,
         op_estimate=ops,
+        residual_bytes=int(residual_bytes),
         static_args={str(k): repr(v) for k, v in signature.static_args},
         mutated={signature.leaf_names[i]: len(out_avals) + k for k, i in enumerate(mutated)},
         weak_casts={signature.leaf_names[i]: sorted(d.name for d in dts)

@@ -349,6 +349,7 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     scale = size if isinstance(size, int) else 1
     outer.work += inner.work * scale
     outer.ops += inner.ops  # the batched function runs the same ops, each on the whole batch
+    outer.residual_bytes += inner.residual_bytes * scale
     outer.contractions.extend(c._replace(flops=c.flops * scale) for c in inner.contractions)
     # The arguments the function writes into follow its results: each batched final
     # value goes back into the caller's array, as a loop over its slices would leave it.

@@ -50,6 +50,9 @@ class FunctionMetadata:
     # Ops one call runs, loop bodies counted per trip (0: unknown). work / ops is the size
     # of a typical dispatch, which decides whether a worker pool pays off.
     op_estimate: float = 0.0
+    # Bytes of forward values the derivatives in the function keep for their backward
+    # pass (``aotc-vjp``'s count; 0: no derivative). Left out of the record when 0.
+    residual_bytes: int = 0
     static_args: dict[str, str] = field(default_factory=dict)
     donated: dict[str, int] = field(default_factory=dict)  # argument name -> result index
     # Results the runtime may receive in a buffer it already holds: result index (as a
@@ -88,8 +91,10 @@ class FunctionMetadata:
 
     def to_json(self) -> str:
         data = asdict(self)
-        if not self.weak_casts:
-            del data["weak_casts"]  # records without it read as before, by older runtimes too
+        # Records without them read as before, by older runtimes too.
+        for name in ("weak_casts", "residual_bytes"):
+            if not data[name]:
+                del data[name]
         data["schema"] = SCHEMA_VERSION
         data["in_tree"] = self.in_tree.to_json()
         data["out_tree"] = self.out_tree.to_json()

@@ -115,6 +115,7 @@ FIELDS: dict[str, tuple[Any, bool]] = {
     "source_hash": (_str, True),
     "work_estimate": (_number, False),
     "op_estimate": (_number, False),
+    "residual_bytes": (_number, False),
     "static_args": (None, False),
     "donated": (None, False),
     "aliases": (None, False),

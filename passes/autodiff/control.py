@@ -122,6 +122,7 @@ def _for(ad: Adjoint, op, adjoints: list) -> None:
         _, yielded = clone_block(body, mapping)
         scf.YieldOp(yielded + new_tapes)
     stored = dict(zip(taped, list(record.results)[len(carries):]))
+    ad.saved.extend(stored.values())
 
     # 2. The reverse loop: carry adjoints and the outside values' adjoints.
     seeds = [adjoints[j] if adjoints[j] is not None else zeros(carries[j].type)

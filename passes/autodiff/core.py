@@ -78,6 +78,9 @@ class Adjoint:
         self.func_name = func_name
         self.active = active
         self.adjoints: dict = {}  # value -> accumulated adjoint value
+        # Values rules build for the backward pass to read (a loop's tapes): with the
+        # forward values the backward ops read, what the derivative keeps in memory.
+        self.saved: list = []
 
     # -- adjoints ------------------------------------------------------------------------
 
@@ -207,6 +210,7 @@ def sweep(parent: Adjoint, src_block, mapping: dict, cotangents: list, wanted: l
             child.add(value, ct)
     for op in reversed(clones):
         child.visit(op)
+    parent.saved.extend(child.saved)
     out = []
     for v in wanted:
         if not is_float(v.type):

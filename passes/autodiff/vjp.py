@@ -7,16 +7,65 @@
 adjoints of the arguments listed in ``wrt`` (the vector-Jacobian product): its body is
 ``@func``'s body, then the adjoint ops the rules of this package build, last op first
 (``core.Adjoint``). An argument no cotangent reaches gets zeros. Running the pass again
-when ``@vjp`` exists changes nothing.
+when ``@vjp`` exists changes nothing. ``@vjp`` carries ``aotc.residual_bytes``: the bytes
+of forward values its backward ops read (``residual_bytes``), which the metadata records
+and ``Compiled.memory_analysis()`` and ``aotc inspect`` report.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
 from ..base import ModulePass, PassError, as_op, find_function, register
-from .core import Adjoint, activity, is_float, zeros
+from ..opset import CONSTANT_LIKE_OPS
+from .core import Adjoint, activity, is_float, reads, zeros
+
+
+# The attribute of a built function: the bytes of the values its backward part reads from
+# its forward part (and of the tapes its loops record), the memory the derivative keeps.
+RESIDUAL_BYTES = "aotc.residual_bytes"
+
+
+def residual_bytes(block, forward: list, saved: list) -> int:
+    """The bytes of the forward ops' results that ops after them in ``block`` (the
+    backward ops) read, constants and fills left out, plus those of ``saved``: an upper
+    bound of what stays live from one part to the other (IREE may recompute a fused
+    elementwise value instead). Values of dynamic shape are not counted."""
+    from aotc._mlir import ir
+
+    produced = {r for op in forward for r in op.results}
+    kept = dict.fromkeys(saved)
+    for op in [as_op(o) for o in block.operations][len(forward):-1]:  # not the return
+        kept.update(dict.fromkeys(v for v in reads(op) if v in produced))
+    total = 0
+    for v in kept:
+        if as_op(v.owner).name in CONSTANT_LIKE_OPS:  # made again where they are read
+            continue
+        t = v.type
+        if isinstance(t, ir.RankedTensorType) and t.has_static_shape:
+            total += math.prod(t.shape) * _element_bytes(t.element_type)
+    return total
+
+
+def recorded_residual_bytes(module, name: str) -> int:
+    """The ``aotc.residual_bytes`` of ``@name`` in ``module`` (0 if not recorded)."""
+    from aotc._mlir import ir
+
+    fn, _ = find_function(module.operation, name, "aotc-vjp")
+    return ir.IntegerAttr(fn.attributes[RESIDUAL_BYTES]).value if RESIDUAL_BYTES in \
+        fn.attributes else 0
+
+
+def _element_bytes(t) -> int:
+    from aotc._mlir import ir
+
+    if isinstance(t, ir.ComplexType):
+        return 2 * _element_bytes(t.element_type)
+    if isinstance(t, ir.IndexType):
+        return 8
+    return max(1, t.width // 8)  # i1 is stored in a byte
 
 
 def _parse_indices(text) -> tuple:
@@ -93,15 +142,18 @@ class Vjp(ModulePass):
             ret = as_op(list(entry.operations)[-1])
             values = list(ret.operands)
             ad = Adjoint(self.name, self.func, activity(entry, {args[i] for i in wrt}))
+            forward = [as_op(o) for o in entry.operations][:-1]
             with ir.InsertionPoint(ret):
                 for j, ct in zip(seeded, cotangents):
                     ad.add(values[j], ct)
-                for op in reversed([as_op(o) for o in entry.operations][:-1]):
+                for op in reversed(forward):
                     ad.visit(op)
                 grads = [ad.adjoint_of(args[i]) for i in wrt]
                 grads = [g if g is not None else zeros(args[i].type)
                          for g, i in zip(grads, wrt)]
                 func.ReturnOp(values + grads)
             ret.erase()
+            fn.attributes[RESIDUAL_BYTES] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64), residual_bytes(entry, forward, ad.saved))
             fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
                 inputs + [results[j] for j in seeded], results + [g.type for g in grads]))

@@ -202,7 +202,7 @@ def test_export_records_and_runtime_applies_donation(tmp_path):
         capture_output=True, text=True, check=True).stdout)
     memory = data["functions"]["step"]["memory"]
     assert memory == {"argument_bytes": 4096, "result_bytes": 4096, "donated_bytes": 4096,
-                      "new_result_bytes": 0, "transient_bytes": 0}
+                      "new_result_bytes": 0, "residual_bytes": 0, "transient_bytes": 0}
 
 
 def test_jit_retrace_keeps_donation():
