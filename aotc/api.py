@@ -205,9 +205,9 @@ class CompiledMemoryStats:
       argument_size_in_bytes, output_size_in_bytes: the arguments' and results' bytes,
         from the signature (None for dynamic dimensions).
       alias_size_in_bytes: result bytes written into donated argument buffers.
-      temp_size_in_bytes: the intermediate (transient) buffers IREE allocates inside a
-        call, measured: the function runs once on zero-filled arguments on a private
-        local-sync device whose allocator sees every allocation
+      temp_size_in_bytes: the most bytes IREE's intermediate (transient) buffers hold at
+        once inside a call, measured: the function runs once on zero-filled arguments on
+        a private local-sync device whose allocator sees every allocation
         (``runtime.memory.measure_transient``). None when its code cannot run on this
         machine's CPU (another target) or a dimension is dynamic.
       residual_size_in_bytes: the forward values the function's derivatives (``grad``,

@@ -170,8 +170,8 @@ def _print_verified(verified: dict) -> None:
 
 def _memory_figures(info: dict, fname: str, meta, args: argparse.Namespace) -> dict:
     """Bytes per call (from the metadata: arguments, results, donation, the forward values
-    derivatives keep for their backward pass) and, with --measure, the transient bytes
-    IREE allocates inside a call (measured on local-sync)."""
+    derivatives keep for their backward pass) and, with --measure, the peak of the
+    transient bytes IREE holds inside a call (measured on local-sync)."""
     from aotc.runtime.memory import function_memory, measure_transient
 
     figures = function_memory(meta)
@@ -193,7 +193,7 @@ def _memory_line(m: dict) -> str:
     if m["residual_bytes"]:
         parts.append(f"derivatives keep {size(m['residual_bytes'])} of forward values")
     if m["transient_bytes"] is not None:
-        parts.append(f"transient {size(m['transient_bytes'])} (measured on local-sync)")
+        parts.append(f"transient peak {size(m['transient_bytes'])} (measured on local-sync)")
     return ", ".join(parts)
 
 
@@ -419,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
     p.add_argument("--measure", action="store_true",
                    help="run each function once with zeros on local-sync (CPU artifacts) to "
-                        "measure the transient bytes IREE allocates inside a call")
+                        "measure the peak of the transient bytes IREE holds inside a call")
     p.add_argument("--verify", action="store_true",
                    help="make the checks aotc.runtime.load makes (every member's CRC-32, the "
                         "aotc seal's SHA-256, the metadata against the compiled functions) "

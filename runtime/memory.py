@@ -374,7 +374,8 @@ def function_memory(meta: Any) -> dict[str, Any]:
 def measure_transient(vmfb: bytes, name: str) -> int | None:
     """Runs ``name`` once with zero arguments on a private local-sync device without a
     caching allocator, where IREE's allocator sees every allocation, and returns the
-    bytes it allocated beyond its results: the intermediate (transient) buffers. None
+    most bytes its intermediate (transient) buffers held at once: the peak of live bytes
+    beyond its arguments and results. None
     when the function cannot run here (another target, dynamic shapes, no metadata)."""
     import iree.runtime as rt
     import numpy as np
@@ -401,12 +402,16 @@ def measure_transient(vmfb: bytes, name: str) -> int | None:
             int(rt.MemoryType.DEVICE_LOCAL), int(rt.BufferUsage.DEFAULT), hal,
             np.zeros(spec.shape, entry.numpy), entry.element_type))
     results = rt.VmVariantList(len(meta.results))
-    before = dict(hal.allocator.statistics).get("device_bytes_allocated", 0)
+    before = dict(hal.allocator.statistics)
+    live_before = before.get("device_bytes_allocated", 0) - before.get("device_bytes_freed", 0)
     try:
         context.invoke(function, args, results)
     except (RuntimeError, ValueError):
         return None
-    allocated = dict(hal.allocator.statistics).get("device_bytes_allocated", 0) - before
+    # The peak of the bytes live during the call, less the arguments (live before) and
+    # the results (still live after): the most the intermediate buffers held at once,
+    # as XLA's temp size (buffers freed and allocated again are not counted twice).
+    peak = dict(hal.allocator.statistics).get("device_bytes_peak", 0)
     new_results = function_memory(meta)["new_result_bytes"] or 0
     del results, args, context
-    return max(0, allocated - new_results)
+    return max(0, peak - live_before - new_results)
