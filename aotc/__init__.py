@@ -48,7 +48,7 @@ _LAZY = {
 }
 
 __all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "scipy", "runtime", "config",
-                          "tree_util", "__version__"]
+                          "tree_util", "checkpoint_policies", "__version__"]
 
 
 def __getattr__(name: str):
@@ -58,6 +58,6 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     if name in ("numpy", "lax", "nn", "random", "scipy", "runtime", "passes", "errors", "targets",
-                "config", "tree_util"):
+                "config", "tree_util", "checkpoint_policies"):
         return importlib.import_module(f"aotc.{name}")
     raise AttributeError(f"module 'aotc' has no attribute {name!r}")

@@ -248,14 +248,18 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     ``fun``'s inputs, and the backward pass runs ``fun`` again before its derivative.
 
     ``prevent_cse=False`` lets the compiler share the recomputation with the forward pass
-    (it usually then keeps the values after all). ``policy`` (which values to keep) is
-    not supported: every intermediate is recomputed. ``static_argnums`` are passed as
-    they are (not traced).
+    (it usually then keeps the values after all). ``policy`` (``aotc.checkpoint_policies``,
+    JAX's names) is ``everything_saveable`` (keep every value: the function itself) or
+    recomputes everything (any other, see there). ``static_argnums`` are passed as they
+    are (not traced).
     """
-    if policy is not None:
-        raise NotImplementedError(
-            "checkpoint: policy= is not supported; aotc recomputes every intermediate value "
-            "of a checkpointed function (policy=None)")
+    from .checkpoint_policies import keeps_everything
+
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be one of aotc.checkpoint_policies (a "
+                        f"callable), got {type(policy).__name__}")
+    if keeps_everything(policy):
+        return fun
     statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     name = getattr(fun, "__name__", "function")
     rules = _Rules()
