@@ -23,8 +23,8 @@ _LAZY = {
     "jit": ("aotc.api", "jit"),
     "vmap": ("aotc.vmapping", "vmap"),
     **{name: ("aotc.autodiff", name) for name in (
-        "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
-        "float0")},
+        "grad", "value_and_grad", "vjp", "jvp", "linearize", "float0")},
+    **{name: ("aotc.jacobians", name) for name in ("jacrev", "jacfwd", "hessian")},
     **{name: ("aotc.custom_derivatives", name) for name in (
         "custom_vjp", "custom_jvp", "checkpoint", "remat")},
     "Lowered": ("aotc.api", "Lowered"),

@@ -1,5 +1,6 @@
-"""``aotc.grad``, ``value_and_grad``, ``vjp``, ``jvp``, ``linearize``, ``jacrev``,
-``jacfwd`` and ``hessian``: JAX's differentiation API on the ``aotc-vjp`` pass.
+"""``aotc.grad``, ``value_and_grad``, ``vjp``, ``jvp`` and ``linearize``: JAX's
+differentiation API on the ``aotc-vjp`` (reverse mode) and ``aotc-jvp`` (forward mode)
+passes (the Jacobians are in ``jacobians.py``).
 
 Applied inside a traced function (under ``aotc.jit``/``aotc.export``, ``aotc.vmap``,
 another derivative, or any traced code), ``vjp(fun, *primals)``
@@ -12,9 +13,9 @@ another derivative, or any traced code), ``vjp(fun, *primals)``
 3. moves it into the caller's module and calls it (``build.finish_module`` inlines the
    call, so forward and backward ops are one program for IREE).
 
-Forward mode is the transpose of reverse mode: ``jvp`` differentiates the (linear)
-pullback with respect to its cotangent, so it needs no rules of its own. Called outside a
-trace, each function jits itself, as ``aotc.vmap`` does.
+``jvp(fun, primals, tangents)`` does the same with ``aotc-jvp``: ``fun``'s arguments and
+one tangent per differentiated leaf in, ``fun``'s results and their tangents out. Called
+outside a trace, each function jits itself, as ``aotc.vmap`` does.
 
 Only floating-point leaves have derivatives. ``grad`` refuses integer arguments (JAX's
 message); ``vjp`` gives them ``float0`` zeros, as JAX does.
@@ -81,26 +82,44 @@ class _Pullback:
     def call(self, cotangents: list) -> tuple[list, list]:
         """Calls the reverse-mode function: (every result, adjoint per differentiated
         leaf), as tracers of the caller."""
+        from .core import Tracer
+
+        outs, rest = self._invoke(cotangents)
+        grads = [Tracer(v, self.arrays[i].tracer.shape, self.arrays[i].tracer.dtype, self.trace)
+                 for v, i in zip(rest, self.wrt)]
+        return outs, grads
+
+    def call_forward(self, tangents: list) -> tuple[list, dict]:
+        """Calls the forward-mode function (``trace_vjp(..., forward=True)``) with one
+        tangent per differentiated leaf: (every result, {result index: its tangent} for
+        the floating-point results), as tracers of the caller."""
+        from .core import Tracer
+
+        outs, rest = self._invoke(tangents)
+        floats = [k for k, a in enumerate(self.out_avals) if np.dtype(a.dtype).kind == "f"]
+        return outs, {k: Tracer(v, self.out_avals[k].shape, self.out_avals[k].dtype, self.trace)
+                      for k, v in zip(floats, rest)}
+
+    def _invoke(self, extra: list) -> tuple[list, list]:
+        """Calls the derivative function on the arrays, the closures and ``extra``; the
+        arguments the function wrote into take their final values, as after a call of
+        the function itself. Returns the results as tracers and the other values."""
         from ._mlir import func
         from .core import Tracer, current_trace, user_location
 
         if current_trace() is not self.trace:
             raise DifferentiationError(
-                f"vjp({self.name}): the pullback was called outside the traced function "
-                f"that made it; call it in the same function (or jit the whole computation)")
+                f"{self.name}: the derivative was called outside the traced function that "
+                f"made it; call it in the same function (or jit the whole computation)")
         operands = ([lf.tracer.value for lf in self.arrays] + [c.value for c in self.closures]
-                    + [c.value for c in cotangents])
+                    + [c.value for c in extra])
         with user_location():
-            results = func.CallOp(self.result_types, self.vjp_symbol, operands).results
+            results = list(func.CallOp(self.result_types, self.vjp_symbol, operands).results)
         outs = [Tracer(v, a.shape, a.dtype, self.trace)
-                for v, a in zip(list(results)[:len(self.out_avals)], self.out_avals)]
-        grads = [Tracer(v, self.arrays[i].tracer.shape, self.arrays[i].tracer.dtype, self.trace)
-                 for v, i in zip(list(results)[len(self.out_avals):], self.wrt)]
-        # The arguments the function wrote into take their final values, as after a call
-        # of the function itself.
+                for v, a in zip(results[:len(self.out_avals)], self.out_avals)]
         for k, new in zip(self.written, outs[len(outs) - len(self.written):]):
             self.arrays[k].tracer.assign(new)
-        return outs, grads
+        return outs, results[len(self.out_avals):]
 
 
 def _classify(name: str, flat: list, paths: list[str], positions: list[int],
@@ -143,8 +162,10 @@ def _classify(name: str, flat: list, paths: list[str], positions: list[int],
 
 
 def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bool,
-              name: str, integer_inputs: str, *, through_closures: bool = False) -> _Pullback:
-    """Traces ``fun(*primals)`` and builds its reverse-mode function in the caller.
+              name: str, integer_inputs: str, *, through_closures: bool = False,
+              forward: bool = False) -> _Pullback:
+    """Traces ``fun(*primals)`` and builds its reverse-mode function in the caller (with
+    ``forward``, its forward-mode function: ``aotc-jvp``; see ``_Pullback.call``).
     With ``through_closures`` (``checkpoint``), the floating-point arrays ``fun`` closes
     over are differentiated too (their adjoints follow the arguments'), and ``fun``'s
     traced function moves into the caller as well (``_Pullback.primal_symbol``)."""
@@ -180,8 +201,8 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
         return tuple(out) if has_aux else out
 
     fn_name = getattr(fun, "__name__", "function")
-    base = _unique_base(outer.module, f"{_symbol_name(fn_name)}__vjp")
-    primal, backward = f"{base}_primal", f"{base}_backward"
+    base = _unique_base(outer.module, f"{_symbol_name(fn_name)}__{'jvp' if forward else 'vjp'}")
+    primal, backward = f"{base}_primal", f"{base}_{'forward' if forward else 'backward'}"
     with outer.context, ir.Location.unknown():
         scratch = ir.Module.create()
     inner = Trace(fn_name, scratch)
@@ -197,7 +218,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     out_tree = traced.out_tree
     n_out = out_tree.children()[0].num_leaves if has_aux else out_tree.num_leaves
     for k, aval in enumerate(traced.out_avals[:n_out]):
-        if np.dtype(aval.dtype).kind != "f":
+        if np.dtype(aval.dtype).kind != "f" and not forward:
             raise DifferentiationError(
                 f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
                 f"np.floating), but output {k} of {fn_name} is {np.dtype(aval.dtype)}; "
@@ -206,11 +227,12 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     if through_closures:
         wrt += [len(arrays) + k for k, (c, _) in enumerate(inner.captures)
                 if np.dtype(c.dtype).kind == "f"]
-    _build(name, scratch, primal, backward, wrt, n_out)
-    outer.residual_bytes += inner.residual_bytes + recorded_residual_bytes(scratch, backward)
+    _build(name, scratch, primal, backward, wrt, n_out, forward)
+    outer.residual_bytes += inner.residual_bytes + (
+        0 if forward else recorded_residual_bytes(scratch, backward))
     result_types = _move_functions(scratch, outer,
                                    [backward, primal] if through_closures else [backward])[backward]
-    outer.work += 3 * inner.work  # the forward ops, and about twice them backward
+    outer.work += (2 if forward else 3) * inner.work  # the primal ops, and the derivative's
     outer.ops += inner.ops
     out_avals = traced.out_avals + [avals[i] for i in traced.mutated]
     # Traced arrays of the caller the function closes over are extra arguments; they
@@ -221,12 +243,14 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
                      outer, list(traced.mutated), closures, primal)
 
 
-def _build(name: str, scratch, primal: str, backward: str, wrt: list, n_out: int) -> None:
-    from .passes import PassError, Vjp, run_pipeline
+def _build(name: str, scratch, primal: str, derivative: str, wrt: list, n_out: int,
+           forward: bool) -> None:
+    from .passes import Jvp, PassError, Vjp, run_pipeline
 
+    build = (Jvp(func=primal, jvp=derivative, wrt=tuple(wrt)) if forward else
+             Vjp(func=primal, vjp=derivative, wrt=tuple(wrt), seeded=tuple(range(n_out))))
     try:
-        run_pipeline(scratch, ["inline", Vjp(func=primal, vjp=backward, wrt=tuple(wrt),
-                                             seeded=tuple(range(n_out)))])
+        run_pipeline(scratch, ["inline", build])
     except PassError as e:
         raise CompileError(f"{name}: {e}") from e
 
@@ -437,26 +461,27 @@ def value_and_grad(fun: Callable, argnums=0, has_aux: bool = False) -> GradFunct
 
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     """``(primals_out, tangents_out)`` (``jax.jvp``): the Jacobian of ``fun`` at
-    ``primals`` times ``tangents``, computed as the transpose of the pullback."""
+    ``primals`` times ``tangents``, by the forward-mode pass ``aotc-jvp`` (integer
+    outputs get ``float0`` tangents)."""
+    from . import numpy as anp
+
     name = f"jvp({getattr(fun, '__name__', 'function')})"
     primals, tangents = _check_tangents(name, primals, tangents)
     if not _tracing():
         return _jit(lambda p, t: jvp(fun, p, t, has_aux=has_aux))(primals, tangents)
-    out, pullback, *aux = vjp(fun, *primals, has_aux=has_aux)
-
-    def pulled(p, ct):
-        cotangents = vjp(fun, *p, has_aux=has_aux)[1](ct)
-        return tree_util.tree_map(lambda c: None if _is_float0(c) else c, cotangents)
-
-    # pulled(primals, ct) = J^T ct is linear in ct; its pullback at any ct is J.
-    zero = tree_util.tree_map(_zeros_like, out)
-    pb = trace_vjp(pulled, (primals, zero), (1,), False, name, "skip")
-    cts = _float_tangents(primals, tangents)
-    _, grads = pb.call(_cotangents(pb, cts, pb.out_tree))
-    tangent_out = _grads_tree(pb, grads, (1,))[0]
+    d = trace_vjp(fun, primals, range(len(primals)), has_aux, name, "skip", forward=True)
+    flat = tree_util.tree_leaves(tangents)
+    ts = [anp.asarray(t).astype(lf.tracer.dtype) for lf, t in zip(d.leaves, flat)
+          if lf.differentiated]
+    outs, touts = d.call_forward(ts)
+    result = d.out_tree.unflatten(outs[:d.out_tree.num_leaves])
+    seeded = _seeded_tree(d, has_aux)
+    tangent_out = seeded.unflatten([
+        touts[k] if k in touts else np.zeros(tuple(d.out_avals[k].shape), float0)
+        for k in range(seeded.num_leaves)])
     if has_aux:
-        return out, tangent_out, aux[0]
-    return out, tangent_out
+        return result[0], tangent_out, result[1]
+    return result, tangent_out
 
 
 def _zeros_like(x):
@@ -489,12 +514,6 @@ def _is_float0(x) -> bool:
     return isinstance(x, np.ndarray) and x.dtype == float0
 
 
-def _float_tangents(primals, tangents):
-    """The tangents of the floating-point primals; None for the others (their pullback
-    entries are float0, which the transposed pullback leaves out)."""
-    return tree_util.tree_map(lambda p, t: t if _is_float(p) else None, primals, tangents)
-
-
 def linearize(fun: Callable, *primals):
     """``(out, f_jvp)`` with ``f_jvp(*tangents) == jvp(fun, primals, tangents)[1]``."""
     out = jvp(fun, primals, tuple(tree_util.tree_map(_zeros_like, primals)))[0]
@@ -505,94 +524,5 @@ def linearize(fun: Callable, *primals):
     return out, f_jvp
 
 
-def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
-    """The Jacobian by reverse mode (``jax.jacrev``): one pullback per output element,
-    batched with ``vmap``; result shape ``out.shape + arg.shape``."""
-    return _jacobian(fun, argnums, has_aux, "jacrev")
-
-
-def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
-    """The Jacobian by forward mode (``jax.jacfwd``): one tangent per input element,
-    batched with ``vmap``; result shape ``out.shape + arg.shape``."""
-    return _jacobian(fun, argnums, has_aux, "jacfwd")
-
-
-def hessian(fun: Callable, argnums=0, has_aux: bool = False):
-    """``jacfwd(jacrev(fun))`` (``jax.hessian``)."""
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
-
-
-def _basis(x):
-    """The unit vectors of ``x``'s elements, each shaped as ``x``: ``(x.size, *x.shape)``."""
-    from . import numpy as anp
-
-    size = int(np.prod(np.shape(x)))
-    return anp.eye(size, dtype=x.dtype).reshape((size,) + tuple(np.shape(x)))
-
-
-def _one_hot(leaves: list, k: int, value) -> list:
-    """``value`` at position ``k``, zeros shaped as the other leaves."""
-    from . import numpy as anp
-
-    return [value if j == k else anp.zeros(np.shape(q), q.dtype) for j, q in enumerate(leaves)]
-
-
-def _jacobian(fun, argnums, has_aux, kind):
-    from .vmapping import vmap
-
-    @functools.wraps(fun)
-    def jacobian(*args):
-        if not _tracing():
-            return _jit(jacobian)(*args)
-        from . import numpy as anp
-
-        name = f"{kind}({getattr(fun, '__name__', 'function')})"
-        nums = _argnums(argnums, len(args), name)
-
-        def partial_fun(*selected):
-            full = list(args)
-            for n, v in zip(nums, selected):
-                full[n] = v
-            return fun(*full)
-
-        selected = tuple(args[n] for n in nums)
-        if has_aux:
-            out, aux = fun(*args)
-        else:
-            out, aux = fun(*args), None
-        out_flat, out_tree = tree_util.tree_flatten(out)
-        in_flat, in_tree = tree_util.tree_flatten(selected)
-        differentiated = (lambda *s: partial_fun(*s)[0]) if has_aux else partial_fun
-        if kind == "jacrev":  # one pullback per output element
-            per_out = []
-            for k, o in enumerate(out_flat):
-                def row(sel, ct, k=k):
-                    cts = out_tree.unflatten(_one_hot(out_flat, k, ct))
-                    return vjp(differentiated, *sel)[1](cts)
-
-                rows = tree_util.tree_leaves(vmap(row, in_axes=(None, 0))(selected, _basis(o)))
-                per_out.append([anp.reshape(r, np.shape(o) + np.shape(x))
-                                for r, x in zip(rows, in_flat)])
-        else:  # one tangent per input element
-            per_in = []
-            for i, x in enumerate(in_flat):
-                def column(sel, t, i=i):
-                    ts = tuple(in_tree.unflatten(_one_hot(in_flat, i, t)))
-                    return jvp(differentiated, sel, ts)[1]
-
-                cols = tree_util.tree_leaves(vmap(column, in_axes=(None, 0))(selected,
-                                                                             _basis(x)))
-                per_in.append([anp.moveaxis(anp.reshape(c, (c.shape[0],) + np.shape(o)), 0, -1)
-                               .reshape(np.shape(o) + np.shape(x))
-                               for c, o in zip(cols, out_flat)])
-            per_out = [[per_in[i][k] for i in range(len(in_flat))]
-                       for k in range(len(out_flat))]
-        trees = [in_tree.unflatten(row) for row in per_out]
-        jac = out_tree.unflatten([t if not isinstance(argnums, int) else t[0] for t in trees])
-        return (jac, aux) if has_aux else jac
-
-    return jacobian
-
-
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "jacrev", "jacfwd",
-           "hessian", "float0", "DifferentiationError"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "float0",
+           "DifferentiationError"]

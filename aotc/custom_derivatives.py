@@ -11,8 +11,8 @@ at any depth), each becomes a call ``aotc-vjp`` differentiates by its rule
 - ``custom_jvp``: the call runs the function and keeps its arguments as residuals; the
   rule is the transpose of the user's tangent map: the reverse-mode derivative, with
   respect to the tangents, of the jvp rule's tangent output (linear in the tangents, so
-  its adjoint is exact at zero tangents). Forward mode (``jvp``, the transpose of the
-  pullback) gives back the user's tangents.
+  its adjoint is exact at zero tangents). Forward mode (``aotc-jvp``) transposes it
+  again: the user's tangents.
 - ``checkpoint``: the call runs the function; the rule recomputes it from its inputs
   (behind a ``util.optimization_barrier``, so the compiler cannot reuse the forward
   values) and differentiates the recomputation: the forward pass keeps only the inputs

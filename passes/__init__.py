@@ -11,7 +11,7 @@ of its own and is registered by name in ``REGISTRY`` for ``aotc-opt`` and lit te
 from __future__ import annotations
 
 from .base import ModulePass, PassError, REGISTRY, register
-from .autodiff import DropCustomDerivatives, DropStopGradients, Vjp
+from .autodiff import DropCustomDerivatives, DropStopGradients, Jvp, Vjp
 from .batching import Batch
 from .check_dtypes import CheckDtypes
 from .donation import Donate, pair_donations
@@ -32,6 +32,6 @@ __all__ = [
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSelfComparisons",
     "ShieldConstantBools", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
-    "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "DropStopGradients",
+    "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",
 ]

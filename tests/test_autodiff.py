@@ -278,6 +278,50 @@ def test_second_derivatives_jacobians_and_forward_mode():
                                    atol=1e-12)
 
 
+# (m, lax, a, b) -> an array: forward mode's cases, per op family.
+FORWARD_CASES = {
+    "elementwise": lambda m, lax, a, b: m.sin(a) * m.exp(b) + m.tanh(a * b) ** 2 / (1 + a),
+    "reductions": lambda m, lax, a, b: m.max(a, axis=1) + m.sum(a * b, axis=0)[:3]
+    + m.prod(a, axis=1) + m.mean(m.abs(a - 0.5)),
+    "contractions": lambda m, lax, a, b: (a @ a.T) @ m.ones(3) + m.einsum("ij,kj->i", a, b),
+    "shapes": lambda m, lax, a, b: m.concatenate([a[1:, ::2].reshape(-1), m.pad(a, 1).sum(0),
+                                                   m.cumsum(a * b, axis=1)[:, -1]]),
+    "gathers": lambda m, lax, a, b: m.take(a.reshape(-1), m.array([3, 0, 7, 7]))
+    + m.sort(a, axis=1)[:, :2].sum(1).sum() + a.at[0, 1:3].add(b[0, :2])[0, :4],
+    "fori_cond": lambda m, lax, a, b: lax.fori_loop(0, 3, lambda i, h: m.sin(h) * a[0], b[0])
+    + lax.cond(a[0, 0] > 0.5, lambda: m.exp(a[1]), lambda: a[1] * b[1]),
+    # Newton's iteration for sqrt(a * b) until it converges (a data-dependent trip count)
+    "while": lambda m, lax, a, b: lax.while_loop(
+        lambda s: m.max(m.abs(s[0] * s[0] - a * b)) > 1e-12,
+        lambda s: ((s[0] + a * b / s[0]) / 2, s[1] + 1), (a + b, 0))[0],
+}
+
+
+def test_forward_mode_matches_finite_differences_and_jax():
+    a, b, ta, tb = X, Y.repeat(3, 0), RNG.standard_normal(X.shape), RNG.standard_normal((3, 4))
+
+    def cases(m, lax, a, b):
+        return {k: f(m, lax, a, b) for k, f in FORWARD_CASES.items()}
+
+    primal = aotc.jit(lambda a, b: cases(anp, aotc.lax, a, b))
+    out, tangent = aotc.jit(lambda a, b, ta, tb: aotc.jvp(
+        lambda a, b: cases(anp, aotc.lax, a, b), (a, b), (ta, tb)))(a, b, ta, tb)
+    eps = 1e-6
+    up, down = primal(a + eps * ta, b + eps * tb), primal(a - eps * ta, b - eps * tb)
+    for k in FORWARD_CASES:
+        fd = (np.asarray(up[k]) - np.asarray(down[k])) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(tangent[k]), fd, rtol=1e-6, atol=1e-7,
+                                   err_msg=k)
+        np.testing.assert_allclose(np.asarray(out[k]), np.asarray(primal(a, b)[k]),
+                                   rtol=1e-14, err_msg=k)
+    if jax is not None:
+        want = reference(lambda *p: jax.jvp(lambda a, b: cases(jnp, jax.lax, a, b), p[:2],
+                                            p[2:]), a, b, ta, tb)
+        for k in FORWARD_CASES:
+            np.testing.assert_allclose(np.asarray(tangent[k]), want[1][k], rtol=1e-12,
+                                       atol=1e-12, err_msg=k)
+
+
 def test_eager_calls_has_aux_argnums_and_stop_gradient():
     x = RNG.standard_normal(4).astype(np.float32)
     # eager (each jits itself), float32 stays float32

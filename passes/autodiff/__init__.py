@@ -1,4 +1,5 @@
-"""Differentiation as a pass over aotc's MLIR: ``aotc-vjp`` (reverse mode).
+"""Differentiation as passes over aotc's MLIR: ``aotc-vjp`` (reverse mode) and
+``aotc-jvp`` (forward mode, ``forward.py``: the tangent sweep and its rules).
 
 ``core`` holds the adjoint builder, the region sweep and the rule registry; the rule
 modules register their rules on import and attach them to the ops' rows of the
@@ -10,9 +11,10 @@ vocabulary (``passes/opset.py``): ``generic`` (the rule of ``linalg.generic``), 
 the rules share.
 """
 
-from . import calls, control, convolution, named, tensor  # noqa: F401  (register the rules)
+from . import calls, control, convolution, forward, named, tensor  # noqa: F401  (rules)
 from .calls import DropCustomDerivatives
+from .jvp import Jvp
 from .stop_gradient import DropStopGradients
 from .vjp import Vjp
 
-__all__ = ["Vjp", "DropStopGradients", "DropCustomDerivatives"]
+__all__ = ["Vjp", "Jvp", "DropStopGradients", "DropCustomDerivatives"]

@@ -284,6 +284,15 @@ FROM_BITS = opset.FLOAT_FROM_BITS
 TO_BITS = opset.FLOAT_TO_BITS  # conversions that take a float apart
 
 
+@tangent("tensor.extract")
+def _extract(op, t):
+    """An element read from a tensor with a tangent (a gather in a body): the tangent's
+    element at the same indices."""
+    from aotc._mlir import tensor
+
+    return tensor.extract(t[0], list(op.operands)[1:]) if t[0] is not None else None
+
+
 def propagate(ops: list, tangents: dict) -> dict:
     """Pushes ``tangents`` (value -> tangent) through ``ops`` (in order); returns the
     tangents of every value reached. An op without a rule, or a float rebuilt from the

@@ -18,9 +18,10 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..base import ModulePass, PassError, as_op, find_function, register
+from ..base import as_op, find_function, register
 from ..opset import CONSTANT_LIKE_OPS
-from .core import Adjoint, activity, is_float, reads, zeros
+from .core import Adjoint, activity, reads, zeros
+from .derivative import DerivativePass, options as derivative_options, parse_indices
 
 
 # The attribute of a built function: the bytes of the values its backward part reads from
@@ -68,17 +69,9 @@ def _element_bytes(t) -> int:
     return max(1, t.width // 8)  # i1 is stored in a byte
 
 
-def _parse_indices(text) -> tuple:
-    items = [t.strip() for t in str(text).split(",") if t.strip()]
-    for item in items:
-        if not item.isdigit():
-            raise ValueError(f"expected comma-separated indices, got {item!r}")
-    return tuple(int(i) for i in items)
-
-
 @register
 @dataclass(frozen=True)
-class Vjp(ModulePass):
+class Vjp(DerivativePass):
     """Builds ``@vjp`` (see the module docstring).
 
     Options: ``func`` (required), ``vjp`` (default ``<func>_vjp``), ``wrt`` (argument
@@ -94,48 +87,25 @@ class Vjp(ModulePass):
 
     @classmethod
     def from_options(cls, options):
-        opts = {k.replace("-", "_"): v for k, v in options.items()}
-        if not opts.get("func"):
-            raise ValueError("func: the name of the function to differentiate is required")
-        return cls(func=opts["func"], vjp=opts.get("vjp", ""),
-                   wrt=_parse_indices(opts["wrt"]) if "wrt" in opts else None,
-                   seeded=_parse_indices(opts["seeded"]) if "seeded" in opts else None)
+        opts = derivative_options(options)
+        seeded = parse_indices(opts["seeded"]) if "seeded" in opts else None
+        return cls(func=opts["func"], vjp=opts.get("vjp", ""), wrt=opts.get("wrt"),
+                   seeded=seeded)
 
     @property
     def target(self) -> str:
         return self.vjp or f"{self.func}_vjp"
-
-    def run(self, module) -> None:
-        src, funcs = find_function(module, self.func, self.name)
-        if self.target in funcs:
-            return
-        self._build(module, src)
-        module.verify()
 
     def _build(self, module, src) -> None:
         from aotc._mlir import func, ir
 
         ftype = ir.FunctionType(ir.TypeAttr(src.attributes["function_type"]).value)
         inputs, results = list(ftype.inputs), list(ftype.results)
-        wrt = (self.wrt if self.wrt is not None
-               else tuple(i for i, t in enumerate(inputs) if is_float(t)))
-        seeded = self.seeded if self.seeded is not None else tuple(range(len(results)))
-        for i in wrt:
-            if i >= len(inputs) or not is_float(inputs[i]):
-                what = "no such argument" if i >= len(inputs) else f"its type is {inputs[i]}"
-                raise PassError(f"{self.name}: wrt={i} of @{self.func}: {what}; only "
-                                f"floating-point arguments have derivatives")
-        for j in seeded:
-            if j >= len(results) or not is_float(results[j]):
-                what = "no such result" if j >= len(results) else f"its type is {results[j]}"
-                raise PassError(f"{self.name}: seeded={j} of @{self.func}: {what}; only "
-                                f"floating-point results take cotangents")
+        wrt = self.wrt_of(self.wrt, inputs)
+        seeded = (self.checked("seeded", self.seeded, results, "result", "take cotangents")
+                  if self.seeded is not None else tuple(range(len(results))))
         with src.location:
-            fn = src.clone(ip=ir.InsertionPoint(module.regions[0].blocks[0]))
-            fn.attributes["sym_name"] = ir.StringAttr.get(self.target)
-            for name in ("arg_attrs", "res_attrs", "iree.reflection"):
-                if name in fn.attributes:
-                    del fn.attributes[name]
+            fn = self.clone(module, src)
             entry = fn.regions[0].blocks[0]
             args = list(entry.arguments)
             cotangents = [entry.add_argument(results[j], src.location) for j in seeded]
