@@ -58,7 +58,7 @@ class _Pullback:
     """``fun`` traced and its reverse-mode function built into the caller's module."""
 
     name: str  # the user's function, for messages
-    vjp_symbol: str
+    derivative_symbol: str  # the reverse-mode function (the forward-mode one with forward=True)
     result_types: list
     leaves: list  # _Leaf per primal leaf
     primal_tree: object
@@ -114,7 +114,7 @@ class _Pullback:
         operands = ([lf.tracer.value for lf in self.arrays] + [c.value for c in self.closures]
                     + [c.value for c in extra])
         with user_location():
-            results = list(func.CallOp(self.result_types, self.vjp_symbol, operands).results)
+            results = list(func.CallOp(self.result_types, self.derivative_symbol, operands).results)
         outs = [Tracer(v, a.shape, a.dtype, self.trace)
                 for v, a in zip(results[:len(self.out_avals)], self.out_avals)]
         for k, new in zip(self.written, outs[len(outs) - len(self.written):]):

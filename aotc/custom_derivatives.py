@@ -285,8 +285,8 @@ remat = checkpoint
 # ---------------------------------------------------------------------------------------
 
 def _array_leaves(name: str, diff_args: list):
-    """The leaves of the differentiated arguments: tracers of the caller for arrays and
-    numbers, the value itself for anything else."""
+    """The leaves of the differentiated arguments (tracers of the caller for arrays and
+    numbers, the value itself for anything else) and their structure."""
     from .core import Tracer
     from .vmapping import argument_tracer
 
@@ -297,7 +297,7 @@ def _array_leaves(name: str, diff_args: list):
             leaves.append(argument_tracer(v, f"{name}: argument leaf {k}"))
         else:
             leaves.append(v)
-    return flat, tree, leaves
+    return tree, leaves
 
 
 def _trace_private(outer, fn: Callable, symbol: str, avals: list):
@@ -339,15 +339,14 @@ def _custom_call(name: str, fn_name: str, diff_args: list, forward: Callable,
     from .vmapping import _unique_base
 
     outer = current_trace()
-    flat, tree, leaves = _array_leaves(name, diff_args)
+    tree, leaves = _array_leaves(name, diff_args)
     arrays = [t for t in leaves if isinstance(t, Tracer)]
     base = _unique_base(outer.module, f"{_symbol_name(fn_name)}__custom")
 
     def traced_forward(*tracers):
         it = iter(tracers)
-        values = [next(it) if isinstance(v, Tracer) else v for v in leaves]
-        out, res = forward(*tree.unflatten(values))
-        return out, res
+        return forward(*tree.unflatten([next(it) if isinstance(v, Tracer) else v
+                                         for v in leaves]))
 
     fwd, fwd_trace = _trace_private(outer, traced_forward, f"{base}_fwd", _avals(arrays))
     out_tree, res_tree = fwd.out_tree.children()
@@ -480,7 +479,7 @@ def _recomputed_call(name: str, fn: Callable, dynamic_args: list, prevent_cse: b
                 # barrier per value: IREE 3.13's stream conversion rejects a barrier over
                 # values of different lifetimes (an argument and a temporary).
                 args = [barrier(a) for a in args]
-            results = func.CallOp(list(pb.result_types), pb.vjp_symbol, args + cts).results
+            results = func.CallOp(list(pb.result_types), pb.derivative_symbol, args + cts).results
             func.ReturnOp(list(results)[len(out_types):len(out_types) + n_grads])
     operands = [t.value for t in inputs] * 2
     with user_location():

@@ -28,7 +28,7 @@ from __future__ import annotations
 from .. import opset
 from ..base import PassError, as_op, operand_segments, where
 from .core import activity, clone_block, element_type, float_constant, is_float, reads, \
-    registrar, zeros
+    region_reads, registrar, zeros
 from .scalar import TANGENTS, propagate, tangent_of
 from .stop_gradient import stops_gradient
 
@@ -130,7 +130,7 @@ def _generic(fw: Forward, op) -> None:
     mapping.update({old_args[n_in + j]: args[n_in + len(moving) + j] for j in range(n_out)})
     # Tangents the body sees: its inputs', its outputs' (a reduction's running value),
     # and those of outside values it reads (a gathered tensor, a captured scalar).
-    seeds = {v: t for v, t in fw.tangents.items()}
+    seeds = {v: fw.of(v) for v in region_reads(op) if fw.of(v) is not None}
     seeds.update({args[k]: args[n_in + i] for i, k in enumerate(moving)})
     first_t_out = n_in + len(moving) + n_out
     seeds.update({args[n_in + len(moving) + j]: args[first_t_out + i]
