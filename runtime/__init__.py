@@ -39,6 +39,7 @@ from .device import (
     allocator_specs,
     default_device_uri,
     get_device,
+    release_unused_devices,
 )
 from .errors import (
     AotcRuntimeError,
@@ -110,6 +111,7 @@ __all__ = [
     "default_device_uri",
     "device_put",
     "get_device",
+    "release_unused_devices",
     "live_arrays",
     "load",
     "memory_stats",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import sys
 import threading
 from collections.abc import Iterable
 
@@ -135,6 +136,33 @@ def get_device(uri: str | Device) -> Device:
         if device is None:
             device = _devices[uri] = _create(uri)
         return device
+
+
+# sys.getrefcount of a cached device that nothing else holds: the cache's entry and
+# getrefcount's own argument.
+_CACHE_ONLY_REFERENCES = 2
+
+
+def release_unused_devices() -> list[str]:
+    """Drops the cached devices nothing refers to any more (no Array, loaded module or
+    caller holds them), so IREE destroys them and their threads stop; a later
+    ``get_device`` creates the device again. Returns the URIs released.
+
+    An idle device is not free: a local-task device keeps its worker pool, and a Vulkan
+    device its completion-watcher thread, which on Mesa's software driver (lavapipe)
+    busy-waits and takes most of a core for as long as the device exists.
+
+    Example:
+      >>> device = get_device("local-sync")
+      >>> "local-sync" in release_unused_devices()  # still held, by ``device``
+      False
+    """
+    with _lock:
+        unused = [uri for uri in list(_devices)
+                  if sys.getrefcount(_devices[uri]) <= _CACHE_ONLY_REFERENCES]
+        for uri in unused:
+            del _devices[uri]
+    return unused
 
 
 def _create(uri: str) -> Device:

@@ -439,6 +439,14 @@ def _vulkan(key):
     return {name: np.asarray(v) for name, v in _vulkan_compiled(key).items()}
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _drop_the_vulkan_program():
+    """The loaded program holds the Vulkan device, which must not outlive this module
+    (tests/conftest.py)."""
+    yield
+    _vulkan_compiled.clear_cache()
+
+
 # ---- errors ------------------------------------------------------------------------------------
 
 def _trace(fn, *args):

@@ -10,6 +10,8 @@ they run on every target with float64: host, aarch64, riscv64, armv7, CUDA.
 - ``values.py``: Float/Int/Bool scalars whose operators emit arith ops;
 - ``reduction.py``: x = n*pi/2 + y, Cody-Waite up to 2**20 and Payne-Hanek beyond;
 - ``trig.py``: sin, cos, tan (fdlibm's kernels on the reduced double-double);
+- ``trig_float32.py``: float32 sin, cos, tan in float64 (a float-only reduction, FreeBSD's
+  float kernels);
 - ``inverse_trig.py``: arcsin, arccos, arctan, arctan2 (fdlibm's algorithms);
 - ``exp_log.py``: expm1, exp2, log1p, sinh, tanh, arctanh, cbrt, log2, log10 from IREE's
   accurate float64 exp and log plus exact arithmetic;
@@ -22,10 +24,9 @@ targets. docs/accuracy.md gives the measured accuracy (benchmarks/accuracy.py).
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Callable
 
-from . import exp_log
+from . import exp_log, trig_float32
 from .inverse_trig import arccos, arcsin, arctan, arctan2
 from .power import power, power_float32
 from .trig import cos, sin, tan
@@ -41,12 +42,11 @@ FLOAT64: dict[str, Callable[..., Float]] = {
     "math.log2": lambda x: exp_log.log_base(x, exp_log.INVERSE_LN2),
 }
 
-# For float32 values widened to float64: the trig functions' reduction needs half the
-# bits of 2/pi (a float32 mantissa has 24 bits).
+# For float32 values widened to float64: sin, cos and tan need far fewer bits than a
+# float64 result (trig_float32.py).
 FLOAT32_INPUT: dict[str, Callable[..., Float]] = {
-    name: partial(fn, float32_input=True) if fn in (sin, cos, tan) else fn
-    for name, fn in FLOAT64.items()
-}
+    **FLOAT64, "math.sin": trig_float32.sin, "math.cos": trig_float32.cos,
+    "math.tan": trig_float32.tan}
 # float32 pow needs no double-double: y * log x in float64 is accurate enough.
 FLOAT32_INPUT["math.powf"] = power_float32
 

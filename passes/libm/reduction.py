@@ -44,7 +44,7 @@ PIO2_LO = 6.123233995736766e-17
 _SPLITTER = 134217729.0  # 2**27 + 1
 
 
-def _two_over_pi_words(count: int) -> np.ndarray:
+def two_over_pi_words(count: int) -> np.ndarray:
     """The first ``count`` 32-bit words of 2/pi's binary fraction, computed exactly from
     Machin's formula with integers (pi = 16 atan(1/5) - 4 atan(1/239))."""
     bits = 32 * count + 64  # 64 guard bits absorb the truncation of the series
@@ -68,7 +68,7 @@ def _two_over_pi_words(count: int) -> np.ndarray:
 # Three zero words in front make the window start at word 0 or later for every exponent
 # from 2**-32 up; 38 words of 2/pi reach past the largest float64's exponent.
 _LEADING_ZERO_WORDS = 3
-TWO_OVER_PI = np.concatenate([np.zeros(_LEADING_ZERO_WORDS, np.int64), _two_over_pi_words(38)])
+TWO_OVER_PI = np.concatenate([np.zeros(_LEADING_ZERO_WORDS, np.int64), two_over_pi_words(38)])
 # Words (256 bits) of 2/pi multiplied by the mantissa: the words after them add less than
 # 2**-138 to x * 2/pi.
 _WINDOW = 8
@@ -106,50 +106,25 @@ def _two_product(a: Float, b: float) -> tuple[Float, Float]:
     return p, e
 
 
-# The window's first word for float32 magnitudes in [2**20, 2**128) (the start formula
-# of payne_hanek at their exponents).
-_FLOAT32_STARTS = (2, 6)
-
-
-def _choose(start: Int, first: int, last: int, offset: int) -> Int:
-    """TWO_OVER_PI[start + offset] for start in [first, last], by selects."""
-    word = start.const(int(TWO_OVER_PI[first + offset]))
-    for k in range(first + 1, last + 1):
-        word = where(start.equals(k), start.const(int(TWO_OVER_PI[k + offset])), word)
-    return word
-
-
-def payne_hanek(x: Float, float32_input: bool = False) -> tuple[Int, Float, Float]:
-    """(n mod 4, y0, y1) for finite |x| >= 2**-32 (meant for |x| > CODY_WAITE_LIMIT).
-
-    ``float32_input``: x is a float32 value (widened): its mantissa has 24 bits, and a
-    float32 result needs fewer bits of 2/pi, so half the window and one product per word."""
-    window = _WINDOW // 2 if float32_input else _WINDOW
+def payne_hanek(x: Float) -> tuple[Int, Float, Float]:
+    """(n mod 4, y0, y1) for finite |x| >= 2**-32 (meant for |x| > CODY_WAITE_LIMIT)."""
+    window = _WINDOW
     bits = abs(x).bits()
     mantissa = (bits & ((1 << 52) - 1)) | (1 << 52)
     exponent = bits.shr(52) - 1075 + 32 * _LEADING_ZERO_WORDS  # |x| = mantissa * 2**(exponent - 96)
-    if float32_input:  # the low 29 bits are zero: one 24-bit limb
-        mantissa, exponent = mantissa.shr(29), exponent + 29
     # The window starts at the word below which every product term is a multiple of 4
     # (x * 2/pi mod 4 ignores it); shift = exponent - 32*(start+1) is then in [-30, 1].
     start = ((exponent + 30) >> 5) - 1
     shift = (exponent + 30) & 31                    # that shift + 30, in [0, 31]
-    if float32_input:
-        # float32 magnitudes from 2**20 to 2**128 start at one of four words: selects,
-        # much cheaper than table reads.
-        first, last = _FLOAT32_STARTS
-        start = start.maximum(first).minimum(last)
-        words = [_choose(start, first, last, i) for i in range(window)]
-    else:
-        start = start.maximum(0).minimum(_LAST_START)  # in range for every input
-        words = []
-        for i in range(0, window, 2):  # two words per read: table reads are the dear part
-            pair = (start + i).lookup(_WORD_PAIRS)
-            words += [pair.shr(32), pair & 0xFFFFFFFF]
+    start = start.maximum(0).minimum(_LAST_START)  # in range for every input
+    words = []
+    for i in range(0, window, 2):  # two words per read: table reads are the dear part
+        pair = (start + i).lookup(_WORD_PAIRS)
+        words += [pair.shr(32), pair & 0xFFFFFFFF]
     # product = mantissa * window in 32-bit limbs, lowest first: word i's products land at
     # limb window-1-i (with the mantissa's low half) and window-i (its high half); higher
     # limbs hold multiples of 4 only.
-    halves = [mantissa] if float32_input else [mantissa & 0xFFFFFFFF, mantissa.shr(32)]
+    halves = [mantissa & 0xFFFFFFFF, mantissa.shr(32)]
     products = [{window - 1 - i + h: half * w for i, w in enumerate(words)}
                 for h, half in enumerate(halves)]
     limbs, carry = [], None
@@ -196,11 +171,11 @@ def payne_hanek(x: Float, float32_input: bool = False) -> tuple[Int, Float, Floa
             where(negative, -y0, y0), where(negative, -y1, y1))
 
 
-def reduce_pio2(x: Float, float32_input: bool = False) -> tuple[Int, Float, Float]:
+def reduce_pio2(x: Float) -> tuple[Int, Float, Float]:
     """(n, y0, y1) with x = n*pi/2 + y0 + y1 (|y0| <= pi/4 about, y1 the tail); only n mod 4
-    matters. NaN and inf come out as NaN. ``float32_input``: see ``payne_hanek``."""
+    matters. NaN and inf come out as NaN."""
     n_near, y0_near, y1_near = cody_waite(x)
-    n_far, y0_far, y1_far = payne_hanek(x, float32_input)
+    n_far, y0_far, y1_far = payne_hanek(x)
     near = abs(x) <= CODY_WAITE_LIMIT
     y0 = where(near, y0_near, y0_far)
     finite = abs(x) < np.inf

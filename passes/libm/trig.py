@@ -30,25 +30,28 @@ _PIO4 = 7.85398163397448278999e-01
 _PIO4_LO = 3.06161699786838301793e-17
 
 
-def kernel_sin(x: Float, y: Float) -> Float:
-    """sin(x + y) for |x + y| <= pi/4, y the tail of x."""
+def kernel_sin(x: Float, y: Float | None) -> Float:
+    """sin(x + y) for |x + y| <= pi/4, y the tail of x (None: no tail)."""
     s1, s2, s3, s4, s5, s6 = _S
     z = x * x
     w = z * z
     r = s2 + z * (s3 + z * s4) + z * w * (s5 + z * s6)
     v = z * x
+    if y is None:
+        return x + v * (s1 + z * r)
     return x - ((z * (0.5 * y - v * r) - y) - v * s1)
 
 
-def kernel_cos(x: Float, y: Float) -> Float:
-    """cos(x + y) for |x + y| <= pi/4, y the tail of x."""
+def kernel_cos(x: Float, y: Float | None) -> Float:
+    """cos(x + y) for |x + y| <= pi/4, y the tail of x (None: no tail)."""
     c1, c2, c3, c4, c5, c6 = _C
     z = x * x
     w = z * z
     r = z * (c1 + z * (c2 + z * c3)) + w * w * (c4 + z * (c5 + z * c6))
     hz = 0.5 * z
     w = 1.0 - hz
-    return w + (((1.0 - w) - hz) + (z * r - x * y))
+    tail = z * r if y is None else z * r - x * y
+    return w + (((1.0 - w) - hz) + tail)
 
 
 def kernel_tan(x: Float, y: Float, odd: Int) -> Float:
@@ -81,7 +84,7 @@ def kernel_tan(x: Float, y: Float, odd: Int) -> Float:
     return where(big, near_pio4, small)
 
 
-def _by_quadrant(quadrant: Int, choices) -> Float:
+def by_quadrant(quadrant: Int, choices) -> Float:
     """choices[n mod 4] for each element."""
     q = quadrant & 3
     result = choices[3]
@@ -90,19 +93,19 @@ def _by_quadrant(quadrant: Int, choices) -> Float:
     return result
 
 
-def sin(x: Float, float32_input: bool = False) -> Float:
-    n, y0, y1 = reduce_pio2(x, float32_input)
+def sin(x: Float) -> Float:
+    n, y0, y1 = reduce_pio2(x)
     s, c = kernel_sin(y0, y1), kernel_cos(y0, y1)
-    return _by_quadrant(n, (s, c, -s, -c))
+    return by_quadrant(n, (s, c, -s, -c))
 
 
-def cos(x: Float, float32_input: bool = False) -> Float:
-    n, y0, y1 = reduce_pio2(x, float32_input)
+def cos(x: Float) -> Float:
+    n, y0, y1 = reduce_pio2(x)
     s, c = kernel_sin(y0, y1), kernel_cos(y0, y1)
-    return _by_quadrant(n, (c, -s, -c, s))
+    return by_quadrant(n, (c, -s, -c, s))
 
 
-def tan(x: Float, float32_input: bool = False) -> Float:
-    n, y0, y1 = reduce_pio2(x, float32_input)
+def tan(x: Float) -> Float:
+    n, y0, y1 = reduce_pio2(x)
     # tan x = x below 2**-27, also keeping the sign of -0 (the kernel would give +0).
     return where(abs(x) < _TINY, x, kernel_tan(y0, y1, n & 1))
