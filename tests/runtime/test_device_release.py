@@ -20,17 +20,21 @@ def _threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
+# A URI of local-sync that no other test uses, so that nothing else holds its device.
+OWN_DEVICE = "local-sync://"
+
+
 def test_a_held_device_is_kept_and_an_unheld_one_released():
-    array = runtime.device_put(np.arange(4, dtype=np.float32), "local-sync")
+    array = runtime.device_put(np.arange(4, dtype=np.float32), OWN_DEVICE)
     device = array.device
     del device
-    assert "local-sync" not in runtime.release_unused_devices()  # the array holds it
-    assert runtime.get_device("local-sync") is array.device
+    assert OWN_DEVICE not in runtime.release_unused_devices()  # the array holds it
+    assert runtime.get_device(OWN_DEVICE) is array.device
     np.testing.assert_array_equal(np.asarray(array), np.arange(4))
     del array
     gc.collect()
-    assert "local-sync" in runtime.release_unused_devices()
-    again = runtime.device_put(np.ones(2, np.float32), "local-sync")
+    assert OWN_DEVICE in runtime.release_unused_devices()
+    again = runtime.device_put(np.ones(2, np.float32), OWN_DEVICE)
     np.testing.assert_array_equal(np.asarray(again), [1, 1])
 
 
