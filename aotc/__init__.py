@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "jit": ("aotc.api", "jit"),
+    "clear_caches": ("aotc.jit_cache", "clear_caches"),
     "vmap": ("aotc.vmapping", "vmap"),
     **{name: ("aotc.autodiff", name) for name in (
         "grad", "value_and_grad", "vjp", "jvp", "linearize", "float0")},

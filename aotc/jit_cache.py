@@ -8,6 +8,10 @@ about 60 ns a call); without one (the default) they run as before. A signature p
 out drops its fast-path entries with it, so nothing holds its module any more; a later
 call with it traces again and loads the executable from the disk cache.
 
+``clear_caches`` (``aotc.clear_caches``, JAX's ``jax.clear_caches``) empties every live
+cache at once: each jitted function's, and so the eager ops' compiled programs, which are
+jitted functions too.
+
 ``release_compile_memory`` is what ``clear_cache`` adds to dropping the executables: the
 compiler's session (which keeps the types and attributes of every module it compiled)
 and the heap pages the C allocator kept after the modules were freed.
@@ -16,6 +20,7 @@ and the heap pages the C allocator kept after the modules were freed.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -42,9 +47,11 @@ class CompiledCache:
     function's compile lock (held for seconds while IREE compiles).
     """
 
-    __slots__ = ("_entries", "_fast_entries", "_lock", "evictions", "fast", "fast32")
+    __slots__ = ("_entries", "_fast_entries", "_lock", "evictions", "fast", "fast32",
+                 "__weakref__")
 
     def __init__(self) -> None:
+        _LIVE.add(self)
         self._entries: OrderedDict[Any, Any] = OrderedDict()
         # signature key -> [(table, fast key, the entry's callable)]: dropped with it.
         self._fast_entries: dict[Any, list[tuple[dict, Any, Callable]]] = {}
@@ -108,6 +115,29 @@ class CompiledCache:
 
     def keys(self) -> Iterator[Any]:
         return iter(list(self._entries))
+
+
+# Every CompiledCache alive (a cache goes with its jitted function).
+_LIVE: weakref.WeakSet[CompiledCache] = weakref.WeakSet()
+
+
+def clear_caches() -> None:
+    """Drops the compiled executables of every jitted function, eager operations
+    included, then gives their memory back (``release_compile_memory``), as
+    ``jax.clear_caches()``. Later calls trace again and load from the disk cache; results
+    still alive keep the modules that made them.
+
+    Example:
+      >>> import aotc, numpy as np
+      >>> double = aotc.jit(lambda x: x * 2)
+      >>> _ = double(np.ones(3, np.float32))
+      >>> aotc.clear_caches()
+      >>> len(double._compiled)
+      0
+    """
+    for compiled in list(_LIVE):
+        compiled.clear()
+    release_compile_memory()
 
 
 def _refreshing(entries: OrderedDict, key: Any, run: Callable) -> Callable:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import aotc
+import aotc.numpy as anp
 from aotc import compiler, runtime
 from aotc.errors import ConfigError
 
@@ -185,3 +186,26 @@ def test_compiler_sessions_are_renewed_and_released(monkeypatch):
     assert renewed is not first
     aotc.jit(_plus_one).clear_cache()
     assert not compiler._sessions
+
+
+def test_clear_caches_empties_every_jitted_function_and_eager_program():
+    """``aotc.clear_caches()`` (``jax.clear_caches``): every jitted function's executables,
+    the eager operations' compiled programs among them; everything still works after."""
+    from aotc import jit_cache
+
+    double = aotc.jit(lambda x: x * 2)
+    halve = aotc.jit(lambda x: x / 2)
+    x = np.arange(4, dtype=np.float32)
+    double(x), halve(x)
+    with aotc.config.override(eager_exact=True):  # eager sin compiles a program
+        eager = anp.sin(aotc.device_put(x))
+    filled = [c for c in list(jit_cache._LIVE) if len(c)]
+    assert len(filled) >= 3 and double._compiled in filled and halve._compiled in filled
+
+    aotc.clear_caches()
+    assert not [c for c in list(jit_cache._LIVE) if len(c)]
+    np.testing.assert_array_equal(np.asarray(double(x)), x * 2)
+    np.testing.assert_allclose(np.asarray(eager), np.sin(x), rtol=1e-6)  # kept its module
+    with aotc.config.override(eager_exact=True):
+        np.testing.assert_allclose(np.asarray(anp.sin(aotc.device_put(x))), np.sin(x),
+                                   rtol=1e-6)
