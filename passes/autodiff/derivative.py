@@ -17,13 +17,19 @@ class DerivativePass(ModulePass):
         raise NotImplementedError
 
     def run(self, module) -> None:
+        from aotc._mlir import ir
+
         src, funcs = find_function(module, self.func, self.name)
         if self.target in funcs:
             return
-        self._build(module, src)
+        ftype = ir.FunctionType(ir.TypeAttr(src.attributes["function_type"]).value)
+        inputs, results = list(ftype.inputs), list(ftype.results)
+        self._build(module, src, inputs, results, self.wrt_of(self.wrt, inputs))
         module.verify()
 
-    def _build(self, module, src) -> None:
+    def _build(self, module, src, inputs: list, results: list, wrt: tuple) -> None:
+        """Builds ``@target`` from ``src`` (input and result types ``inputs``,
+        ``results``), differentiating the inputs ``wrt``."""
         raise NotImplementedError
 
     def checked(self, option: str, indices, types: list, kind: str, why: str) -> tuple:
@@ -43,7 +49,8 @@ class DerivativePass(ModulePass):
         return self.checked("wrt", wrt, inputs, "argument", "have derivatives")
 
     def clone(self, module, src):
-        """``@func`` cloned as ``@target`` (no entry-point attributes)."""
+        """``@func`` cloned as ``@target`` (no entry-point attributes): the clone, its
+        entry block and that block's arguments."""
         from aotc._mlir import ir
 
         fn = src.clone(ip=ir.InsertionPoint(module.regions[0].blocks[0]))
@@ -51,7 +58,8 @@ class DerivativePass(ModulePass):
         for name in ("arg_attrs", "res_attrs", "iree.reflection"):
             if name in fn.attributes:
                 del fn.attributes[name]
-        return fn
+        entry = fn.regions[0].blocks[0]
+        return fn, entry, list(entry.arguments)
 
 
 def parse_indices(text) -> tuple:

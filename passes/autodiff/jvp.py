@@ -44,16 +44,11 @@ class Jvp(DerivativePass):
     def target(self) -> str:
         return self.jvp or f"{self.func}_jvp"
 
-    def _build(self, module, src) -> None:
+    def _build(self, module, src, inputs: list, results: list, wrt: tuple) -> None:
         from aotc._mlir import func, ir
 
-        ftype = ir.FunctionType(ir.TypeAttr(src.attributes["function_type"]).value)
-        inputs, results = list(ftype.inputs), list(ftype.results)
-        wrt = self.wrt_of(self.wrt, inputs)
         with src.location:
-            fn = self.clone(module, src)
-            entry = fn.regions[0].blocks[0]
-            args = list(entry.arguments)
+            fn, entry, args = self.clone(module, src)
             tangents = [entry.add_argument(inputs[i], src.location) for i in wrt]
             # Valid at every step (a custom derivative's rule runs aotc-vjp on the module).
             fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(

@@ -96,18 +96,13 @@ class Vjp(DerivativePass):
     def target(self) -> str:
         return self.vjp or f"{self.func}_vjp"
 
-    def _build(self, module, src) -> None:
+    def _build(self, module, src, inputs: list, results: list, wrt: tuple) -> None:
         from aotc._mlir import func, ir
 
-        ftype = ir.FunctionType(ir.TypeAttr(src.attributes["function_type"]).value)
-        inputs, results = list(ftype.inputs), list(ftype.results)
-        wrt = self.wrt_of(self.wrt, inputs)
         seeded = (self.checked("seeded", self.seeded, results, "result", "take cotangents")
                   if self.seeded is not None else tuple(range(len(results))))
         with src.location:
-            fn = self.clone(module, src)
-            entry = fn.regions[0].blocks[0]
-            args = list(entry.arguments)
+            fn, entry, args = self.clone(module, src)
             cotangents = [entry.add_argument(results[j], src.location) for j in seeded]
             ret = as_op(list(entry.operations)[-1])
             values = list(ret.operands)

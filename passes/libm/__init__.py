@@ -10,8 +10,8 @@ they run on every target with float64: host, aarch64, riscv64, armv7, CUDA.
 - ``values.py``: Float/Int/Bool scalars whose operators emit arith ops;
 - ``reduction.py``: x = n*pi/2 + y, Cody-Waite up to 2**20 and Payne-Hanek beyond;
 - ``trig.py``: sin, cos, tan (fdlibm's kernels on the reduced double-double);
-- ``trig_float32.py``: float32 sin, cos, tan in float64 (a float-only reduction, FreeBSD's
-  float kernels);
+- ``trig_float32.py``: float32 sin, cos, tan in float64 (a float-only reduction, fdlibm's
+  kernels without the tail);
 - ``inverse_trig.py``: arcsin, arccos, arctan, arctan2 (fdlibm's algorithms);
 - ``exp_log.py``: expm1, exp2, log1p, sinh, tanh, arctanh, cbrt, log2, log10 from IREE's
   accurate float64 exp and log plus exact arithmetic;

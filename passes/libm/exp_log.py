@@ -46,8 +46,7 @@ def exp2(x: Float) -> Float:
     mantissa_bits, bias = (52, 1023) if x.dtype == np.float64 else (23, 127)
     limit = 2.0 * (bias + mantissa_bits + 1)  # 2**limit overflows, 2**-limit is 0
     clamped = where(abs(x) > limit, x.const(limit).copysign(x), x)  # 2**n stays in range
-    magic = 1.5 * 2.0 ** mantissa_bits
-    n = (clamped + magic) - magic  # rounded to the nearest integer
+    n = clamped.rounded()
     f = clamped - n                # exact, |f| <= 1/2
     value = _scale_by_power_of_two(_exp(f * _LN2), n, mantissa_bits, bias)
     return where(x.is_nan(), x, value)

@@ -33,8 +33,6 @@ PIO2_2 = 6.07710050630396597660e-11
 PIO2_2T = 2.02226624879595063154e-21
 PIO2_3 = 2.02226624871116645580e-21
 PIO2_3T = 8.47842766036889956997e-32
-# x * INV_PIO2 + TO_INT - TO_INT rounds to an integer (ties to even) for |x| < 2**51.
-TO_INT = 1.5 * 2.0 ** 52
 CODY_WAITE_LIMIT = 2.0 ** 20
 
 # pi/2 as a double-double, for the fraction Payne-Hanek leaves.
@@ -80,7 +78,7 @@ _WORD_PAIRS = (TWO_OVER_PI[:-1] << 32) | TWO_OVER_PI[1:]
 def cody_waite(x: Float) -> tuple[Int, Float, Float]:
     """(n, y0, y1) for |x| <= CODY_WAITE_LIMIT: fdlibm's three-round reduction, always
     all three rounds (each round only adds accuracy)."""
-    fn = (x * INV_PIO2 + TO_INT) - TO_INT
+    fn = (x * INV_PIO2).rounded()
     r = x - fn * PIO2_1
     w = fn * PIO2_1T
     for part, tail in ((PIO2_2, PIO2_2T), (PIO2_3, PIO2_3T)):

@@ -20,7 +20,7 @@ this one is about a third of its size (fewer ops to compile and to run per eleme
 
 from __future__ import annotations
 
-from .reduction import PIO2_HI, PIO2_LO, TO_INT, two_over_pi_words
+from .reduction import PIO2_HI, PIO2_LO, two_over_pi_words
 from .trig import by_quadrant, kernel_cos, kernel_sin
 from .values import Float, Int, where
 
@@ -49,9 +49,9 @@ _FIRST_CHUNK_THRESHOLDS = (2.0 ** 25, 2.0 ** 51, 2.0 ** 77, 2.0 ** 103)
 _CHUNKS = _two_over_pi_chunks(len(_FIRST_CHUNK_THRESHOLDS) + _CHUNKS_USED - 1)
 
 
-def _round(v: Float) -> Float:
-    """v rounded to an integer (ties to even), for |v| < 2**51."""
-    return (v + TO_INT) - TO_INT
+def _mod4(q: Float) -> Float:
+    """q minus the nearest multiple of 4 (exact for |q| < 2**53)."""
+    return q - 4.0 * (q * 0.25).rounded()
 
 
 def _two_sum(a: Float, b: Float) -> tuple[Float, Float]:
@@ -77,10 +77,10 @@ def reduce_pio2(x: Float) -> tuple[Int, Float]:
     p = [x * chunk(j) for j in range(_CHUNKS_USED)]  # exact products, decreasing
     # p[0] < 2**51 and p[1] < 2**25: their parts mod 4 are exact, and so is their sum
     # (both are multiples of p[1]'s last bit, within [-4, 4]).
-    whole = sum((q - 4.0 * _round(q * 0.25) for q in p[:2]), x.const(0.0))
-    n_whole = _round(whole)
+    whole = _mod4(p[0]) + _mod4(p[1])
+    n_whole = whole.rounded()
     head, error = _two_sum(whole - n_whole, p[2])   # |p[2]| < 1/2
-    n_head = _round(head)
+    n_head = head.rounded()
     hi = head - n_head                              # exact, |hi| <= 1/2
     lo = error + (p[3] + p[4])
     fraction = hi + lo
@@ -91,19 +91,22 @@ def reduce_pio2(x: Float) -> tuple[Int, Float]:
     return quadrant, where(finite, y, x - x)
 
 
-def sin(x: Float) -> Float:
+def _sin_cos(x: Float) -> tuple[Int, Float, Float]:
+    """(n, sin y, cos y) for x = n*pi/2 + y."""
     n, y = reduce_pio2(x)
-    s, c = kernel_sin(y, None), kernel_cos(y, None)
+    return n, kernel_sin(y, None), kernel_cos(y, None)
+
+
+def sin(x: Float) -> Float:
+    n, s, c = _sin_cos(x)
     return where(x.equals(0.0), x, by_quadrant(n, (s, c, -s, -c)))  # sin(-0) = -0
 
 
 def cos(x: Float) -> Float:
-    n, y = reduce_pio2(x)
-    s, c = kernel_sin(y, None), kernel_cos(y, None)
+    n, s, c = _sin_cos(x)
     return by_quadrant(n, (c, -s, -c, s))
 
 
 def tan(x: Float) -> Float:
-    n, y = reduce_pio2(x)
-    s, c = kernel_sin(y, None), kernel_cos(y, None)
+    n, s, c = _sin_cos(x)
     return where(x.equals(0.0), x, where((n & 1).equals(0), s / c, -c / s))

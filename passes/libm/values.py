@@ -115,6 +115,12 @@ class Float(_Scalar):
     def is_nan(self) -> Bool:
         return self._compare("uno", self)
 
+    def rounded(self) -> "Float":
+        """The nearest integer (ties to even), by adding and subtracting 1.5 * 2**m (m the
+        mantissa's bits): exact for |value| < 2**(m-1)."""
+        magic = 1.5 * 2.0 ** (np.finfo(self.dtype).nmant)
+        return (self + magic) - magic
+
     def sqrt(self) -> "Float":
         return Float(math.SqrtOp(self.value).result)
 
