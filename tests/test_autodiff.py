@@ -236,6 +236,19 @@ def test_pytree_parameters_value_and_grad_and_per_example_gradients():
                                        atol=1e-8, err_msg=f"example {i}, {key}")
 
 
+def test_jacfwd_keeps_the_primal_values_out_of_the_batch():
+    """jacfwd batches the tangents only: the tanh of ``v @ w`` (its exp and log) runs on
+    the unbatched [8] values once, and the batched generics only multiply and add."""
+    w = RNG.standard_normal((4, 8))
+    text = aotc.jit(aotc.jacfwd(lambda v: anp.tanh(v @ w))).lower(np.ones(4)).as_text()
+    dear = []
+    for generic in text.split("linalg.generic")[1:]:
+        header, body = generic.split("^bb0", 1)
+        if "math.exp" in body.split("linalg.yield")[0]:
+            dear.append(header)
+    assert dear and not any("4x8x" in h or "8x4x" in h for h in dear), dear
+
+
 def test_second_derivatives_jacobians_and_forward_mode():
     x = RNG.standard_normal(5)
     a = RNG.standard_normal((5, 5))

@@ -5,11 +5,14 @@ tangent gets its rule, which builds the tangents of the op's results right after
 rule may replace the op by one that computes primal and tangent values together). A
 rule has the contract ``rule(fw, op) -> None``, calling ``fw.set(result, tangent)``.
 
-- ``linalg.generic``: one generic over the same loops computing the primal results and
-  their tangents: the inputs' tangents are extra inputs read at the same maps, each
-  float output gets a tangent output, and the body's tangents come from the per-scalar-op
-  rules (``scalar.propagate``) — sums, products, extrema and contractions included (a
-  reduction's running value carries its running tangent). Named ops are differentiated
+- ``linalg.generic``: the body's tangents come from the per-scalar-op rules
+  (``scalar.propagate``), in the first of three forms that applies: an elementwise op
+  with a dear body also yields its coefficients dy/dx and a linear generic applies them
+  to the tangents (``_linear_form``); else the op stays and a generic of the tangents
+  alone recomputes what they need (``_tangent_only``); else (max, min, product
+  reductions) one generic computes the primal results and their tangents, the running
+  value carrying a running tangent. The first two keep the primal values out of any
+  ``vmap`` over the tangents (``jacfwd``). Named ops are differentiated
   as the generic they stand for, but plain (batch) matmuls: ``dC = dA B + A dB`` as
   named matmuls.
 - Tensor views and placements, barriers, scatters that set or add and cumulative sums
@@ -27,8 +30,8 @@ from __future__ import annotations
 
 from .. import opset
 from ..base import PassError, as_op, operand_segments, where
-from .core import activity, clone_block, element_type, float_constant, is_float, reads, \
-    region_reads, registrar, zeros
+from .core import activity, activity_of, clone_block, element_type, float_constant, is_float, \
+    reads, region_reads, registrar, zeros
 from .scalar import TANGENTS, propagate, tangent_of
 from .stop_gradient import stops_gradient
 
@@ -113,6 +116,9 @@ def _generic(fw: Forward, op) -> None:
     maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
     moving = [k for k, v in enumerate(ins) if fw.of(v) is not None]
     floats = [j for j, v in enumerate(outs) if is_float(v.type)]
+    if (_dear(op) and _linear_form(fw, op, n_in, maps, moving, floats)) \
+            or _tangent_only(fw, op, n_in, maps, moving, floats):
+        return
     g = linalg.GenericOp(
         [r.type for r in op.results] + [outs[j].type for j in floats],
         ins + [fw.of(ins[k]) for k in moving], outs + [fw.or_zero(outs[j]) for j in floats],
@@ -150,6 +156,190 @@ def _generic(fw: Forward, op) -> None:
     _replace(op, results[:n_out])
     for i, j in enumerate(floats):
         fw.set(results[j], results[n_out + i])
+
+
+def _dear(op) -> bool:
+    """Whether ``op``'s body computes something dearer than a few adds and multiplies
+    (a transcendental, a division), which a tangent generic should not compute again."""
+    return any(o.name.startswith("math.") or o.name in ("arith.divf", "arith.remf")
+               for o in op.regions[0].blocks[0].operations)
+
+
+def _tangent_only(fw: Forward, op, n_in: int, maps: list, moving: list, floats: list) -> bool:
+    """The tangents in a generic of their own beside the untouched op, recomputing the
+    body values they need: under ``vmap`` with the tangents batched (``jacfwd``) the op
+    keeps its unbatched form, so its results, and every op they feed, are computed once
+    rather than once per tangent. A contraction's tangent generic recomputes only the
+    products. False where a tangent needs the op's running value (a max, min or product
+    reduction: the joint rule carries it)."""
+    from aotc._mlir import ir, linalg
+
+    if not floats:
+        return False
+    operands = list(op.operands)
+    ins, outs = operands[:n_in], operands[n_in:]
+    old = op.regions[0].blocks[0]
+    old_args = list(old.arguments)
+    g = linalg.GenericOp(
+        [outs[j].type for j in floats], ins + [fw.of(ins[k]) for k in moving],
+        [fw.or_zero(outs[j]) for j in floats],
+        ir.ArrayAttr.get(maps[:n_in] + [maps[k] for k in moving]
+                         + [maps[n_in + j] for j in floats]),
+        op.attributes["iterator_types"])
+    block = g.regions[0].blocks.append(
+        *[a.type for a in old_args[:n_in]], *[old_args[k].type for k in moving],
+        *[old_args[n_in + j].type for j in floats])
+    args = list(block.arguments)
+    with ir.InsertionPoint(block):
+        # The op's running values are not available here: stand-ins, and a tangent that
+        # depends on one means this form does not apply.
+        stand_ins = [_zero_scalar(a.type) for a in old_args[n_in:]]
+        mapping = dict(zip(old_args[:n_in], args[:n_in]))
+        mapping.update(zip(old_args[n_in:], stand_ins))
+        seeds = {v: fw.of(v) for v in region_reads(op) if fw.of(v) is not None}
+        seeds.update({args[k]: args[n_in + i] for i, k in enumerate(moving)})
+        seeds.update({stand_ins[j]: args[n_in + len(moving) + i] for i, j in enumerate(floats)})
+        clones, yielded = clone_block(old, mapping)
+        try:
+            tangents = propagate(clones, seeds)
+        except KeyError:
+            tangents = None  # the joint rule says which op has no rule
+        if tangents is not None:
+            t_yields = [tangents.get(yielded[j]) for j in floats]
+            t_yields = [t if t is not None else float_constant(element_type(outs[j].type), 0.0)
+                        for t, j in zip(t_yields, floats)]
+            linalg.YieldOp(t_yields)
+    if tangents is None or _depends_on(block, stand_ins, t_yields):
+        g.operation.erase()
+        return False
+    for i, j in enumerate(floats):
+        fw.set(op.results[j], g.results[i])
+    return True
+
+
+def _zero_scalar(t):
+    from aotc._mlir import arith, ir
+
+    if is_float(t):
+        return float_constant(t, 0.0)
+    return arith.ConstantOp(t, ir.IntegerAttr.get(t, 0)).result
+
+
+def _depends_on(block, sources: list, values: list) -> bool:
+    """Whether any of ``values`` is computed (in ``block``, in order) from ``sources``."""
+    reached = set(sources)
+    for o in block.operations:
+        if any(v in reached for v in reads(as_op(o))):
+            reached.update(o.results)
+    return any(v in reached for v in values)
+
+
+def _iteration_shape(op, n_in: int, maps: list, floats: list):
+    """The loop nest's static sizes, read off the first float output, where the op is
+    elementwise in the sense the linear form needs: no reduction loops, every float
+    output written through a permutation of the loops, static shapes; else None."""
+    from aotc._mlir import ir
+
+    if any("reduction" in str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])):
+        return None
+    outs = list(op.operands)[n_in:]
+    out_maps = [ir.AffineMapAttr(maps[n_in + j]).value for j in floats]
+    if not all(m.is_permutation for m in out_maps):
+        return None
+    first = ir.RankedTensorType(outs[floats[0]].type)
+    if not first.has_static_shape:
+        return None
+    shape = [0] * first.rank
+    for place, expr in enumerate(out_maps[0].results):
+        shape[ir.AffineDimExpr(expr).position] = first.shape[place]
+    return shape
+
+
+def _linear_form(fw: Forward, op, n_in: int, maps: list, moving: list, floats: list) -> bool:
+    """An elementwise generic's tangents as JAX's linearized jvp computes them: the op
+    itself also yields the coefficients ``c_jk = d y_j / d x_k`` (one tensor over the
+    loop nest per output and moving input), and a second generic, linear in the
+    tangents, sums ``c_jk * dx_k``. The tangent generic alone reads the tangents, so
+    under ``vmap`` (``jacfwd``: the tangents batched, the primal not) only it is batched
+    and the primal body (a tanh, an exp) runs once, not once per tangent. False (the
+    joint rule applies) for reductions, bodies that read their outputs or tangents of
+    outside values, mixed float types and dynamic shapes."""
+    from aotc._mlir import affine_maps, dim_map, ir, iterator_types, linalg, PARALLEL
+
+    if not moving or not floats:
+        return False
+    operands = list(op.operands)
+    ins, outs = operands[:n_in], operands[n_in:]
+    old = op.regions[0].blocks[0]
+    old_args = list(old.arguments)
+    float_type = element_type(outs[floats[0]].type)
+    if (any(len(list(a.uses)) for a in old_args[n_in:])
+            or any(fw.of(v) is not None for v in region_reads(op))
+            or any(element_type(v.type) != float_type
+                   for v in [ins[k] for k in moving] + [outs[j] for j in floats])):
+        return False
+    shape = _iteration_shape(op, n_in, maps, floats)
+    if shape is None:
+        return False
+    # The pairs whose coefficient can be nonzero (y_j depends on x_k).
+    body_ops = [as_op(o) for o in old.operations]
+    yielded = list(body_ops[-1].operands)
+    reached = {k: activity_of(body_ops[:-1], {old_args[k]}) for k in moving}
+    pairs = [(j, k) for j in floats for k in moving if yielded[j] in reached[k]]
+    if not pairs:
+        return False
+    n_dims = len(shape)
+    loops = dim_map(n_dims, list(range(n_dims)))
+    coefficient_type = ir.RankedTensorType.get(shape, float_type)
+    empty = lambda t: ir.Operation.create("tensor.empty", results=[t]).result  # noqa: E731
+    primal = linalg.GenericOp(
+        [r.type for r in op.results] + [coefficient_type] * len(pairs),
+        ins, outs + [empty(coefficient_type) for _ in pairs],
+        ir.ArrayAttr.get(maps + [ir.AffineMapAttr.get(loops)] * len(pairs)),
+        op.attributes["iterator_types"])
+    block = primal.regions[0].blocks.append(
+        *[a.type for a in old_args], *[float_type] * len(pairs))
+    mapping = dict(zip(old_args, block.arguments))
+    with ir.InsertionPoint(block):
+        clones, new_yielded = clone_block(old, mapping)
+        coefficients = {}
+        for k in moving:
+            try:
+                seed = {mapping[old_args[k]]: float_constant(float_type, 1.0)}
+                tangents = propagate(clones, seed)
+            except KeyError as e:
+                fw.refuse(op, f"its body's {e.args[0]} has no tangent rule (or rebuilds a "
+                              f"float from a differentiated value's bits)")
+            for j in floats:
+                coefficients[j, k] = tangents.get(new_yielded[j])
+        linalg.YieldOp(new_yielded + [coefficients[p] if coefficients[p] is not None
+                                      else float_constant(float_type, 0.0) for p in pairs])
+    results = list(primal.results)
+    n_out = len(outs)
+    _replace(op, results[:n_out])
+    in_maps = [ir.AffineMapAttr(m).value for m in maps]
+    for j in floats:
+        terms = [(results[n_out + i], k) for i, (jj, k) in enumerate(pairs) if jj == j]
+        if not terms:
+            continue
+        tangent = linalg.GenericOp(
+            [outs[j].type], [c for c, _ in terms] + [fw.of(ins[k]) for _, k in terms],
+            [empty(outs[j].type)],
+            affine_maps([loops] * len(terms) + [in_maps[k] for _, k in terms]
+                        + [in_maps[n_in + j]]),
+            iterator_types([PARALLEL] * n_dims))
+        tblock = tangent.regions[0].blocks.append(*[float_type] * (2 * len(terms) + 1))
+        with ir.InsertionPoint(tblock):
+            from aotc._mlir import arith
+
+            args = list(tblock.arguments)
+            total = None
+            for i in range(len(terms)):
+                product = arith.mulf(args[i], args[len(terms) + i])
+                total = product if total is None else arith.addf(total, product)
+            linalg.YieldOp([total])
+        fw.set(results[j], tangent.results[0])
+    return True
 
 
 def _plain_products(fw: Forward, op, builder) -> bool:
