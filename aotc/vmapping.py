@@ -419,16 +419,15 @@ def _checked_out_axes(vm: VmappedFunction, name: str, traced, in_batched: list[b
 def _batch(name: str, scratch, names: _Names, in_batched: list[bool], size) -> None:
     """Inlines the calls nested vmaps left in ``scratch`` and builds ``@batched`` there.
     A batch of no examples computes nothing (its results are empty tensors): no pass."""
-    from .passes import Batch, DropCustomDerivatives, PassError, run_pipeline
+    from .passes import Batch, PassError, run_pipeline
 
     batch = [] if size == 0 else [Batch(func=names.example, batched=names.batched,
                                         in_axes=tuple(0 if b else None for b in in_batched),
                                         size=size)]
     try:
-        # Batching has no rule for a call with a custom derivative: under vmap it is the
-        # forward function's body (passes/autodiff/calls.py).
-        run_pipeline(scratch, [DropCustomDerivatives(), "inline", "symbol-dce", *batch,
-                               "canonicalize", "cse"])
+        # A call with a custom derivative stays a call (no_inline): its batching rule
+        # batches the forward and backward functions (passes/batching/batch.py).
+        run_pipeline(scratch, ["inline", "symbol-dce", *batch, "canonicalize", "cse"])
     except PassError as e:
         raise CompileError(f"vmap({name}): {e}") from e
 

@@ -175,6 +175,50 @@ def test_custom_jvp_rules_in_reverse_and_forward_mode():
                 np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-6)
 
 
+def _rules_under_vmap_program(api, m):
+    clip_gradient, scaled, _ = _custom_vjp_functions(api, m)
+    log1pexp, f, _ = _custom_jvp_functions(api, m)
+
+    def loss(w, xs):
+        def per_example(x):  # the rules inside vmap, the derivative outside
+            return m.sum(clip_gradient(-0.1, 0.1, x * w) ** 2 + f(x, w))
+
+        def nested(row):  # vmap of vmap, one rule of each kind
+            return api.vmap(lambda x: log1pexp(x * w) + scaled({"w": w}, x)[1])(row)
+
+        return m.sum(api.vmap(per_example)(xs)) + m.sum(api.vmap(nested)(xs))
+
+    def program(w, xs):
+        gw, gxs = api.grad(loss, argnums=(0, 1))(w, xs)
+        _, tangent = api.jvp(lambda w: m.sum(api.vmap(lambda x: f(x, w))(xs)), (w,),
+                             (m.ones_like(w),))
+        return gw, gxs, tangent
+
+    return program
+
+
+def test_custom_rules_under_vmap_inside_grad():
+    """The rules stay the derivative when the custom functions are vmapped and the
+    derivative is taken outside the vmap (JAX batches the rules)."""
+    xs = np.array([[0.3, -0.7], [1.1, 0.05], [0.2, 0.4]])
+    w = np.array(1.3)
+    gw, gxs, tangent = map(np.asarray, aotc.jit(_rules_under_vmap_program(aotc, anp))(w, xs))
+    # By hand, per element: clip's rule clip(2xw, -.1, .1) times x (w) for w (x); f's
+    # rules cos(x) w for x and 3 sin(x) for w; log1pexp's rule w (x) sigmoid(xw) for x (w);
+    # scaled's second output sum(x) with its rule's "+ g_sum" for x and nothing for w.
+    clipped = np.clip(2 * xs * w, -0.1, 0.1)
+    sigmoid = 1 - 1 / (1 + np.exp(xs * w))
+    np.testing.assert_allclose(gw, np.sum(clipped * xs + 3 * np.sin(xs) + xs * sigmoid),
+                               rtol=1e-12)
+    np.testing.assert_allclose(gxs, clipped * w + np.cos(xs) * w + w * sigmoid + 1, rtol=1e-12)
+    np.testing.assert_allclose(tangent, np.sum(3 * np.sin(xs)), rtol=1e-12)
+    if jax is not None:
+        with jax.enable_x64(True):
+            want = jax.jit(_rules_under_vmap_program(jax, jnp))(w, xs)
+            for got, ref in zip((gw, gxs, tangent), want):
+                np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-12)
+
+
 def _block(x, w):
     return anp.tanh(anp.sin(x @ w) @ w.T)
 

@@ -101,11 +101,28 @@ def _sum_like(name: str, ufunc: str, identity):
         rule = UFUNC_RULES[ufunc]
         init = (identity if initial is None
                 else numpy_initial(name, x.dtype, initial, dtype=out_dtype))
+        if ufunc == "add":
+            x = _partial_sums(x, axes, acc, rule, identity, name)
         (r,) = reduce_generic(x, axes, keepdims, [acc], [init],
                               lambda v, s: [rule(acc, convert(v, x.dtype, acc), s)], name)
         return ew.astype(r, out_dtype)
     reduction.__name__ = name
     return reduction
+
+
+def _partial_sums(x: Tracer, axes, acc: np.dtype, rule, identity, name: str) -> Tracer:
+    """``x`` summed over all of ``axes`` but one, one axis per generic (the largest
+    first), each kept as a size-1 axis, so that the final reduction has one loop of more
+    than one iteration. IREE 3.13 fails to compile a sum over several loops of a product
+    with a broadcast operand (``sum(x * y)`` for x: (3, 2), y: (2,)): fused into one
+    dispatch it becomes a ``vector.contract`` whose reduction loops the broadcast operand
+    lacks, which its verifier rejects; one reduction loop per dispatch compiles."""
+    pending = sorted((a for a in axes if x.shape[a] > 1), key=lambda a: (x.shape[a], a))
+    while len(pending) > 1:
+        axis = pending.pop()
+        (x,) = reduce_generic(x, [axis], True, [acc], [identity],
+                              lambda v, s, x=x: [rule(acc, convert(v, x.dtype, acc), s)], name)
+    return x
 
 
 sum = _sum_like("sum", "add", 0)  # noqa: A001 - numpy's name

@@ -18,10 +18,9 @@ the backward call.
 The reverse-mode rule of such a call is a call of ``@f_bwd``, and the call it
 differentiated loses its mark: to an enclosing derivative (``grad(grad(f))``) the
 forward and backward functions are ordinary code, as in JAX. Once differentiation is
-over (``build.finish_module``, and before ``aotc.vmap`` batches a function: batching has
-no rule for a marked call, so a custom derivative under ``vmap`` inside ``grad`` is the
-derivative of the forward function), ``aotc-drop-custom-derivatives`` removes the marks
-and the calls are inlined like any other.
+over (``build.finish_module``), ``aotc-drop-custom-derivatives`` removes the marks and
+the calls are inlined like any other. Under ``vmap`` a marked call is batched by its own
+rule (``passes/batching/batch.py``): both functions batched, the mark kept.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..base import ModulePass, PassError, find_function, register
-from .core import Batcher
+from ..base import ModulePass, PassError, find_function, register, where
+from .core import Batched, Batcher, rule
 
 DYNAMIC = "?"
 
@@ -114,3 +114,118 @@ class Batch(ModulePass):
                 results = bt.batch_block(src.regions[0].blocks[0], entry,
                                          [a is not None for a in axes])
                 func.ReturnOp([bt.to_batched(b) for b in results])
+
+
+# ---- calls with a custom derivative ------------------------------------------------------
+
+@rule("func.call")
+def _custom_derivative_call(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
+    """A call of a ``custom_vjp``/``custom_jvp``/``checkpoint`` forward function
+    (``passes/autodiff/calls.py``) under ``vmap``: a call of the batched forward function,
+    marked with a batched backward function, so that a derivative taken outside the
+    ``vmap`` still uses the user's rule (JAX batches both the same way). The backward
+    function takes batched residuals and cotangents; the adjoint of an argument the call
+    does not batch is summed over the examples (each example's rule gives its share)."""
+    from aotc._mlir import func, ir
+
+    from ..autodiff.calls import CustomRule, custom_rule, mark
+    from ..autodiff.core import is_float
+
+    spec = custom_rule(op)
+    if spec is None:
+        raise PassError(f"{bt.pass_name}: a call at {where(op)} (in @{bt.func_name}) with a "
+                        f"batched operand: calls are inlined before batching, and only calls "
+                        f"with a custom derivative stay calls")
+    module = op.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    flags = [b.batched for b in operands]
+    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    forward = _batched_function(bt, module, callee, flags)
+    results = list(op.results)
+    n_cotangents = sum(1 for r in results[:spec.outputs] if is_float(r.type))
+    backward_flags = ([True] * (len(results) - spec.outputs + n_cotangents)
+                      + flags[spec.arguments + spec.captures:])
+    backward = _batched_function(bt, module, spec.backward, backward_flags)
+    explicit = [f for v, f in zip(list(op.operands)[:spec.arguments], flags) if is_float(v.type)]
+    if not all(explicit):
+        backward = _summed_over_examples(bt, module, backward, explicit)
+    fn, _ = find_function(module, forward, bt.pass_name)
+    types = list(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
+    call = func.CallOp(types, forward, [b.value for b in operands])
+    mark(call.operation, CustomRule(backward, spec.arguments, spec.captures, spec.outputs,
+                                    spec.name))
+    return [Batched(r, True) for r in call.results]
+
+
+def _batched_function(bt: Batcher, module, name: str, batched: list[bool]) -> str:
+    """The name of ``@name`` batched with ``batched`` arguments, built once per form."""
+    size = "dyn" if bt.size is None else str(bt.size)
+    target = f"{name}_batched{size}_{''.join('b' if b else 'u' for b in batched)}"
+    src, funcs = find_function(module, name, bt.pass_name)
+    if target not in funcs:
+        if bt.size is None and not any(batched):
+            raise PassError(f"{bt.pass_name}: cannot batch @{name} (a custom derivative's "
+                            f"function) with a dynamic batch size: none of its arguments is "
+                            f"batched; give vmap a static batch")
+        Batch(func=name, batched=target, in_axes=tuple(0 if b else None for b in batched),
+              size=bt.size)._build(src, tuple(0 if b else None for b in batched))
+    return target
+
+
+def _summed_over_examples(bt: Batcher, module, name: str, keep: list[bool]) -> str:
+    """A function calling ``@name`` whose results marked False in ``keep`` are summed
+    over their leading (batch) dimension."""
+    from aotc._mlir import func, ir
+
+    target = f"{name}_sum_{''.join('k' if k else 's' for k in keep)}"
+    src, funcs = find_function(module, name, bt.pass_name)
+    if target in funcs:
+        return target
+    ftype = ir.FunctionType(ir.TypeAttr(src.attributes["function_type"]).value)
+    out_types = [t if k else _without_batch(t) for t, k in zip(ftype.results, keep)]
+    with src.location, ir.InsertionPoint(module.regions[0].blocks[0]):
+        fn = ir.Operation.create(
+            "func.func", regions=1,
+            attributes={"sym_name": ir.StringAttr.get(target),
+                        "function_type": ir.TypeAttr.get(
+                            ir.FunctionType.get(list(ftype.inputs), out_types)),
+                        "sym_visibility": ir.StringAttr.get("private")})
+        entry = fn.regions[0].blocks.append(*ftype.inputs)
+        with ir.InsertionPoint(entry):
+            values = func.CallOp(list(ftype.results), name, list(entry.arguments)).results
+            outs = []
+            for value, t, k in zip(values, out_types, keep):
+                if k:
+                    outs.append(value)
+                    continue
+                outs.append(_sum_leading(value, ir.RankedTensorType(t)))
+            func.ReturnOp(outs)
+    return target
+
+
+def _sum_leading(value, t):
+    """``value`` summed over its leading dimension, as a tensor of type ``t``."""
+    from aotc._mlir import REDUCTION, PARALLEL, affine_maps, arith, dim_map, ir, \
+        iterator_types, linalg
+
+    from ..autodiff.core import float_constant
+
+    rank = t.rank + 1
+    empty = ir.Operation.create("tensor.empty", results=[t]).result
+    zero = linalg.fill(float_constant(t.element_type, 0.0), outs=[empty])
+    g = linalg.GenericOp([t], [value], [zero],
+                         affine_maps([dim_map(rank, list(range(rank))),
+                                      dim_map(rank, list(range(1, rank)))]),
+                         iterator_types([REDUCTION] + [PARALLEL] * t.rank))
+    block = g.regions[0].blocks.append(t.element_type, t.element_type)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([arith.addf(block.arguments[1], block.arguments[0])])
+    return g.results[0]
+
+
+def _without_batch(t):
+    from aotc._mlir import ir
+
+    t = ir.RankedTensorType(t)
+    return ir.RankedTensorType.get(list(t.shape)[1:], t.element_type)

@@ -163,6 +163,26 @@ def test_zero_d_and_size_one():
     compare_ops(ops, x0, x1, kinds="accumulate", where="0-d and size-1 reductions")
 
 
+@param_dtypes(["float32", "float64", "int32"])
+def test_sums_of_broadcast_products_over_several_axes(dtype):
+    """``sum(x * y)`` with y broadcast against x, over several axes: fused into one
+    dispatch it once failed to compile (a contraction whose reduction loops y lacks)."""
+    x3, x2 = sample(dtype, (5, 3, 2), seed=3), sample(dtype, (3, 2), seed=4)
+    y, column = sample(dtype, (2,), seed=5), sample(dtype, (3, 1), seed=6)
+    ops = {
+        "sum(x2 * y)": lambda m, a, b, c, d: m.sum(b * c),
+        "mean(x2 * y)": lambda m, a, b, c, d: m.mean(b * c),
+        "sum(x3 * y)": lambda m, a, b, c, d: m.sum(a * c),
+        "sum(x3 * y, axis=(1, 2))": lambda m, a, b, c, d: m.sum(a * c, axis=(1, 2)),
+        "sum(x3 * y, axis=(0, 1))": lambda m, a, b, c, d: m.sum(a * c, axis=(0, 1)),
+        "sum(x3 * column, axis=(0, 2), keepdims)":
+            lambda m, a, b, c, d: m.sum(a * d, axis=(0, 2), keepdims=True),
+        "sum(x3 * y, initial=10)": lambda m, a, b, c, d: m.sum(a * c, initial=10),
+    }
+    compare_ops(ops, x3, x2, y, column, kinds="accumulate",
+                where=f"sums of broadcast products ({dtype})")
+
+
 def test_argmax_large_ties():
     """The first index wins ties, also when IREE splits the reduction."""
     x = np.zeros((3, 1000), np.float32)
