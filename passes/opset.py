@@ -72,6 +72,8 @@ class Op:
     differentiation pass refuses floats rebuilt from a differentiated value's bits.
     ``flat``: piecewise constant (floor, ceil, ...): its derivative is zero almost
     everywhere.
+    ``dear``: many cycles per element (a division, a transcendental): forward mode
+    computes it once rather than again in every tangent's generic.
     ``rules``: rules by kind (``"batch"``, ``"placement"``, ...), attached by ``attach``.
     """
 
@@ -89,6 +91,7 @@ class Op:
     cpu_expansion: str = ""
     bits: str = ""
     flat: bool = False
+    dear: bool = False
     rules: dict[str, Callable] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -156,7 +159,8 @@ _ROWS: list[Op] = [
     *_rows("read", "tensor.extract tensor.from_elements tensor.dim linalg.index"),
     Op("tensor.insert", "write"),
     # ---- scalars -----------------------------------------------------------------------
-    *_rows("scalar", "arith.addf arith.subf arith.mulf arith.divf arith.remf arith.negf "
+    *_rows("scalar", "arith.divf arith.remf", dear=True),
+    *_rows("scalar", "arith.addf arith.subf arith.mulf arith.negf "
                      "arith.addi arith.subi arith.muli arith.divsi arith.remsi arith.floordivsi "
                      "arith.ceildivsi arith.andi arith.ori arith.xori arith.shrsi arith.maxsi "
                      "arith.minsi arith.cmpf arith.cmpi arith.select arith.extf "
@@ -169,8 +173,9 @@ _ROWS: list[Op] = [
     # Unsigned arithmetic Vulkan gets wrong on 8/16 bits: done on 32 (aotc-widen-narrow-ints).
     *_rows("scalar", "arith.divui arith.remui arith.ceildivui arith.shrui arith.maxui "
                      "arith.minui arith.shli", widen="unsigned"),
-    *_rows("scalar", "math.absf math.absi math.copysign math.cosh math.erf "
-                     "math.exp math.fma math.log math.sqrt math.rsqrt math.fpowi math.ipowi"),
+    *_rows("scalar", "math.absf math.absi math.copysign math.fma"),
+    *_rows("scalar", "math.cosh math.erf math.exp math.log math.sqrt math.rsqrt math.fpowi "
+                     "math.ipowi", dear=True),
     *_rows("scalar", "math.ceil math.floor math.roundeven math.trunc", flat=True),
     # complex<f32>/complex<f64> scalars (ops/scalar_complex.py): IREE lowers them to
     # arith/math on their parts
@@ -181,13 +186,14 @@ _ROWS: list[Op] = [
                      "complex.tanh complex.eq complex.neq"),
     # IREE's CPU code computes these poorly in float64 (aotc-expand-math replaces them).
     *_rows("scalar", "math.atanh math.log10 math.log1p math.log2 math.sinh math.tanh",
-           cpu_expansion="f64"),
-    *_rows("scalar", "math.cbrt math.expm1 math.powf", cpu_expansion="f64 f32"),
-    *_rows("scalar", "math.exp2", cpu_expansion="f64 f32-own"),
+           cpu_expansion="f64", dear=True),
+    *_rows("scalar", "math.cbrt math.expm1 math.powf", cpu_expansion="f64 f32", dear=True),
+    *_rows("scalar", "math.exp2", cpu_expansion="f64 f32-own", dear=True),
     # IREE's CPU code links no libm and has no inline float64 version of these.
-    *_rows("scalar", "math.asin math.acos", cpu_f64=False, cpu_expansion="f64 f32"),
+    *_rows("scalar", "math.asin math.acos", cpu_f64=False, cpu_expansion="f64 f32",
+           dear=True),
     *_rows("scalar", "math.sin math.cos math.tan math.atan math.atan2", cpu_f64=False,
-           cpu_expansion="f64 f32"),
+           cpu_expansion="f64 f32", dear=True),
 ]
 
 OPS: dict[str, Op] = {}
@@ -234,6 +240,7 @@ CPU_MISSING_F64 = frozenset(o.name for o in OPS.values() if not o.cpu_f64)
 FLOAT_FROM_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("from", "both"))
 FLOAT_TO_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("to", "both"))
 FLAT_OPS = having("flat")
+DEAR_OPS = having("dear")
 
 
 def row(name: str, needed_for: str = "") -> Op:

@@ -161,8 +161,7 @@ def _generic(fw: Forward, op) -> None:
 def _dear(op) -> bool:
     """Whether ``op``'s body computes something dearer than a few adds and multiplies
     (a transcendental, a division), which a tangent generic should not compute again."""
-    return any(o.name.startswith("math.") or o.name in ("arith.divf", "arith.remf")
-               for o in op.regions[0].blocks[0].operations)
+    return any(o.name in opset.DEAR_OPS for o in op.regions[0].blocks[0].operations)
 
 
 def _tangent_only(fw: Forward, op, n_in: int, maps: list, moving: list, floats: list) -> bool:
