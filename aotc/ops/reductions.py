@@ -19,6 +19,7 @@ from ..lowering import add_work, fill, generic, loop_index, reshape_value, wrap
 from . import elementwise as ew
 from .arguments import as_tracer, normalize_axes, normalize_axis, ufunc_axes
 from .scalar import UFUNC_RULES, cmpf, cmpi, convert, select
+from ..passes.opset import RESHAPE_OPS
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": ["all", "amax", "amin", "any", "argmax", "argmin", "max", "mean", "min", "prod",
@@ -112,17 +113,43 @@ def _sum_like(name: str, ufunc: str, identity):
 
 def _partial_sums(x: Tracer, axes, acc: np.dtype, rule, identity, name: str) -> Tracer:
     """``x`` summed over all of ``axes`` but one, one axis per generic (the largest
-    first), each kept as a size-1 axis, so that the final reduction has one loop of more
-    than one iteration. IREE 3.13 fails to compile a sum over several loops of a product
+    first), each kept as a size-1 axis, where ``x`` is computed from a broadcast operand;
+    else ``x`` itself. IREE 3.13 fails to compile a sum over several loops of a product
     with a broadcast operand (``sum(x * y)`` for x: (3, 2), y: (2,)): fused into one
     dispatch it becomes a ``vector.contract`` whose reduction loops the broadcast operand
-    lacks, which its verifier rejects; one reduction loop per dispatch compiles."""
+    lacks, which its verifier rejects; one reduction loop per dispatch compiles. Other
+    sums stay one generic (splitting a plain ``sum`` of a (1000, 1000) array made it 7x
+    slower)."""
     pending = sorted((a for a in axes if x.shape[a] > 1), key=lambda a: (x.shape[a], a))
+    if len(pending) < 2 or not _computed_from_broadcast(x.value):
+        return x
     while len(pending) > 1:
         axis = pending.pop()
         (x,) = reduce_generic(x, [axis], True, [acc], [identity],
                               lambda v, s, x=x: [rule(acc, convert(v, x.dtype, acc), s)], name)
     return x
+
+
+def _computed_from_broadcast(value, depth: int = 16) -> bool:
+    """Whether ``value`` comes from a chain of elementwise generics (what IREE fuses into
+    a reduction) one of which reads an operand broadcast along some of its loops."""
+    from .._mlir import ir
+
+    owner = value.owner
+    if depth == 0 or isinstance(owner, ir.Block):
+        return False  # a function or loop argument
+    op = owner.operation
+    if op.name == "linalg.broadcast" or op.name == "func.call":
+        return True  # a call (vmap's batched function) is inlined later: assume it may
+    if op.name == "linalg.transpose" or op.name in RESHAPE_OPS:  # IREE fuses through them
+        return _computed_from_broadcast(op.operands[0], depth - 1)
+    if op.name != "linalg.generic":
+        return False
+    n_inputs = len(op.opview.inputs)
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    return builtins.any(len(maps[k].results) < maps[k].n_dims
+                        or _computed_from_broadcast(v, depth - 1)
+                        for k, v in enumerate(list(op.operands)[:n_inputs]))
 
 
 sum = _sum_like("sum", "add", 0)  # noqa: A001 - numpy's name

@@ -181,6 +181,9 @@ def test_sums_of_broadcast_products_over_several_axes(dtype):
     }
     compare_ops(ops, x3, x2, y, column, kinds="accumulate",
                 where=f"sums of broadcast products ({dtype})")
+    # The product made inside a vmapped function (a call until it is inlined).
+    got = jit_call(lambda b, c: anp.sum(aotc.vmap(lambda row: row * c)(b)), x2, y)
+    np.testing.assert_allclose(got, np.sum(x2 * y), rtol=1e-5)
 
 
 def test_argmax_large_ties():

@@ -29,25 +29,19 @@ def sum_axis_keepdims(x):
 
 
 # numpy sums int32 into int64: the accumulator is i64 and each element is sign-extended.
-# With axis=None every axis is reduced, one generic per axis (the largest first, kept as
-# size 1), so that no generic has two reduction loops of more than one iteration (an
-# IREE workaround, see ops/reductions._partial_sums).
+# With axis=None every loop is a reduction into a 0-d tensor.
 # CHECK-LABEL: TEST: sum_int32_all_axes
 # CHECK-DAG:   #[[IN:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
-# CHECK-DAG:   #[[ROWS:map[0-9]*]] = affine_map<(d0, d1) -> (d0)>
 # CHECK-DAG:   #[[OUT:map[0-9]*]] = affine_map<(d0, d1) -> ()>
 # CHECK:       func.func public @sum_int32_all_axes(%[[X:.*]]: tensor<2x3xi32>) -> tensor<i64>
 # CHECK:         %[[ZERO:.*]] = arith.constant 0 : i64
-# CHECK:         %[[PARTIAL:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[ROWS]]], iterator_types = ["parallel", "reduction"]}
-# CHECK-SAME:        ins(%[[X]] : tensor<2x3xi32>) outs(%{{.*}} : tensor<2xi64>)
+# CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : i64) outs(%{{.*}} : tensor<i64>) -> tensor<i64>
+# CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["reduction", "reduction"]}
+# CHECK-SAME:        ins(%[[X]] : tensor<2x3xi32>) outs(%[[INIT]] : tensor<i64>)
 # CHECK-NEXT:    ^bb0(%[[V:.*]]: i32, %[[ACC:.*]]: i64):
 # CHECK-NEXT:      %[[WIDE:.*]] = arith.extsi %[[V]] : i32 to i64
 # CHECK-NEXT:      %[[NEXT:.*]] = arith.addi %[[WIDE]], %[[ACC]] : i64
 # CHECK-NEXT:      linalg.yield %[[NEXT]] : i64
-# CHECK:         %[[KEPT:.*]] = tensor.expand_shape %[[PARTIAL]] {{\[\[}}0, 1]] output_shape [2, 1]
-# CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : i64) outs(%{{.*}} : tensor<i64>) -> tensor<i64>
-# CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["reduction", "reduction"]}
-# CHECK-SAME:        ins(%[[KEPT]] : tensor<2x1xi64>) outs(%[[INIT]] : tensor<i64>)
 # CHECK:         return %[[SUM]] : tensor<i64>
 @run(S((2, 3), "int32"))
 def sum_int32_all_axes(x):
