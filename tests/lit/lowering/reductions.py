@@ -18,8 +18,11 @@ from snapshot import S, run
 # CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<3xf32>) -> tensor<3xf32>
 # CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction"]}
 # CHECK-SAME:        ins(%[[X]] : tensor<3x4xf32>) outs(%[[INIT]] : tensor<3xf32>)
+# A float element is added to +0.0 before it is accumulated (so that IREE does not take a
+# sum of products for a contraction, see ops/reductions.py); x + 0.0 is x but for -0.0.
 # CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f32):
-# CHECK-NEXT:      %[[NEXT:.*]] = arith.addf %[[V]], %[[ACC]] : f32
+# CHECK-NEXT:      %[[PLUS:.*]] = arith.addf %[[V]], %[[ZERO]] : f32
+# CHECK-NEXT:      %[[NEXT:.*]] = arith.addf %[[PLUS]], %[[ACC]] : f32
 # CHECK-NEXT:      linalg.yield %[[NEXT]] : f32
 # CHECK:         %[[R:.*]] = tensor.expand_shape %[[SUM]] {{\[\[}}0, 1]] output_shape [3, 1] : tensor<3xf32> into tensor<3x1xf32>
 # CHECK:         return %[[R]] : tensor<3x1xf32>
