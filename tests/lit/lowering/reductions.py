@@ -18,11 +18,8 @@ from snapshot import S, run
 # CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<3xf32>) -> tensor<3xf32>
 # CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction"]}
 # CHECK-SAME:        ins(%[[X]] : tensor<3x4xf32>) outs(%[[INIT]] : tensor<3xf32>)
-# A float element is added to +0.0 before it is accumulated (so that IREE does not take a
-# sum of products for a contraction, see ops/reductions.py); x + 0.0 is x but for -0.0.
 # CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f32):
-# CHECK-NEXT:      %[[PLUS:.*]] = arith.addf %[[V]], %[[ZERO]] : f32
-# CHECK-NEXT:      %[[NEXT:.*]] = arith.addf %[[PLUS]], %[[ACC]] : f32
+# CHECK-NEXT:      %[[NEXT:.*]] = arith.addf %[[V]], %[[ACC]] : f32
 # CHECK-NEXT:      linalg.yield %[[NEXT]] : f32
 # CHECK:         %[[R:.*]] = tensor.expand_shape %[[SUM]] {{\[\[}}0, 1]] output_shape [3, 1] : tensor<3xf32> into tensor<3x1xf32>
 # CHECK:         return %[[R]] : tensor<3x1xf32>
@@ -82,3 +79,19 @@ def sum_int32_all_axes(x):
 @run(S((3, 4), "float32"))
 def argmax_axis0(x):
     return anp.argmax(x, axis=0)
+
+
+# A sum of products: each element is added to +0.0 before it is accumulated, so that the
+# multiply-add body IREE would fuse is not taken for an in-order contraction (see
+# ops/reductions._plus_zero); x + 0.0 is x but for -0.0.
+# CHECK-LABEL: TEST: sum_of_squares
+# CHECK:         %[[SQ:.*]] = linalg.generic
+# CHECK:           arith.mulf
+# CHECK:         linalg.generic {{.*}} ins(%[[SQ]] : tensor<8xf32>)
+# CHECK-NEXT:    ^bb0(%[[V:.*]]: f32, %[[ACC:.*]]: f32):
+# CHECK-NEXT:      %[[PLUS:.*]] = arith.addf %[[V]], %{{.*}} : f32
+# CHECK-NEXT:      %[[NEXT:.*]] = arith.addf %[[PLUS]], %[[ACC]] : f32
+# CHECK-NEXT:      linalg.yield %[[NEXT]] : f32
+@run(S((8,), "float32"))
+def sum_of_squares(x):
+    return anp.sum(x * x)
