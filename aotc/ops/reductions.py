@@ -16,10 +16,10 @@ from .._mlir import PARALLEL, REDUCTION, arith, dim_map
 from ..core import Tracer
 from ..errors import TracingError, UnsupportedDtypeError
 from ..lowering import add_work, fill, generic, loop_index, reshape_value, wrap
+from ..passes.opset import RESHAPE_OPS
 from . import elementwise as ew
 from .arguments import as_tracer, normalize_axes, normalize_axis, ufunc_axes
 from .scalar import UFUNC_RULES, cmpf, cmpi, convert, select
-from ..passes.opset import RESHAPE_OPS
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": ["all", "amax", "amin", "any", "argmax", "argmin", "max", "mean", "min", "prod",
@@ -102,14 +102,17 @@ def _sum_like(name: str, ufunc: str, identity):
         rule = UFUNC_RULES[ufunc]
         init = (identity if initial is None
                 else numpy_initial(name, x.dtype, initial, dtype=out_dtype))
-        if ufunc == "add":
-            x = _partial_sums(x, axes, acc, rule, identity, name)
-        product = ufunc == "add" and np.dtype(acc).kind == "f" and _is_product(x.value)
 
-        def combine(v, s):
-            v = convert(v, x.dtype, acc)
-            return [rule(acc, _plus_zero(v) if product else v, s)]
-        (r,) = reduce_generic(x, axes, keepdims, [acc], [init], combine, name)
+        def combine_of(x: Tracer, plus_zero: bool = False) -> Callable:
+            def combine(v, s):
+                v = convert(v, x.dtype, acc)
+                return [rule(acc, _plus_zero(v) if plus_zero else v, s)]
+            return combine
+
+        if ufunc == "add":
+            x = _partial_sums(x, axes, acc, identity, name, combine_of)
+        product = ufunc == "add" and np.dtype(acc).kind == "f" and _is_product(x.value)
+        (r,) = reduce_generic(x, axes, keepdims, [acc], [init], combine_of(x, product), name)
         return ew.astype(r, out_dtype)
     reduction.__name__ = name
     return reduction
@@ -127,19 +130,25 @@ def _plus_zero(v):
     return arith.addf(v, arith.ConstantOp(v.type, ir.FloatAttr.get(v.type, 0.0)).result)
 
 
-def _is_product(value) -> bool:
-    """Whether ``value`` is the result of an elementwise generic that yields a product."""
+def _producer(value):
+    """The op that computes ``value``, or None for a block argument."""
     from .._mlir import ir
 
     owner = value.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "linalg.generic":
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def _is_product(value) -> bool:
+    """Whether ``value`` is the result of an elementwise generic that yields a product."""
+    op = _producer(value)
+    if op is None or op.name != "linalg.generic":
         return False
-    yielded = list(owner.operation.regions[0].blocks[0].operations)[-1].operands
-    return builtins.any(not isinstance(v.owner, ir.Block)
-                        and v.owner.operation.name == "arith.mulf" for v in yielded)
+    yielded = list(op.regions[0].blocks[0].operations)[-1].operands
+    return builtins.any(getattr(_producer(v), "name", None) == "arith.mulf" for v in yielded)
 
 
-def _partial_sums(x: Tracer, axes, acc: np.dtype, rule, identity, name: str) -> Tracer:
+def _partial_sums(x: Tracer, axes, acc: np.dtype, identity, name: str,
+                  combine_of: Callable) -> Tracer:
     """``x`` summed over all of ``axes`` but one, one axis per generic (the largest
     first), each kept as a size-1 axis, where ``x`` is computed from a broadcast operand;
     else ``x`` itself. IREE 3.13 fails to compile a sum over several loops of a product
@@ -153,8 +162,7 @@ def _partial_sums(x: Tracer, axes, acc: np.dtype, rule, identity, name: str) -> 
         return x
     while len(pending) > 1:
         axis = pending.pop()
-        (x,) = reduce_generic(x, [axis], True, [acc], [identity],
-                              lambda v, s, x=x: [rule(acc, convert(v, x.dtype, acc), s)], name)
+        (x,) = reduce_generic(x, [axis], True, [acc], [identity], combine_of(x), name)
     return x
 
 
@@ -163,10 +171,9 @@ def _computed_from_broadcast(value, depth: int = 16) -> bool:
     a reduction) one of which reads an operand broadcast along some of its loops."""
     from .._mlir import ir
 
-    owner = value.owner
-    if depth == 0 or isinstance(owner, ir.Block):
+    op = _producer(value)
+    if depth == 0 or op is None:
         return False  # a function or loop argument
-    op = owner.operation
     if op.name == "linalg.broadcast" or op.name == "func.call":
         return True  # a call (vmap's batched function) is inlined later: assume it may
     if op.name == "linalg.transpose" or op.name in RESHAPE_OPS:  # IREE fuses through them

@@ -185,3 +185,21 @@ def ones_like(t):
     t = ir.RankedTensorType(t)
     return arith.ConstantOp(t, ir.DenseElementsAttr.get_splat(
         t, ir.FloatAttr.get(t.element_type, 1.0))).result
+
+
+def summed(value, init, out_map, kept: set):
+    """``value`` (indexed by the loops, one per dimension) added into ``init`` (read at
+    ``out_map``) over the loop dimensions not in ``kept``."""
+    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, arith, dim_map, ir, \
+        iterator_types, linalg
+
+    rank = ir.RankedTensorType(value.type).rank
+    elem = ir.RankedTensorType(init.type).element_type
+    g = linalg.GenericOp([init.type], [value], [init],
+                         affine_maps([dim_map(rank, list(range(rank))), out_map]),
+                         iterator_types([PARALLEL if d in kept else REDUCTION
+                                         for d in range(rank)]))
+    block = g.regions[0].blocks.append(elem, elem)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([arith.addf(block.arguments[1], block.arguments[0])])
+    return g.results[0]

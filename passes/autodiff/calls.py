@@ -92,7 +92,7 @@ def call_rule(ad, op, adjoints) -> None:
     cotangents = [a if a is not None else zeros(r.type)
                   for a, r in zip(adjoints[:spec.outputs], results[:spec.outputs])
                   if is_float(r.type)]
-    backward, _ = find_function(_module_of(op), spec.backward, ad.pass_name)
+    backward, _ = find_function(module_of(op), spec.backward, ad.pass_name)
     types = list(ir.FunctionType(ir.TypeAttr(backward.attributes["function_type"]).value).results)
     grads = func.CallOp(types, spec.backward,
                         results[spec.outputs:] + cotangents
@@ -123,7 +123,8 @@ def referenced_functions(function) -> list[str]:
     return [name for _, names in collect_ops(function, select) for name in names]
 
 
-def _module_of(op):
+def module_of(op):
+    """The ``builtin.module`` that holds ``op``."""
     while op.name != "builtin.module":
         op = op.parent
     return op

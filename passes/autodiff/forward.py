@@ -134,28 +134,37 @@ def _generic(fw: Forward, op) -> None:
     old_args = list(old.arguments)
     mapping = {old_args[k]: args[k] for k in range(n_in)}
     mapping.update({old_args[n_in + j]: args[n_in + len(moving) + j] for j in range(n_out)})
-    # Tangents the body sees: its inputs', its outputs' (a reduction's running value),
-    # and those of outside values it reads (a gathered tensor, a captured scalar).
-    seeds = {v: fw.of(v) for v in region_reads(op) if fw.of(v) is not None}
-    seeds.update({args[k]: args[n_in + i] for i, k in enumerate(moving)})
+    # Tangents the body sees: its inputs', its outputs' (a reduction's running value).
+    seeds = {args[k]: args[n_in + i] for i, k in enumerate(moving)}
     first_t_out = n_in + len(moving) + n_out
     seeds.update({args[n_in + len(moving) + j]: args[first_t_out + i]
                   for i, j in enumerate(floats)})
     with ir.InsertionPoint(block):
-        clones, yielded = clone_block(old, mapping)
         try:
-            tangents = propagate(clones, seeds)
+            yielded, t_yields = _body_tangents(fw, op, mapping, seeds, floats)
         except KeyError as e:
             fw.refuse(op, f"its body's {e.args[0]} has no tangent rule (or rebuilds a float "
                           f"from a differentiated value's bits)")
-        t_yields = [tangents.get(yielded[j]) for j in floats]
-        t_yields = [t if t is not None else float_constant(element_type(outs[j].type), 0.0)
-                    for t, j in zip(t_yields, floats)]
         linalg.YieldOp(yielded + t_yields)
     results = list(g.results)
     _replace(op, results[:n_out])
     for i, j in enumerate(floats):
         fw.set(results[j], results[n_out + i])
+
+
+def _body_tangents(fw: Forward, op, mapping: dict, seeds: dict, floats: list):
+    """Clones ``op``'s body at the current insertion point (block arguments as
+    ``mapping`` says) and pushes ``seeds``, and the tangents of the outside values the
+    body reads (a gathered tensor, a captured scalar), through it. Returns the clone's
+    yielded values and the tangent of each float output in ``floats`` (zero where none);
+    ``KeyError`` where a body op has no tangent rule."""
+    outs = list(op.results)
+    seeds = {**{v: fw.of(v) for v in region_reads(op) if fw.of(v) is not None}, **seeds}
+    clones, yielded = clone_block(op.regions[0].blocks[0], mapping)
+    tangents = propagate(clones, seeds)
+    t_yields = [tangents.get(yielded[j]) for j in floats]
+    return yielded, [t if t is not None else float_constant(element_type(outs[j].type), 0.0)
+                     for t, j in zip(t_yields, floats)]
 
 
 def _dear(op) -> bool:
@@ -195,20 +204,15 @@ def _tangent_only(fw: Forward, op, n_in: int, maps: list, moving: list, floats: 
         stand_ins = [_zero_scalar(a.type) for a in old_args[n_in:]]
         mapping = dict(zip(old_args[:n_in], args[:n_in]))
         mapping.update(zip(old_args[n_in:], stand_ins))
-        seeds = {v: fw.of(v) for v in region_reads(op) if fw.of(v) is not None}
-        seeds.update({args[k]: args[n_in + i] for i, k in enumerate(moving)})
+        seeds = {args[k]: args[n_in + i] for i, k in enumerate(moving)}
         seeds.update({stand_ins[j]: args[n_in + len(moving) + i] for i, j in enumerate(floats)})
-        clones, yielded = clone_block(old, mapping)
         try:
-            tangents = propagate(clones, seeds)
+            _, t_yields = _body_tangents(fw, op, mapping, seeds, floats)
         except KeyError:
-            tangents = None  # the joint rule says which op has no rule
-        if tangents is not None:
-            t_yields = [tangents.get(yielded[j]) for j in floats]
-            t_yields = [t if t is not None else float_constant(element_type(outs[j].type), 0.0)
-                        for t, j in zip(t_yields, floats)]
+            t_yields = None  # the joint rule says which op has no rule
+        if t_yields is not None:
             linalg.YieldOp(t_yields)
-    if tangents is None or _depends_on(block, stand_ins, t_yields):
+    if t_yields is None or _depends_on(block, stand_ins, t_yields):
         g.operation.erase()
         return False
     for i, j in enumerate(floats):
@@ -263,7 +267,7 @@ def _linear_form(fw: Forward, op, n_in: int, maps: list, moving: list, floats: l
     and the primal body (a tanh, an exp) runs once, not once per tangent. False (the
     joint rule applies) for reductions, bodies that read their outputs or tangents of
     outside values, mixed float types and dynamic shapes."""
-    from aotc._mlir import affine_maps, dim_map, ir, iterator_types, linalg, PARALLEL
+    from aotc._mlir import PARALLEL, affine_maps, arith, dim_map, ir, iterator_types, linalg
 
     if not moving or not floats:
         return False
@@ -329,8 +333,6 @@ def _linear_form(fw: Forward, op, n_in: int, maps: list, moving: list, floats: l
             iterator_types([PARALLEL] * n_dims))
         tblock = tangent.regions[0].blocks.append(*[float_type] * (2 * len(terms) + 1))
         with ir.InsertionPoint(tblock):
-            from aotc._mlir import arith
-
             args = list(tblock.arguments)
             total = None
             for i in range(len(terms)):
@@ -548,7 +550,7 @@ def _call(fw: Forward, op) -> None:
     from aotc._mlir import func, ir
 
     from ..base import find_function
-    from .calls import _module_of, custom_rule
+    from .calls import custom_rule, module_of
     from .vjp import Vjp
 
     spec = custom_rule(op)
@@ -561,7 +563,7 @@ def _call(fw: Forward, op) -> None:
     results = list(op.results)
     outputs = [r for r in results[:spec.outputs] if is_float(r.type)]
     residuals = results[spec.outputs:]
-    module = _module_of(op)
+    module = module_of(op)
     backward, funcs = find_function(module, spec.backward, fw.pass_name)
     n_cts = len(outputs)
     bwd_types = list(ir.FunctionType(ir.TypeAttr(backward.attributes["function_type"]).value)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..base import as_op, operand_segments
 from .builders import (collapse_all, dilated, filled, reversed_along, scatter_add,
-                       stack_columns, zero_padded)
+                       stack_columns, summed, zero_padded)
 from .core import Adjoint, float_constant, is_float, reads, remap, zeros
 from .scalar import FROM_BITS, propagate
 
@@ -306,8 +306,7 @@ def _broadcast_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: lis
     broadcast dimensions. One generic doing both made IREE 3.13's CPU code keep a whole
     row of the reduction on the stack (over its 32 KiB limit: a CNN's bias gradient, a
     32x6272 reduction)."""
-    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, dim_map, ir, iterator_types
-    from aotc._mlir import arith, linalg
+    from aotc._mlir import dim_map, ir
 
     from .core import element_type
 
@@ -324,16 +323,7 @@ def _broadcast_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: lis
         return None
     full = ir.Operation.create("util.optimization_barrier", results=[full.type],
                                operands=[full]).result
-    kept = _plain_dims([s.maps[k]])
-    init = zeros(value.type)
-    g = linalg.GenericOp([init.type], [full], [init],
-                         affine_maps([identity, s.maps[k]]),
-                         iterator_types([PARALLEL if d in kept else REDUCTION
-                                         for d in range(s.n_dims)]))
-    block = g.regions[0].blocks.append(elem, elem)
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([arith.addf(block.arguments[1], block.arguments[0])])
-    return g.results[0]
+    return summed(full, zeros(value.type), s.maps[k], _plain_dims([s.maps[k]]))
 
 
 def _terms(e) -> list[tuple[int, int]] | None:

@@ -128,7 +128,7 @@ def _custom_derivative_call(bt: Batcher, op, operands: list[Batched]) -> list[Ba
     does not batch is summed over the examples (each example's rule gives its share)."""
     from aotc._mlir import func, ir
 
-    from ..autodiff.calls import CustomRule, custom_rule, mark
+    from ..autodiff.calls import CustomRule, custom_rule, mark, module_of
     from ..autodiff.core import is_float
 
     spec = custom_rule(op)
@@ -136,9 +136,7 @@ def _custom_derivative_call(bt: Batcher, op, operands: list[Batched]) -> list[Ba
         raise PassError(f"{bt.pass_name}: a call at {where(op)} (in @{bt.func_name}) with a "
                         f"batched operand: calls are inlined before batching, and only calls "
                         f"with a custom derivative stay calls")
-    module = op.parent
-    while module.name != "builtin.module":
-        module = module.parent
+    module = module_of(op)
     flags = [b.batched for b in operands]
     callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
     forward = _batched_function(bt, module, callee, flags)
@@ -176,7 +174,9 @@ def _batched_function(bt: Batcher, module, name: str, batched: list[bool]) -> st
 def _summed_over_examples(bt: Batcher, module, name: str, keep: list[bool]) -> str:
     """A function calling ``@name`` whose results marked False in ``keep`` are summed
     over their leading (batch) dimension."""
-    from aotc._mlir import func, ir
+    from aotc._mlir import dim_map, func, ir
+
+    from ..autodiff.builders import summed, zeros
 
     target = f"{name}_sum_{''.join('k' if k else 's' for k in keep)}"
     src, funcs = find_function(module, name, bt.pass_name)
@@ -199,29 +199,11 @@ def _summed_over_examples(bt: Batcher, module, name: str, keep: list[bool]) -> s
                 if k:
                     outs.append(value)
                     continue
-                outs.append(_sum_leading(value, ir.RankedTensorType(t)))
+                rank = ir.RankedTensorType(t).rank + 1
+                outs.append(summed(value, zeros(t), dim_map(rank, list(range(1, rank))),
+                                   set(range(1, rank))))
             func.ReturnOp(outs)
     return target
-
-
-def _sum_leading(value, t):
-    """``value`` summed over its leading dimension, as a tensor of type ``t``."""
-    from aotc._mlir import REDUCTION, PARALLEL, affine_maps, arith, dim_map, ir, \
-        iterator_types, linalg
-
-    from ..autodiff.core import float_constant
-
-    rank = t.rank + 1
-    empty = ir.Operation.create("tensor.empty", results=[t]).result
-    zero = linalg.fill(float_constant(t.element_type, 0.0), outs=[empty])
-    g = linalg.GenericOp([t], [value], [zero],
-                         affine_maps([dim_map(rank, list(range(rank))),
-                                      dim_map(rank, list(range(1, rank)))]),
-                         iterator_types([REDUCTION] + [PARALLEL] * t.rank))
-    block = g.regions[0].blocks.append(t.element_type, t.element_type)
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([arith.addf(block.arguments[1], block.arguments[0])])
-    return g.results[0]
 
 
 def _without_batch(t):
