@@ -21,6 +21,11 @@ safe, and what must be ordered before it:
 * a value the group updates the argument's storage into before the result is written
   there (``v = x.at[i].add(u)`` under ``where(v > 0, v, 0)``) lives in the buffer: an op
   outside the group reading it (``v / s``) reads the argument;
+* a value the group computes from the argument and something outside the group also
+  uses is computed before the group (``writer_group``): IREE may compute it again in
+  each dispatch that uses it (bool values always), and that copy reads the argument;
+* an update made in the argument's buffer (``z = x.at[i].add(u)``), by the group or not,
+  is a view of it: ``z[j]`` reads the argument (``_held``);
 * every other op that reads the argument runs before the writer group starts. An op the
   result already depends on, which IREE cannot fuse into the writer's dispatch, does (the
   ``x @ w`` inside ``w - lr * x.T @ (x @ w - y)``). For the others the candidate names
@@ -55,8 +60,11 @@ def _describe(op) -> str:
 
 
 def _computed(value) -> bool:
-    """Is ``value`` computed from other tensors (not an argument, constant, empty or fill)?"""
+    """Is ``value`` computed from other tensors (not an argument, constant, empty or fill,
+    nor a view or reshape of one, which IREE folds into a constant of its own)?"""
     op = defining_op(value)
+    while op is not None and (_is_view(op) or op.name in RESHAPE_OPS):
+        op = defining_op(op.operands[0])
     return op is not None and op.name not in CONSTANT_LIKE_OPS
 
 
@@ -212,10 +220,11 @@ class InPlaceAnalysis:
 
     # -- the writer group ----------------------------------------------------------------
 
-    def writer(self, result, arg, views: Mapping) -> Writer:
+    def writer(self, result, arg, views: Mapping, cut: Collection = ()) -> Writer:
         """The ops that compute ``result`` and may write it into the buffer (see the
         module docstring), with the positions they write; a problem if one of them
-        reads ``arg`` anywhere else than where it writes."""
+        reads ``arg`` anywhere else than where it writes. Values in ``cut`` are computed
+        before the group (inputs), whatever computes them."""
         group = Writer()
         placed: dict = {}  # op -> offset of its output within the result
         rank = len(result.type.shape)
@@ -234,6 +243,9 @@ class InPlaceAnalysis:
                     return Writer(problem=(
                         f"it would move elements of {self._arg_name(arg)} to other "
                         f"positions ({_describe(user)})"))
+                continue
+            if value in cut and not top:
+                inputs.append(value)
                 continue
             op = defining_op(value)
             if op is None or op.name in SOURCE_OPS:
@@ -289,6 +301,26 @@ class InPlaceAnalysis:
         seen = set()
         group.inputs = [v for v in inputs if not (v in seen or seen.add(v))]
         return group
+
+    def writer_group(self, result, arg, views: Mapping) -> Writer:
+        """``writer``, with the values it computes that are also used outside it
+        computed before it instead. IREE may compute such a value again in each dispatch
+        that uses it (it does for bool values, which it does not store between
+        dispatches), and that copy reads the argument whenever it runs: after the
+        in-place write, unordered. Computed before the group, the value is a reader
+        like any other, ordered by the barrier or refused."""
+        cut: set = set()
+        while True:
+            group = self.writer(result, arg, views, cut)
+            if group.problem:
+                return group
+            shared = {v for op in group.ops if op != defining_op(result) and _is_elementwise(op)
+                      for v in op.results
+                      if v not in cut and self._derived(v, views)
+                      and any(self.user(use) not in group.ops for use in v.uses)}
+            if not shared:
+                return group
+            cut |= shared
 
     def _read_elsewhere(self, value, aligned: bool, offset: tuple, views: Mapping) -> bool:
         """Does an elementwise op writing at ``offset`` read the argument elsewhere through
@@ -348,11 +380,11 @@ class InPlaceAnalysis:
             if m != k and other in views:
                 return (f"{self._arg_name(arg)} is also returned unchanged as result {m}, "
                         f"which must keep the old value")
-        group = self.writer(result, arg, views)
+        group = self.writer_group(result, arg, views)
         if group.problem:
             return group.problem
         rank = 1 if group.reads_arg else 2
-        readers = self.readers(arg, {**views, **self._held(arg, group, result)},
+        readers = self.readers(arg, {**views, **self._held(arg, result)},
                                set(group.ops))
         readers.discard(self.ret)
         if not readers:
@@ -383,21 +415,25 @@ class InPlaceAnalysis:
         frontier = tuple(r for r in unordered if not r.results or any(
             self.user(use) not in unordered_set for v in r.results for use in v.uses))
         through = list(group.inputs) + [v for r in frontier for v in r.results]
-        returned = next((v for v in through if self._returned(v)), None)
-        if returned is not None:
-            # IREE 3.13 gives a returned tensor another storage type than a temporary one,
-            # and its util.optimization_barrier verifier rejects the mix.
+        external = next((v for v in through if self._external(v)), None)
+        if external is not None:
+            # IREE 3.13 gives a returned tensor, and one updated in an argument's buffer,
+            # another storage type than a temporary one, and its util.optimization_barrier
+            # verifier rejects the mix.
+            where_it_lives = ("returned" if self._returned(external)
+                              else "kept in an argument's buffer")
             return (f"{self._arg_name(arg)} is also read by {_describe(unordered[0])}, which "
                     f"must run before the in-place write, and the barrier that orders it would "
-                    f"take the value of {_describe(defining_op(returned))}, which is also "
-                    f"returned (IREE 3.13 rejects a barrier over a result)")
+                    f"take the value of {_describe(defining_op(external))}, which is also "
+                    f"{where_it_lives} (IREE 3.13 rejects a barrier over such a value)")
         return Candidate(k, rank, frontier)
 
-    def _held(self, arg, group: Writer, result) -> dict:
-        """Values the writer group updates ``arg``'s storage into before the result is
-        written there (``v = x.at[i].add(u)`` then ``where(v > 0, v, 0)``), with their
-        views: a read of one outside the group reads the buffer, which the result's write
-        then overwrites (``v / s`` after the ``where`` was written saw its values)."""
+    def _held(self, arg, result) -> dict:
+        """Values that updates of ``arg``'s storage leave in its buffer before the result
+        is written there (``v = x.at[i].add(u)``, inside the writer group or not), with
+        their views: a read of one outside the group reads the buffer, which the
+        result's write then overwrites (``v / s`` after ``where(v > 0, v, 0)`` was
+        written saw its values; ``v[j]`` after an unrelated result was)."""
         final = set(_same_storage(result))
         storage = set(_same_storage(arg))  # grows along a chain of in-place updates
         held: dict = {}
@@ -406,7 +442,7 @@ class InPlaceAnalysis:
                 continue
             updated = _same_storage(op.results[0])
             storage.update(updated)
-            if op in group.ops and op.results[0] not in final:
+            if op.results[0] not in final:
                 for v in updated:
                     held.update(self.views(v))
         return held
@@ -415,6 +451,13 @@ class InPlaceAnalysis:
         """Is ``value``, or a reshape of it, a result? (A slice is copied out when
         returned.)"""
         return any(v in self.results for v in _same_storage(value))
+
+    def _external(self, value) -> bool:
+        """Does ``value`` live outside IREE's temporaries: is it returned, or an update
+        made in an argument's own buffer?"""
+        return self._returned(value) or any(
+            value in _same_storage(op.results[0])
+            for a in self.block.arguments for op in self.in_place_writers(a))
 
     def in_place_writers(self, arg) -> list:
         """The ops that IREE writes into ``arg``'s own storage (an insert_slice into it, a

@@ -187,7 +187,7 @@ def _sequence(analysis: InPlaceAnalysis, arg, k: int, readers: Sequence) -> None
     """Makes the writer group of result ``k`` start after ``readers``: moves the group and
     everything after it to the end of the block, and routes the group's computed inputs
     through one ``util.optimization_barrier`` together with the readers' results."""
-    group = analysis.writer(analysis.results[k], arg, analysis.views(arg))
+    group = analysis.writer_group(analysis.results[k], arg, analysis.views(arg))
     # The group and its dependents, in program order; the first is a group op (a
     # dependent comes after what it depends on).
     moved = sorted(analysis.forward(group.ops), key=lambda o: analysis.index[o])
