@@ -19,27 +19,36 @@ from .runtime.integrity import seal
 
 SESSION_MAX_COMPILES = 64
 
-_sessions: dict[tuple[str, ...], object] = {}
-_session_compiles: dict[tuple[str, ...], int] = {}  # compiles each session has run
+_sessions: dict[tuple, object] = {}  # (threading on, *flags) -> session
+_session_compiles: dict[tuple, int] = {}  # compiles each session has run
 _lock = threading.Lock()
 
 
 def _session(flags: tuple[str, ...]):
-    """The session for ``flags`` (called with ``_lock`` held), a new one after
-    ``SESSION_MAX_COMPILES`` compiles: what the old one kept goes with it."""
+    """The session for ``flags`` and ``config.compile_threading`` (called with ``_lock``
+    held), a new one after ``SESSION_MAX_COMPILES`` compiles: what the old one kept goes
+    with it."""
     from iree.compiler.api import Session
 
-    session = _sessions.get(flags)
-    if session is None or _session_compiles.get(flags, 0) >= SESSION_MAX_COMPILES:
+    from . import config
+
+    threading_on = bool(config.compile_threading)
+    key = (threading_on, *flags)
+    session = _sessions.get(key)
+    if session is None or _session_compiles.get(key, 0) >= SESSION_MAX_COMPILES:
         session = Session()
         try:
             session.set_flags(*flags)
         except ValueError as e:
             raise CompileError(f"IREE rejected the compiler flags {' '.join(flags)}",
                                str(e)) from None
-        _sessions[flags] = session
-        _session_compiles[flags] = 0
-    _session_compiles[flags] += 1
+        if not threading_on:
+            # The session hands its MLIR context over (it keeps using it; the Python
+            # object now owns it): threading is a property of the context, not a flag.
+            session.context.enable_multithreading(False)
+        _sessions[key] = session
+        _session_compiles[key] = 0
+    _session_compiles[key] += 1
     return session
 
 
@@ -151,7 +160,10 @@ def _compile_with_tool(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
         source, output = os.path.join(tmp, "in.mlirbc"), os.path.join(tmp, "out.vmfb")
         with open(source, "wb") as f:
             f.write(mlir)
-        done = subprocess.run([find_tool("iree-compile"), source, *flags, "-o", output],
+        from . import config
+
+        single = () if config.compile_threading else ("--mlir-disable-threading",)
+        done = subprocess.run([find_tool("iree-compile"), source, *flags, *single, "-o", output],
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise _failure(name, flags, done.stderr + done.stdout)

@@ -1,4 +1,5 @@
-"""Suite-wide fixtures: no idle GPU device outlives the tests that used it.
+"""Suite-wide settings and fixtures: compiles on one thread each under pytest-xdist, and
+no idle GPU device outlives the tests that used it.
 
 A Vulkan device keeps a completion-watcher thread that, on Mesa's software Vulkan
 (lavapipe, the CI's Vulkan), busy-waits for as long as the device exists: one device
@@ -11,6 +12,12 @@ reference cycles), again.
 from __future__ import annotations
 
 import gc
+import os
+
+# One pytest-xdist worker per core: a compile's own threads would only compete with the
+# other workers' (aotc.config.compile_threading). Subprocesses inherit it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("AOTC_COMPILE_THREADING", "0")
 
 import pytest
 
