@@ -21,9 +21,9 @@ safe, and what must be ordered before it:
 * a value the group updates the argument's storage into before the result is written
   there (``v = x.at[i].add(u)`` under ``where(v > 0, v, 0)``) lives in the buffer: an op
   outside the group reading it (``v / s``) reads the argument;
-* a value the group computes from the argument and something outside the group also
-  uses is computed before the group (``writer_group``): IREE may compute it again in
-  each dispatch that uses it (bool values always), and that copy reads the argument;
+* a bool value the group computes from the argument and something outside the group
+  also uses is computed before the group (``writer_group``): IREE computes it again in
+  each dispatch that uses it, and that copy reads the argument;
 * an update made in the argument's buffer (``z = x.at[i].add(u)``), by the group or not,
   is a view of it: ``z[j]`` reads the argument (``_held``);
 * every other op that reads the argument runs before the writer group starts. An op the
@@ -78,6 +78,13 @@ def _is_elementwise(op) -> bool:
         if len(op.results) != 1:
             return False
     return True
+
+
+def _is_bool(value) -> bool:
+    from aotc._mlir import ir
+
+    element = getattr(value.type, "element_type", None)
+    return isinstance(element, ir.IntegerType) and element.width == 1
 
 
 def _is_view(op) -> bool:
@@ -303,12 +310,15 @@ class InPlaceAnalysis:
         return group
 
     def writer_group(self, result, arg, views: Mapping) -> Writer:
-        """``writer``, with the values it computes that are also used outside it
-        computed before it instead. IREE may compute such a value again in each dispatch
-        that uses it (it does for bool values, which it does not store between
-        dispatches), and that copy reads the argument whenever it runs: after the
-        in-place write, unordered. Computed before the group, the value is a reader
-        like any other, ordered by the barrier or refused."""
+        """``writer``, with the bool values it computes from the argument that are also
+        used outside it computed before it instead. IREE stores no bool tensor between
+        dispatches: it computes such a value again in each dispatch that uses it, and
+        that copy reads the argument whenever it runs, after the in-place write,
+        unordered (measured: a returned ``v = x <= c`` beside ``arccos(v)`` written into
+        ``x``). Computed before the group, the value is a reader like any other, ordered
+        by the barrier or refused. (Other values used in and outside the group are
+        computed once, by the group's dispatch: measured for float widenings and
+        integer-to-float conversions as well.)"""
         cut: set = set()
         while True:
             group = self.writer(result, arg, views, cut)
@@ -316,7 +326,7 @@ class InPlaceAnalysis:
                 return group
             shared = {v for op in group.ops if op != defining_op(result) and _is_elementwise(op)
                       for v in op.results
-                      if v not in cut and self._derived(v, views)
+                      if v not in cut and _is_bool(v) and self._derived(v, views)
                       and any(self.user(use) not in group.ops for use in v.uses)}
             if not shared:
                 return group
