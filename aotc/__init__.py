@@ -48,6 +48,8 @@ _LAZY = {
     "Array": ("aotc.runtime", "Array"),
 }
 
+_DIFFERENTIATION = ("aotc.autodiff", "aotc.jacobians", "aotc.custom_derivatives")
+
 __all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "scipy", "runtime", "config",
                           "tree_util", "checkpoint_policies", "__version__"]
 
@@ -55,6 +57,10 @@ __all__ = sorted(_LAZY) + ["numpy", "lax", "nn", "random", "scipy", "runtime", "
 def __getattr__(name: str):
     if name in _LAZY:
         module, attr = _LAZY[name]
+        if module in _DIFFERENTIATION:
+            # numpy.linalg's factorizations get their derivatives (custom_jvp rules,
+            # which aotc.linalg cannot import itself: they import it).
+            importlib.import_module("aotc.linalg_derivatives")
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value

@@ -153,6 +153,26 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tracer:
     return norm(x, axis=(-2, -1), keepdims=keepdims, ord=ord)
 
 
+def _solve(a: Tracer, b: Tracer) -> Tracer:
+    return lu.solve_factored(*lu.lu(a), b)
+
+
+def _slogdet(a: Tracer) -> tuple:
+    return tuple(lu.slogdet(a))
+
+
+def _eigh(a: Tracer) -> tuple:
+    return tuple(eigen.eigh(a))
+
+
+# The factorizations the functions below call on float stacks, by name. These are the
+# plain kernels; aotc.linalg_derivatives replaces them with the same functions carrying
+# their derivatives (custom_jvp rules) when aotc's differentiation is imported: they
+# cannot be made here, as custom_jvp's module imports this one.
+KERNELS = {"inverse": lu.inverse, "solve": _solve, "det": lu.det, "slogdet": _slogdet,
+           "cholesky": triangular.cholesky, "eigh": _eigh, "eigvalsh": eigen.eigvalsh}
+
+
 def matrices(a, where: str) -> Tracer:
     """``a`` as a float stack of (possibly rectangular) matrices (..., m, n)."""
     t = triangular.float_input(as_tracer(a, where), where)
@@ -185,7 +205,7 @@ def cholesky(a, /, *, upper=False) -> Tracer:
     Array([[2., 0.],
            [1., 2.]], dtype=float64)
     """
-    factor = triangular.cholesky(square_matrices(a, "linalg.cholesky"))
+    factor = KERNELS["cholesky"](square_matrices(a, "linalg.cholesky"))
     return matrix_transpose(factor) if upper else factor
 
 
@@ -208,7 +228,7 @@ def solve(a, b) -> Tracer:
         raise TracingError(f"linalg.solve: b of shape {given} does not match a of shape "
                            f"{m.shape}: b must be ({n},) or (..., {n}, k)")
     m, rhs = broadcast_batches(m, rhs, "linalg.solve")
-    x = lu.solve_factored(*lu.lu(m), rhs)
+    x = KERNELS["solve"](m, rhs)
     return squeeze(x, -1) if vector else x
 
 
@@ -228,12 +248,12 @@ def broadcast_batches(a: Tracer, b: Tracer, where: str) -> tuple[Tracer, Tracer]
 
 def inv(a) -> Tracer:
     """numpy.linalg.inv of every matrix of a stack (..., n, n); singular: inf/NaN."""
-    return lu.inverse(square_matrices(a, "linalg.inv"))
+    return KERNELS["inverse"](square_matrices(a, "linalg.inv"))
 
 
 def det(a) -> Tracer:
     """numpy.linalg.det of every matrix of a stack (..., n, n), from its LU factors."""
-    return lu.det(square_matrices(a, "linalg.det"))
+    return KERNELS["det"](square_matrices(a, "linalg.det"))
 
 
 class SlogdetResult(NamedTuple):
@@ -245,7 +265,7 @@ class SlogdetResult(NamedTuple):
 def slogdet(a) -> SlogdetResult:
     """numpy.linalg.slogdet: (sign, log|det|) of every matrix of a stack; a singular
     matrix gives (0, -inf), as numpy's."""
-    return SlogdetResult(*lu.slogdet(square_matrices(a, "linalg.slogdet")))
+    return SlogdetResult(*KERNELS["slogdet"](square_matrices(a, "linalg.slogdet")))
 
 
 class QRResult(NamedTuple):
@@ -313,13 +333,13 @@ def eigh(a, UPLO="L") -> EighResult:
     symmetric matrix of a stack (..., n, n), from its lower (``UPLO='U'``: upper)
     triangle; Householder tridiagonalization and implicit QL (ops/eigen.py). Input that
     does not converge (NaN) gives NaN where numpy raises LinAlgError."""
-    return EighResult(*eigen.eigh(lower_triangle_source(a, UPLO, "linalg.eigh")))
+    return EighResult(*KERNELS["eigh"](lower_triangle_source(a, UPLO, "linalg.eigh")))
 
 
 def eigvalsh(a, UPLO="L") -> Tracer:
     """numpy.linalg.eigvalsh: the eigenvalues (ascending) alone, without the
     eigenvectors' work (about a seventh of eigh's flops)."""
-    return eigen.eigvalsh(lower_triangle_source(a, UPLO, "linalg.eigvalsh"))
+    return KERNELS["eigvalsh"](lower_triangle_source(a, UPLO, "linalg.eigvalsh"))
 
 
 class SVDResult(NamedTuple):

@@ -1,0 +1,161 @@
+"""Derivatives of numpy.linalg's factorizations (aotc/linalg_derivatives.py): reverse
+mode against central finite differences of numpy's functions and against JAX, forward
+mode, per-example gradients under vmap against a loop, and second derivatives.
+
+Each table is one compiled program returning every case's gradient."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aotc
+import aotc.numpy as anp
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:  # the finite-difference checks still run
+    jax = jnp = None
+
+RNG = np.random.default_rng(11)
+N = 4
+A = RNG.uniform(-1, 1, (N, N)) + N * np.eye(N)  # well conditioned, not symmetric
+B = RNG.uniform(-1, 1, (N, 2))
+WEIGHTS = RNG.uniform(0.5, 1.5, (N, N))
+
+
+def _spd(m, a):
+    """A symmetric positive definite matrix made from a (symmetric in a: the functions
+    below then agree with JAX, which symmetrizes cholesky's and eigh's input)."""
+    s = (a + m.swapaxes(a, -1, -2)) / 2
+    return s @ s + m.eye(a.shape[-1])
+
+
+# f(m, a, b) -> scalar, written once for aotc.numpy, numpy and jax.numpy.
+CASES = {
+    "solve matrix": lambda m, a, b: m.sum(WEIGHTS[:, :2] * m.linalg.solve(a, b)),
+    "solve vector": lambda m, a, b: m.sum(m.sin(m.linalg.solve(a, b[:, 0]))),
+    "inv": lambda m, a, b: m.sum(WEIGHTS * m.linalg.inv(a)),
+    "det": lambda m, a, b: m.linalg.det(a) * b[0, 0],
+    "slogdet": lambda m, a, b: m.linalg.slogdet(a)[1] + m.linalg.slogdet(-a)[0],
+    "cholesky": lambda m, a, b: m.sum(WEIGHTS * m.linalg.cholesky(_spd(m, a))),
+    "cholesky upper": lambda m, a, b: m.sum(WEIGHTS * m.linalg.cholesky(_spd(m, a), upper=True)),
+    "eigh values": lambda m, a, b: m.sum(WEIGHTS[0] * m.linalg.eigh(_spd(m, a))[0]),
+    # The squares of the eigenvectors' entries do not depend on their signs.
+    "eigh vectors": lambda m, a, b: m.sum(WEIGHTS * m.linalg.eigh(_spd(m, a))[1] ** 2),
+    "eigvalsh": lambda m, a, b: m.sum(m.exp(m.linalg.eigvalsh(_spd(m, a), UPLO="U"))),
+    "stacked solve": lambda m, a, b: m.sum(m.linalg.solve(m.stack([a, 2 * a + b[0, 0]]), b)),
+}
+
+
+def finite_difference(f, args: tuple, argnum: int, eps: float = 1e-6) -> np.ndarray:
+    x = np.array(args[argnum], dtype=np.float64)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[i] += eps
+        lo[i] -= eps
+        call = lambda v: f(*args[:argnum], v, *args[argnum + 1:])  # noqa: E731
+        out[i] = (call(hi) - call(lo)) / (2 * eps)
+    return out
+
+
+def jax_reference(fn, *args):
+    with jax.enable_x64(True):
+        return jax.tree_util.tree_map(np.asarray, jax.jit(fn)(*args))
+
+
+def test_gradients_match_finite_differences_and_jax():
+    @aotc.jit
+    def gradients(a, b):
+        return {name: aotc.grad(lambda a, b, f=f: f(anp, a, b), argnums=(0, 1))(a, b)
+                for name, f in CASES.items()}
+
+    got = gradients(A, B)
+    for name, f in CASES.items():
+        for argnum in (0, 1):
+            expected = finite_difference(lambda a, b: f(np, a, b), (A, B), argnum)
+            np.testing.assert_allclose(np.asarray(got[name][argnum]), expected, rtol=1e-6,
+                                       atol=1e-7, err_msg=f"{name} argument {argnum}")
+        if jax is not None:
+            expected_jax = jax_reference(jax.grad(lambda a, b, f=f: f(jnp, a, b),
+                                                  argnums=(0, 1)), A, B)
+            for argnum in (0, 1):
+                np.testing.assert_allclose(np.asarray(got[name][argnum]), expected_jax[argnum],
+                                           rtol=1e-10, atol=1e-12,
+                                           err_msg=f"{name} vs jax, argument {argnum}")
+
+
+def test_forward_mode_and_second_derivatives():
+    """jvp of each case against JAX (or finite differences), the hessian of log|det| and
+    of an eigenvalue sum against JAX (the rules' own primal values are differentiable)."""
+    da, db = RNG.uniform(-1, 1, A.shape), RNG.uniform(-1, 1, B.shape)
+
+    @aotc.jit
+    def tangents(a, b, da, db):
+        return {name: aotc.jvp(lambda a, b, f=f: f(anp, a, b), (a, b), (da, db))[1]
+                for name, f in CASES.items()}
+
+    @aotc.jit
+    def hessians(a):
+        return (aotc.hessian(lambda a: anp.linalg.slogdet(a)[1])(a),
+                aotc.hessian(lambda a: anp.sum(anp.linalg.eigvalsh(_spd(anp, a)) ** 3))(a),
+                aotc.jacfwd(aotc.grad(lambda a: anp.sum(anp.linalg.inv(a))))(a))
+
+    got = tangents(A, B, da, db)
+    eps = 1e-6
+    for name, f in CASES.items():
+        expected = (f(np, A + eps * da, B + eps * db)
+                    - f(np, A - eps * da, B - eps * db)) / (2 * eps)
+        np.testing.assert_allclose(float(np.asarray(got[name])), expected, rtol=1e-6, atol=1e-7,
+                                   err_msg=name)
+        if jax is not None:
+            want = jax_reference(lambda a, b, f=f: jax.jvp(lambda a, b: f(jnp, a, b), (a, b),
+                                                           (da, db))[1], A, B)
+            np.testing.assert_allclose(float(np.asarray(got[name])), want, rtol=1e-10,
+                                       atol=1e-12, err_msg=f"{name} vs jax")
+    logdet, eigen, inverse = (np.asarray(h) for h in hessians(A))
+    grad_logdet = lambda a: np.linalg.inv(a).T  # noqa: E731
+    expected = np.stack([finite_difference(lambda a: grad_logdet(a)[i], (A,), 0)
+                         for i in np.ndindex(N, N)]).reshape(N, N, N, N)
+    np.testing.assert_allclose(logdet, expected, rtol=1e-5, atol=1e-6)
+    if jax is not None:
+        np.testing.assert_allclose(logdet, jax_reference(
+            jax.hessian(lambda a: jnp.linalg.slogdet(a)[1]), A), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(eigen, jax_reference(
+            jax.hessian(lambda a: jnp.sum(jnp.linalg.eigvalsh(_spd(jnp, a)) ** 3)), A),
+            rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(inverse, jax_reference(
+            jax.jacfwd(jax.grad(lambda a: jnp.sum(jnp.linalg.inv(a)))), A), rtol=1e-10,
+            atol=1e-12)
+
+
+def test_per_example_gradients_under_vmap_match_a_loop():
+    stack = A + RNG.uniform(-0.3, 0.3, (3, N, N))
+    rhs = RNG.uniform(-1, 1, (3, N, 2))
+
+    def loss(a, b):
+        x = anp.linalg.solve(a, b)
+        factor = anp.linalg.cholesky(_spd(anp, a))
+        return anp.sum(x * x) + anp.linalg.slogdet(a)[1] + anp.sum(factor)
+
+    batched = aotc.jit(aotc.vmap(aotc.grad(loss, argnums=(0, 1))))(stack, rhs)
+    one = aotc.jit(aotc.grad(loss, argnums=(0, 1)))
+    for i in range(3):
+        for argnum, g in enumerate(one(stack[i], rhs[i])):
+            np.testing.assert_allclose(np.asarray(batched[argnum][i]), np.asarray(g),
+                                       rtol=1e-12, atol=1e-12, err_msg=f"example {i}")
+
+
+@pytest.mark.parametrize("name", ["cholesky", "eigvalsh"])
+def test_only_the_lower_triangle_has_a_derivative(name):
+    """numpy's cholesky and eigh read the lower triangle: the derivative with respect to
+    the upper one is zero, as finite differences of the same function say."""
+    spd = _spd(np, A)
+    f = {"cholesky": lambda m, a: m.sum(WEIGHTS * m.linalg.cholesky(a)),
+         "eigvalsh": lambda m, a: m.sum(m.linalg.eigvalsh(a) ** 2)}[name]
+    got = np.asarray(aotc.jit(aotc.grad(lambda a: f(anp, a)))(spd))
+    np.testing.assert_allclose(got, finite_difference(lambda a: f(np, a), (spd,), 0),
+                               rtol=1e-6, atol=1e-7)
+    assert np.all(np.triu(got, 1) == 0)
