@@ -14,19 +14,7 @@ import aotc
 import aotc.numpy as anp
 from aotc.autodiff import DifferentiationError
 
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError:  # the finite-difference checks still run
-    jax = jnp = None
-
-
-def reference(fn, *args):
-    """``fn(*args)`` with JAX in float64 (only for this call: the other test modules in
-    this process rely on JAX's default, x64 disabled), under ``jax.jit``: one XLA compile
-    costs less than JAX's eager op-by-op dispatch of a derivative."""
-    with jax.enable_x64(True):
-        return jax.tree_util.tree_map(np.asarray, jax.jit(fn)(*args))
+from tests.gradient_checks import check_gradients, finite_difference, jax, jnp, reference
 
 RNG = np.random.default_rng(7)
 X = RNG.uniform(0.2, 0.8, (3, 4))
@@ -98,18 +86,6 @@ TABLES = {
 }
 
 
-def finite_difference(f, args: tuple, argnum: int, eps: float = 1e-6) -> np.ndarray:
-    x = np.array(args[argnum], dtype=np.float64)
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[i] += eps
-        lo[i] -= eps
-        call = lambda v: f(*args[:argnum], v, *args[argnum + 1:])  # noqa: E731
-        out[i] = (call(hi) - call(lo)) / (2 * eps)
-    return out
-
-
 @pytest.mark.parametrize("table", sorted(TABLES))
 def test_gradients_of_each_op_family(table):
     cases = TABLES[table]
@@ -119,18 +95,7 @@ def test_gradients_of_each_op_family(table):
         return {name: aotc.grad(lambda a, b, f=f: f(anp, a, b), argnums=(0, 1))(a, b)
                 for name, f in cases.items()}
 
-    got = all_gradients(X, Y)
-    for name, f in cases.items():
-        for argnum in (0, 1):
-            expected = finite_difference(lambda a, b: f(np, a, b), (X, Y), argnum)
-            np.testing.assert_allclose(np.asarray(got[name][argnum]), expected, rtol=1e-6,
-                                       atol=1e-6, err_msg=f"{table}/{name} argument {argnum}")
-            if jax is not None:
-                expected_jax = reference(jax.grad(lambda a, b, f=f: f(jnp, a, b),
-                                                  argnums=(0, 1)), X, Y)
-                np.testing.assert_allclose(np.asarray(got[name][argnum]),
-                                           expected_jax[argnum], rtol=1e-12, atol=1e-12,
-                                           err_msg=f"{table}/{name} vs jax, arg {argnum}")
+    check_gradients(all_gradients(X, Y), cases, (X, Y), jax_rtol=1e-12, what=f"{table}/")
 
 
 class PythonLax:

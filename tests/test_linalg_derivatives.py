@@ -12,11 +12,7 @@ import pytest
 import aotc
 import aotc.numpy as anp
 
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError:  # the finite-difference checks still run
-    jax = jnp = None
+from tests.gradient_checks import check_gradients, finite_difference, jax, jnp, reference
 
 RNG = np.random.default_rng(11)
 N = 4
@@ -49,42 +45,13 @@ CASES = {
 }
 
 
-def finite_difference(f, args: tuple, argnum: int, eps: float = 1e-6) -> np.ndarray:
-    x = np.array(args[argnum], dtype=np.float64)
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[i] += eps
-        lo[i] -= eps
-        call = lambda v: f(*args[:argnum], v, *args[argnum + 1:])  # noqa: E731
-        out[i] = (call(hi) - call(lo)) / (2 * eps)
-    return out
-
-
-def jax_reference(fn, *args):
-    with jax.enable_x64(True):
-        return jax.tree_util.tree_map(np.asarray, jax.jit(fn)(*args))
-
-
 def test_gradients_match_finite_differences_and_jax():
     @aotc.jit
     def gradients(a, b):
         return {name: aotc.grad(lambda a, b, f=f: f(anp, a, b), argnums=(0, 1))(a, b)
                 for name, f in CASES.items()}
 
-    got = gradients(A, B)
-    for name, f in CASES.items():
-        for argnum in (0, 1):
-            expected = finite_difference(lambda a, b: f(np, a, b), (A, B), argnum)
-            np.testing.assert_allclose(np.asarray(got[name][argnum]), expected, rtol=1e-6,
-                                       atol=1e-7, err_msg=f"{name} argument {argnum}")
-        if jax is not None:
-            expected_jax = jax_reference(jax.grad(lambda a, b, f=f: f(jnp, a, b),
-                                                  argnums=(0, 1)), A, B)
-            for argnum in (0, 1):
-                np.testing.assert_allclose(np.asarray(got[name][argnum]), expected_jax[argnum],
-                                           rtol=1e-10, atol=1e-12,
-                                           err_msg=f"{name} vs jax, argument {argnum}")
+    check_gradients(gradients(A, B), CASES, (A, B), atol=1e-7, jax_rtol=1e-10)
 
 
 def test_forward_mode_and_second_derivatives():
@@ -111,7 +78,7 @@ def test_forward_mode_and_second_derivatives():
         np.testing.assert_allclose(float(np.asarray(got[name])), expected, rtol=1e-6, atol=1e-7,
                                    err_msg=name)
         if jax is not None:
-            want = jax_reference(lambda a, b, f=f: jax.jvp(lambda a, b: f(jnp, a, b), (a, b),
+            want = reference(lambda a, b, f=f: jax.jvp(lambda a, b: f(jnp, a, b), (a, b),
                                                            (da, db))[1], A, B)
             np.testing.assert_allclose(float(np.asarray(got[name])), want, rtol=1e-10,
                                        atol=1e-12, err_msg=f"{name} vs jax")
@@ -121,12 +88,12 @@ def test_forward_mode_and_second_derivatives():
                          for i in np.ndindex(N, N)]).reshape(N, N, N, N)
     np.testing.assert_allclose(logdet, expected, rtol=1e-5, atol=1e-6)
     if jax is not None:
-        np.testing.assert_allclose(logdet, jax_reference(
+        np.testing.assert_allclose(logdet, reference(
             jax.hessian(lambda a: jnp.linalg.slogdet(a)[1]), A), rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(eigen, jax_reference(
+        np.testing.assert_allclose(eigen, reference(
             jax.hessian(lambda a: jnp.sum(jnp.linalg.eigvalsh(_spd(jnp, a)) ** 3)), A),
             rtol=1e-9, atol=1e-10)
-        np.testing.assert_allclose(inverse, jax_reference(
+        np.testing.assert_allclose(inverse, reference(
             jax.jacfwd(jax.grad(lambda a: jnp.sum(jnp.linalg.inv(a)))), A), rtol=1e-10,
             atol=1e-12)
 

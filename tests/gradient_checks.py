@@ -1,0 +1,51 @@
+"""What the gradient tests share: central finite differences, JAX as a float64
+reference (where installed), and the check of a table of gradients against both."""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:  # the finite-difference checks still run
+    jax = jnp = None
+
+
+def reference(fn, *args):
+    """``fn(*args)`` with JAX in float64 (only for this call: the other test modules in
+    this process rely on JAX's default, x64 disabled), under ``jax.jit``: one XLA compile
+    costs less than JAX's eager op-by-op dispatch of a derivative."""
+    with jax.enable_x64(True):
+        return jax.tree_util.tree_map(np.asarray, jax.jit(fn)(*args))
+
+
+def finite_difference(f, args: tuple, argnum: int, eps: float = 1e-6) -> np.ndarray:
+    x = np.array(args[argnum], dtype=np.float64)
+    out = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[i] += eps
+        lo[i] -= eps
+        call = lambda v: f(*args[:argnum], v, *args[argnum + 1:])  # noqa: E731
+        out[i] = (call(hi) - call(lo)) / (2 * eps)
+    return out
+
+
+def check_gradients(got: dict, cases: dict, args: tuple, *, atol: float = 1e-6,
+                    jax_rtol: float = 1e-12, jax_atol: float = 1e-12, what: str = "") -> None:
+    """``got[name]`` (the gradients of ``cases[name](m, *args)`` with respect to every
+    argument) against finite differences of the numpy version and against jax.grad."""
+    argnums = tuple(range(len(args)))
+    for name, f in cases.items():
+        for argnum in argnums:
+            expected = finite_difference(lambda *a, f=f: f(np, *a), args, argnum)
+            np.testing.assert_allclose(np.asarray(got[name][argnum]), expected, rtol=1e-6,
+                                       atol=atol, err_msg=f"{what}{name} argument {argnum}")
+        if jax is not None:
+            expected_jax = reference(jax.grad(lambda *a, f=f: f(jnp, *a), argnums=argnums),
+                                     *args)
+            for argnum in argnums:
+                np.testing.assert_allclose(np.asarray(got[name][argnum]), expected_jax[argnum],
+                                           rtol=jax_rtol, atol=jax_atol,
+                                           err_msg=f"{what}{name} vs jax, argument {argnum}")
