@@ -192,6 +192,15 @@ def test_loop_carry_and_values_after_the_loop_share_a_producer():
     np.testing.assert_allclose(np.asarray(aotc.jit(f)(x)), np.cosh(np.exp2(x)) / c, rtol=1e-5)
 
 
+def test_while_loop_carry_and_values_after_the_loop_share_a_producer():
+    """The same around a while_loop (programs 7087 and 7088 compiled together; also
+    4300+4303 and 4913+4918 exported)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        findings = run_batch([generate(7087), generate(7088)], "jit")
+    assert not findings, "\n\n".join(str(f) for f in findings)
+
+
 def test_exported_bool_scalar_argument():
     """A Python bool argument of an exported function divided by: it crashed the
     overflow check of scalar arguments (no integer range for bool)."""

@@ -355,7 +355,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
                                    _like(after.arguments, carry), f"{where}: body_fun output")
             _check_carry(where, "body_fun", carry, init_tree, out, out_tree)
             _yield(after, out, [c.dtype for c in carry])
-            op = regions.build("scf.while", types, [c.value for c in carry], [before, after])
+            op = regions.build("scf.while", types, [_loop_input(c.value) for c in carry],
+                               [before, after])
         return _rebuild(init_tree, _like(op.results, carry, _result_weak(carry, out)))
 
     return _promoting(build, init)
@@ -446,5 +447,7 @@ def _loop_input(value: ir.Value) -> ir.Value:
     producer of a carry with the producers of values read after the loop into one
     multi-result dispatch, and then fails to order it around the loop ("circular
     dependency: input operation uses partition output"): for ``b = exp2(x)``,
-    ``cosh(b) / fori_loop(..., log1p(b))``. Found by the fuzzer."""
-    return barrier(value) if isinstance(value, ir.OpResult) else value
+    ``cosh(b) / fori_loop(..., log1p(b))``, and the same around a ``while_loop``. Found
+    by the fuzzer."""
+    computed = isinstance(value, ir.OpResult) and value.owner.name != "arith.constant"
+    return barrier(value) if computed else value

@@ -10,8 +10,9 @@ meet), which keeps the rules simple and costs a broadcast at most.
 - ``scf.index_switch`` likewise (an unbatched index becomes a chain of ``scf.if``); a
   batched index runs every case and selects per lane.
 - ``scf.for`` keeps its (unbatched) bounds and batches its body and carried values.
-- ``scf.while`` with a batched condition runs until every lane is done: the lanes' own
-  conditions travel with the carried values, and a finished lane keeps its values.
+- ``scf.while`` with a batched condition runs until every lane is done: the body
+  computes the lanes' own conditions again from the forwarded values, and a finished
+  lane keeps its values.
 """
 
 from __future__ import annotations
@@ -179,12 +180,14 @@ def _while(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
     inits = [bt.to_batched(b) for b in operands]
     carried = [bt.batched_type(a.type) for a in before.arguments]
     forwarded = [bt.batched_type(r.type) for r in op.results]
-    lanes_t = bt.batched_type(ir.IntegerType.get_signless(1))
-    # The lanes' conditions travel as one more forwarded value.
-    new = scf.WhileOp(forwarded + [lanes_t], inits)
+    # Every region keeps the loop's signature: a while whose body took the lanes'
+    # conditions as one more forwarded value made IREE 3.13's stream conversion abort
+    # the compiler ("LLVM ERROR: out of memory"), so the body computes them again from
+    # the forwarded values, which hold every carried value.
+    new = scf.WhileOp(forwarded, inits)
     _keep_attributes(op, new)
     new_before = new.before.blocks.append(*carried)
-    new_after = new.after.blocks.append(*(forwarded + [lanes_t]))
+    new_after = new.after.blocks.append(*forwarded)
     with ir.InsertionPoint(new_before):
         cond, *values = bt.batch_block(before, new_before, [True] * len(carried))
         # A finished lane must keep its carried values, so each must reach the body: as
@@ -193,11 +196,14 @@ def _while(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
         if cond.batched and None in forwarded_from:
             refuse(bt, op, "a while loop with a per-example condition whose condition "
                             "region does not pass every carried value through unchanged")
-        lanes = bt.to_batched(cond)
-        go = _any_lane(bt, lanes) if cond.batched else cond.value
-        scf.ConditionOp(go, [bt.to_batched(v) for v in values] + [lanes])
+        go = _any_lane(bt, bt.to_batched(cond)) if cond.batched else cond.value
+        scf.ConditionOp(go, [bt.to_batched(v) for v in values])
     with ir.InsertionPoint(new_after):
-        *state, lanes = list(new_after.arguments)
+        state = list(new_after.arguments)
+        if cond.batched:
+            for old, j in zip(before.arguments, forwarded_from):
+                bt.env[old] = Batched(state[j], True)
+            lanes = bt.to_batched(bt.batch_block(before, None, [])[0])
         results = bt.batch_block(after, new_after, [True] * len(forwarded))
         stepped = [bt.to_batched(b) for b in results]
         if cond.batched:
@@ -205,4 +211,4 @@ def _while(bt: Batcher, op, operands: list[Batched]) -> list[Batched]:
             stepped = [select_lanes(bt, lanes, s, state[j])
                        for s, j in zip(stepped, forwarded_from)]
         scf.YieldOp(stepped)
-    return [Batched(r, True) for r in list(new.results)[:-1]]
+    return [Batched(r, True) for r in new.results]

@@ -64,18 +64,21 @@
 // FOR-LABEL: func.func @loop_batched
 // FOR:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %arg0) -> (tensor<2x4xf32>)
 
-// A per-example while condition: the loop runs while any lane goes on, the lanes'
-// conditions travel with the carried value, and finished lanes keep their value.
+// A per-example while condition: the loop runs while any lane goes on, the body
+// computes the lanes' conditions again from the forwarded value (every region keeps the
+// loop's signature), and finished lanes keep their value.
 // WHILE-LABEL: func.func @count_batched
-// WHILE:         scf.while (%[[K:.*]] = %{{.*}}) : (tensor<?xi32>) -> (tensor<?xi32>, tensor<?xi1>)
+// WHILE:         scf.while (%[[K:.*]] = %{{.*}}) : (tensor<?xi32>) -> tensor<?xi32>
 // WHILE:           %[[LANES:.*]] = linalg.generic {{.*}} ins(%[[K]], %arg0 : tensor<?xi32>, tensor<?xi32>) outs(%{{.*}} : tensor<?xi1>)
 // WHILE:             arith.cmpi slt
 // WHILE:           %[[ANY:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[LANES]] : tensor<?xi1>)
 // WHILE:             arith.ori
 // WHILE:           %[[GO:.*]] = tensor.extract %[[ANY]][] : tensor<i1>
-// WHILE:           scf.condition(%[[GO]]) %[[K]], %[[LANES]] : tensor<?xi32>, tensor<?xi1>
+// WHILE:           scf.condition(%[[GO]]) %[[K]] : tensor<?xi32>
 // WHILE:         } do {
-// WHILE:         ^bb0(%[[S:.*]]: tensor<?xi32>, %[[L:.*]]: tensor<?xi1>):
+// WHILE:         ^bb0(%[[S:.*]]: tensor<?xi32>):
+// WHILE:           %[[L:.*]] = linalg.generic {{.*}} ins(%[[S]], %arg0 : tensor<?xi32>, tensor<?xi32>) outs(%{{.*}} : tensor<?xi1>)
+// WHILE:             arith.cmpi slt
 // WHILE:           %[[STEP:.*]] = linalg.generic
 // WHILE:             arith.addi
 // WHILE:           linalg.generic {{.*}} ins(%[[L]], %[[STEP]], %[[S]] : tensor<?xi1>, tensor<?xi32>, tensor<?xi32>)
