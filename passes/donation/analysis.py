@@ -25,7 +25,8 @@ safe, and what must be ordered before it:
   also uses is computed before the group (``writer_group``): IREE computes it again in
   each dispatch that uses it, and that copy reads the argument;
 * an update made in the argument's buffer (``z = x.at[i].add(u)``), by the group or not,
-  is a view of it: ``z[j]`` reads the argument (``_held``);
+  is a view of it: ``z[j]`` reads the argument (``_held``), and ``z`` returned as
+  another result keeps the buffer (the result cannot be written there);
 * every other op that reads the argument runs before the writer group starts. An op the
   result already depends on, which IREE cannot fuse into the writer's dispatch, does (the
   ``x @ w`` inside ``w - lr * x.T @ (x @ w - y)``). For the others the candidate names
@@ -386,15 +387,22 @@ class InPlaceAnalysis:
         if result == arg:
             return Candidate(k, 0)
         views = self.views(arg)
+        held = self._held(arg, result)
         for m, other in enumerate(self.results):
             if m != k and other in views:
                 return (f"{self._arg_name(arg)} is also returned unchanged as result {m}, "
                         f"which must keep the old value")
+            if m != k and other in held:
+                # IREE made the update in the argument's buffer; writing result k there
+                # would overwrite it (fuzz program 14525: x.at[-2].min(y) and a value
+                # computed from it, both returned).
+                return (f"result {m} is an update {self._arg_name(arg)} gets in its own "
+                        f"buffer, which must keep its value")
         group = self.writer_group(result, arg, views)
         if group.problem:
             return group.problem
         rank = 1 if group.reads_arg else 2
-        readers = self.readers(arg, {**views, **self._held(arg, result)},
+        readers = self.readers(arg, {**views, **held},
                                set(group.ops))
         readers.discard(self.ret)
         if not readers:
