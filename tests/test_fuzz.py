@@ -191,6 +191,24 @@ def test_donated_update_returned_beside_a_value_computed_from_it():
         np.testing.assert_array_equal(np.asarray(g), want)
 
 
+def test_an_op_of_a_value_with_itself_is_the_value():
+    """``fmin(x, x)``, ``x * x`` on bools and the like are ``x`` (aotc returns the operand,
+    as IREE would fold it). Program 688: IREE folded ``x >= x * x`` to a constant and
+    returned the wrong byte of its packed constants (False for False); program 17115:
+    after IREE folded ``fmin(x, x)`` to the donated x, updates of it were made in x's
+    buffer, which the donation analysis did not know."""
+    def f(m, x):
+        v1 = m.greater_equal(x, x * x)
+        return v1, m.fmod(v1, v1), -m.fmod(v1, v1)
+
+    for got, want in zip(aotc.jit(lambda x: f(anp, x))(np.array(False)), f(np, np.array(False))):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        findings = run_batch([generate(17115)], "donate")
+    assert not findings, "\n\n".join(str(f) for f in findings)
+
+
 def test_float64_fmod_of_a_multiple_keeps_the_dividend_sign():
     a = np.array([-3.0, 3.0, -2.5, -6.0, -0.0, 6.0])
     b = np.array([-3.0, 3.0, 1.25, 3.0, 2.0, -3.0])

@@ -108,6 +108,12 @@ def ufunc(name: str, *args) -> Tracer:
     in_dtypes, out_dtype = loop[: len(operands)], loop[len(operands)]
     for dt in loop:
         dtypes.canonicalize(dt, f"{name}() computes in")
+    same = len(operands) == 2 and operands[0] is operands[1] and isinstance(operands[0], Tracer)
+    if same and _idempotent(name, operands[0].dtype, in_dtypes, out_dtype):
+        # x op x is x: IREE folds it anyway, after aotc's passes have taken the result
+        # for a new tensor (a donated x then had a second name the donation analysis
+        # did not see: fuzz program 17115, fmin(x, x) updated in place).
+        return operands[0]
     if name in _COMPARISONS:
         in_dtypes, decided = _compare_python_int(name, operands, in_dtypes)
         if decided is not None:
@@ -128,6 +134,21 @@ def ufunc(name: str, *args) -> Tracer:
     # x64 off (x_i8 * 2.0): the result stays weak.
     result.weak = weak
     return result
+
+
+# Binary ufuncs with f(x, x) == x for every x of the dtypes listed (None: every dtype),
+# NaN and -0.0 included.
+_IDEMPOTENT = {"fmin": None, "fmax": None, "minimum": None, "maximum": None,
+               "bitwise_and": None, "bitwise_or": None, "logical_and": ("bool",),
+               "logical_or": ("bool",), "multiply": ("bool",)}
+
+
+def _idempotent(name: str, dtype, in_dtypes: tuple, out_dtype) -> bool:
+    if name not in _IDEMPOTENT:
+        return False
+    kinds = _IDEMPOTENT[name]
+    same_dtype = np.dtype(dtype) == np.dtype(in_dtypes[0]) == np.dtype(out_dtype)
+    return same_dtype and (kinds is None or np.dtype(dtype).name in kinds)
 
 
 def _check_exponent(o) -> None:
