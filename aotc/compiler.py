@@ -14,6 +14,7 @@ import os
 import tempfile
 import threading
 
+from . import config
 from .errors import CompileError
 from .runtime.integrity import seal
 
@@ -29,8 +30,6 @@ def _session(flags: tuple[str, ...]):
     held), a new one after ``SESSION_MAX_COMPILES`` compiles: what the old one kept goes
     with it."""
     from iree.compiler.api import Session
-
-    from . import config
 
     threading_on = bool(config.compile_threading)
     key = (threading_on, *flags)
@@ -160,8 +159,6 @@ def _compile_with_tool(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
         source, output = os.path.join(tmp, "in.mlirbc"), os.path.join(tmp, "out.vmfb")
         with open(source, "wb") as f:
             f.write(mlir)
-        from . import config
-
         single = () if config.compile_threading else ("--mlir-disable-threading",)
         done = subprocess.run([find_tool("iree-compile"), source, *flags, *single, "-o", output],
                               capture_output=True, text=True, check=False)

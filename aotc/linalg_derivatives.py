@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .custom_derivatives import custom_jvp
+from .custom_derivatives import _differentiating, custom_jvp
 
 
 def _twice(plain: Callable, rule_with: Callable) -> Callable:
@@ -48,8 +48,6 @@ def _twice(plain: Callable, rule_with: Callable) -> Callable:
     rule made the other way round. Where something differentiates, the first one
     computes its own values with the second one too (a differentiated program keeps a
     custom_jvp function's values: forward mode over reverse mode differentiates them)."""
-    from .custom_derivatives import _differentiating
-
     second = custom_jvp(plain)
 
     def values(*args):

@@ -20,14 +20,18 @@ from tests.fuzz.programs import generate
 SLICE_PROGRAMS = 6  # per mode
 
 
+def assert_programs_agree(seeds, mode: str) -> None:
+    """The programs of ``seeds``, compiled together in ``mode``, agree with numpy."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # donation warnings, numpy's RuntimeWarnings
+        findings = run_batch([generate(seed) for seed in seeds], mode)
+    assert not findings, "\n\n".join(str(f) for f in findings)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_fixed_seed_slice(mode):
     start = 1000 + 100 * MODES.index(mode)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # donation warnings, numpy's RuntimeWarnings
-        programs = [generate(seed) for seed in range(start, start + SLICE_PROGRAMS)]
-        findings = run_batch(programs, mode)
-    assert not findings, "\n\n".join(str(f) for f in findings)
+    assert_programs_agree(range(start, start + SLICE_PROGRAMS), mode)
 
 
 def test_the_bounds_catch_a_wrong_value():
@@ -163,10 +167,7 @@ def test_donated_buffer_read_through_an_update_of_it():
     got = aotc.jit(lambda x, y, w: f(anp, x, y, w), donate_argnums=0)(aotc.device_put(x), y, w)
     for g, want in zip(got, f(np, x, y, w)):
         np.testing.assert_array_equal(np.asarray(g), want)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the donation may be declined: the values count
-        findings = run_batch([generate(10208), generate(10212)], "donate")
-    assert not findings, "\n\n".join(str(f) for f in findings)
+    assert_programs_agree([10208, 10212], "donate")
 
 
 def test_donated_update_returned_beside_a_value_computed_from_it():
@@ -203,10 +204,7 @@ def test_an_op_of_a_value_with_itself_is_the_value():
 
     for got, want in zip(aotc.jit(lambda x: f(anp, x))(np.array(False)), f(np, np.array(False))):
         np.testing.assert_array_equal(np.asarray(got), want)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        findings = run_batch([generate(17115)], "donate")
-    assert not findings, "\n\n".join(str(f) for f in findings)
+    assert_programs_agree([17115], "donate")
 
 
 def test_float64_fmod_of_a_multiple_keeps_the_dividend_sign():
@@ -235,10 +233,7 @@ def test_loop_carry_and_values_after_the_loop_share_a_producer():
 def test_while_loop_carry_and_values_after_the_loop_share_a_producer():
     """The same around a while_loop (programs 7087 and 7088 compiled together; also
     4300+4303 and 4913+4918 exported)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        findings = run_batch([generate(7087), generate(7088)], "jit")
-    assert not findings, "\n\n".join(str(f) for f in findings)
+    assert_programs_agree([7087, 7088], "jit")
 
 
 def test_exported_bool_scalar_argument():

@@ -108,8 +108,7 @@ def ufunc(name: str, *args) -> Tracer:
     in_dtypes, out_dtype = loop[: len(operands)], loop[len(operands)]
     for dt in loop:
         dtypes.canonicalize(dt, f"{name}() computes in")
-    same = len(operands) == 2 and operands[0] is operands[1] and isinstance(operands[0], Tracer)
-    if same and _idempotent(name, operands[0].dtype, in_dtypes, out_dtype):
+    if _idempotent(name, operands, in_dtypes, out_dtype):
         # x op x is x: IREE folds it anyway, after aotc's passes have taken the result
         # for a new tensor (a donated x then had a second name the donation analysis
         # did not see: fuzz program 17115, fmin(x, x) updated in place).
@@ -143,12 +142,13 @@ _IDEMPOTENT = {"fmin": None, "fmax": None, "minimum": None, "maximum": None,
                "logical_or": ("bool",), "multiply": ("bool",)}
 
 
-def _idempotent(name: str, dtype, in_dtypes: tuple, out_dtype) -> bool:
-    if name not in _IDEMPOTENT:
+def _idempotent(name: str, operands: list, in_dtypes: tuple, out_dtype) -> bool:
+    """Is this ``x op x`` (one traced array twice) that is ``x`` itself?"""
+    if name not in _IDEMPOTENT or len(operands) != 2 or operands[0] is not operands[1]:
         return False
-    kinds = _IDEMPOTENT[name]
-    same_dtype = np.dtype(dtype) == np.dtype(in_dtypes[0]) == np.dtype(out_dtype)
-    return same_dtype and (kinds is None or np.dtype(dtype).name in kinds)
+    x, kinds = operands[0], _IDEMPOTENT[name]
+    return (isinstance(x, Tracer) and np.dtype(x.dtype) == np.dtype(in_dtypes[0])
+            == np.dtype(out_dtype) and (kinds is None or np.dtype(x.dtype).name in kinds))
 
 
 def _check_exponent(o) -> None:

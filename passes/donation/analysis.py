@@ -37,6 +37,7 @@ safe, and what must be ordered before it:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -473,9 +474,13 @@ class InPlaceAnalysis:
     def _external(self, value) -> bool:
         """Does ``value`` live outside IREE's temporaries: is it returned, or an update
         made in an argument's own buffer?"""
-        return self._returned(value) or any(
-            value in _same_storage(op.results[0])
-            for a in self.block.arguments for op in self.in_place_writers(a))
+        return self._returned(value) or value in self._argument_updates
+
+    @functools.cached_property
+    def _argument_updates(self) -> set:
+        """The updates made in the arguments' own buffers, with their reshapes."""
+        return {v for a in self.block.arguments for op in self.in_place_writers(a)
+                for v in _same_storage(op.results[0])}
 
     def in_place_writers(self, arg) -> list:
         """The ops that IREE writes into ``arg``'s own storage (an insert_slice into it, a
