@@ -9,6 +9,9 @@ Cholesky solve (``cho_solve(cho_factor(a), b)``), LU (``scipy.linalg.lu_factor``
 what is built on it (``numpy.linalg.solve`` with 16 right-hand sides, ``inv``, ``det``),
 QR (``numpy.linalg.qr``, Q and R) at n = 64, 256, 1024, and ``eigh`` and ``svd``
 (reduced) at 64 and 256 (their vectors compared by magnitude: signs are a choice).
+Gradients at 64 and 256 (aotc/linalg_derivatives.py): ``grad`` of ``sum(solve(a, b)**2)``,
+``slogdet(a)[1]`` and ``sum(eigvalsh(a)**2)`` with respect to ``a``, against
+``jax.grad`` and the closed form a numpy user writes by hand.
 aotc's are the algorithms of aotc/ops/triangular.py, lu.py, qr.py, eigen.py and svd.py.
 Timing as benchmarks/run.py: device-resident inputs, interleaved blocks, the median over
 blocks of each block's per-call median.
@@ -27,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import run  # noqa: E402  (the timing of benchmarks/run.py)
 from float64_math import library_workload, workload_main  # noqa: E402  (shared table and chart)
 
+import aotc  # noqa: E402
 import aotc.numpy as anp  # noqa: E402
 import aotc.scipy.linalg as aotc_scipy_linalg  # noqa: E402
 
@@ -35,10 +39,11 @@ if run.jax is not None:
     import jax.scipy.linalg  # noqa: E402
 
 LIBRARIES = {
-    "aotc": SimpleNamespace(numpy=anp, linalg=anp.linalg, scipy=aotc_scipy_linalg),
-    "numpy": SimpleNamespace(numpy=np, linalg=np.linalg, scipy=scipy.linalg),
+    "aotc": SimpleNamespace(numpy=anp, linalg=anp.linalg, scipy=aotc_scipy_linalg,
+                            grad=aotc.grad),
+    "numpy": SimpleNamespace(numpy=np, linalg=np.linalg, scipy=scipy.linalg, grad=None),
     "jax": SimpleNamespace(numpy=run.jnp, linalg=run.jnp.linalg,
-                           scipy=jax.scipy.linalg) if run.jax else None,
+                           scipy=jax.scipy.linalg, grad=run.jax.grad) if run.jax else None,
 }
 
 
@@ -86,6 +91,27 @@ def det(lib, a):
     return lib.linalg.det(a)
 
 
+def grad_solve(lib, a, b):
+    if lib.grad is None:  # by hand: x = a^-1 b, d/da sum(x**2) = -(a^-T 2x) x^T
+        x = np.linalg.solve(a, b)
+        return -np.linalg.solve(a.T, 2 * x) @ x.T
+    return lib.grad(lambda a: lib.numpy.sum(lib.linalg.solve(a, b) ** 2))(a)
+
+
+def grad_slogdet(lib, a):
+    if lib.grad is None:  # by hand: d log|det a| / da = a^-T
+        return np.linalg.inv(a).T
+    return lib.grad(lambda a: lib.linalg.slogdet(a)[1])(a)
+
+
+def grad_eigvalsh(lib, a):
+    if lib.grad is None:  # by hand: d sum(w**2) / da = V diag(2w) V^T, on the lower triangle
+        w, v = np.linalg.eigh(a)
+        g = (v * (2 * w)) @ v.T
+        return np.tril(g) + np.tril(g, -1)  # the upper triangle is not read
+    return lib.grad(lambda a: lib.numpy.sum(lib.linalg.eigvalsh(a) ** 2))(a)
+
+
 def _general(n):
     return np.random.default_rng(n + 2).standard_normal((n, n)) + np.sqrt(n) * np.eye(n)
 
@@ -120,6 +146,12 @@ for _n in CALLS:
     if _n <= 256:  # their scalar kernels take seconds at 1024 (docs/architecture.md)
         WORKLOADS[f"eigh_{_n}"] = (eigh, lambda n=_n: (_spd(n),), CALLS[_n])
         WORKLOADS[f"svd_{_n}"] = (svd, lambda n=_n: (_general(n),), CALLS[_n])
+
+
+for _n in (64, 256):
+    WORKLOADS[f"grad_solve_{_n}"] = (grad_solve, lambda n=_n: (_general(n), _rhs(n)), CALLS[_n])
+    WORKLOADS[f"grad_slogdet_{_n}"] = (grad_slogdet, lambda n=_n: (_general(n),), CALLS[_n])
+    WORKLOADS[f"grad_eigvalsh_{_n}"] = (grad_eigvalsh, lambda n=_n: (_spd(n),), CALLS[_n])
 
 
 def workload(name: str) -> run.Workload:
