@@ -19,13 +19,13 @@ from .passes import (
     REGISTRY,
     CheckDtypes,
     FoldEmptyLoops,
-    FoldSelfComparisons,
+    FoldSplats,
     FuseSiblings,
     IsolateMatmuls,
     PassError,
     KeepUnusedKernelResults,
     SeparateReturnedUpdates,
-    ShieldConstantBools,
+    ShieldReductions,
     run_pipeline,
 )
 from .passes.base import collect_ops, is_private, read_metadata, write_metadata
@@ -134,8 +134,8 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         inline_calls(module)
         # Reductions merge before donation (see fuse_siblings), on CPU targets only.
         merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
-        # IREE workarounds first: loops of zero trips, constant bools under reductions.
-        folds = [FoldEmptyLoops(), FoldSelfComparisons(), ShieldConstantBools()]
+        # IREE workarounds first: loops of zero trips, reductions whose body reads no input.
+        folds = [FoldEmptyLoops(), FoldSplats(), ShieldReductions()]
         # The stop_gradient marks have done their job once the module is final.
         run_pipeline(module, [DropStopGradients(), *CLEANUP, *folds, *rewrites,
                               SeparateReturnedUpdates(), *merging, *checks])

@@ -18,19 +18,19 @@ from .donation import Donate, pair_donations
 from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
 from .fold_empty import FoldEmptyLoops
-from .fold_self_compare import FoldSelfComparisons
+from .fold_splats import FoldSplats
 from .fuse_siblings import FuseSiblings
 from .isolate_matmuls import IsolateMatmuls
 from .kernel_barriers import KeepUnusedKernelResults
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
-from .shield_bools import ShieldConstantBools
+from .shield_reductions import ShieldReductions
 
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
-    "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSelfComparisons",
-    "ShieldConstantBools", "IsolateMatmuls", "KeepUnusedKernelResults",
+    "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
+    "ShieldReductions", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

@@ -15,6 +15,7 @@ import pytest
 import aotc
 import aotc.numpy as anp
 from tests.fuzz.execute import MODES, run_batch
+from tests.fuzz.helpers import AotcHelpers, NumpyHelpers
 from tests.fuzz.programs import generate
 
 SLICE_PROGRAMS = 6  # per mode
@@ -275,3 +276,45 @@ def test_reductions_of_bools_computed_from_constants():
     got = aotc.jit(lambda x: counts(anp, x))(x)
     for g, w in zip(got, counts(np, x)):
         np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_reductions_whose_values_fold_to_a_constant():
+    """IREE's CPU code vectorized a reduction whose body reads no input wrongly (one term
+    per vector): ``sum(x * 0 + 1)`` of 31 int32 was 2, the count behind ``power(s, s)``
+    of program 15073 was 1, ``sum(sort(full(31, 3.0)))`` 12. Sums, products, extrema and
+    partial sums of values that fold to constants, in one compile, against numpy."""
+    x = np.arange(-15, 16, dtype=np.int32).reshape(31, 1)
+    f = np.linspace(-2, 2, 31)
+
+    def folded(m, x, f):
+        s = m.sum(m.isfinite(x), keepdims=True)
+        return (m.sum(x * 0 + 1), m.sum(m.where(x > 3, 1, 1)), m.sum(x & 0 | 1, axis=0),
+                m.sum((x - x) == 0), m.count_nonzero(m.isinf(x) == False),  # noqa: E712
+                m.prod(x * 0 + 2, axis=0), m.max((x ^ x) + 7), m.power(s, s),
+                m.sum(m.ones(31, np.int32)[::-1]) + x[0, 0],
+                m.sum(m.sort(m.full(31, 3.0))) + f[0], m.sum(x * 0 + 1, axis=1),
+                m.mean(m.where(f > 0, 2.0, 2.0)), m.sum(f * 0.0 + 1.0))
+
+    got = aotc.jit(lambda x, f: folded(anp, x, f))(x, f)
+    for g, w in zip(got, folded(np, x, f)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([15073, 17649], "donate")
+
+
+def test_bools_computed_from_nothing_updated_in_place():
+    """IREE computes ``(b * 0) == 0`` or ``x == broadcast_to(x, s)`` from no input; updated
+    in place and also returned, the update went into the copy returned unchanged and the
+    updated copy was never written (zeros; program 19033 with scatters)."""
+    x = np.arange(17, dtype=np.int32)
+    y = np.zeros(17, bool)
+    rows = np.array([0, -1, 2, 0])
+
+    def updates(m, h, x, y):
+        zero = (m.broadcast_to(x, (3, 17)) * 0) == 0
+        same = m.equal(x, m.broadcast_to(x, (3, 17)))
+        return (h.at_set(zero, 1, y), zero, h.at_min(same, rows, y), h.at_max(same, -3, y))
+
+    got = aotc.jit(lambda x, y: updates(anp, AotcHelpers, x, y))(x, y)
+    for g, w in zip(got, updates(np, NumpyHelpers, x, y)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([19033], "jit")

@@ -30,7 +30,7 @@ from snapshot import S, run
 # CHECK:           scf.yield %{{.*}}, %[[FIRST]] : tensor<4xf32>, tensor<f32>
 # CHECK-NEXT:    } else {
 # CHECK:           arith.negf
-# CHECK:           arith.truncf %{{.*}} : f64 to f32
+# CHECK:           arith.constant dense<1.000000e+00> : tensor<f32>
 # CHECK:           scf.yield %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<f32>
 # CHECK-NEXT:    }
 # CHECK-NEXT:    return %[[R]]#0, %[[R]]#1 : tensor<4xf32>, tensor<f32>

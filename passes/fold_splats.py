@@ -1,0 +1,74 @@
+"""aotc-fold-splats: an elementwise result that IREE would compute from no input is a
+dense splat constant.
+
+IREE fuses elementwise producers into their consumers and folds the fused bodies, so
+``x <= x``, ``x == broadcast_to(x, s)``, ``(x * 0) == 0`` or ``x * 0 + 1`` on integers
+become tensors computed from nothing, and IREE 3.13 mishandles some of those: a bool
+one updated in place and also returned had the update written into the copy returned
+unchanged while the updated copy was never written (``v = (b * 0) == 0; return
+v.at[1].set(y), v`` returned zeros and the update; fuzzer program 19033 with scatters),
+and a reduction over one came back 1 (``sum(x <= x)`` of an int16[8]; program 22228).
+A dense constant is handled right, so this pass replaces such a result by one before
+IREE sees it; aotc-shield-reductions then knows every value computed from it as a
+constant.
+
+Which results: each integer or float result with a static shape of an all-parallel
+``linalg.generic`` whose fused counterpart (``fusion_probe``: IREE's own fusion and
+folds on a copy of the module) yields an ``arith.constant`` for it. Float comparisons
+stay (IREE does not fold ``x == x`` on floats: NaN). Invariants: values are unchanged; a
+generic none of whose results is used any more is erased; running the pass twice
+changes nothing more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import ModulePass, register
+from .fusion_probe import constant_attribute, probe, yielded_without_inputs
+
+
+def _static(value) -> bool:
+    from aotc._mlir import ir
+
+    return (isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape
+            and isinstance(value.type.element_type, (ir.IntegerType, ir.FloatType)))
+
+
+def _parallel(op) -> bool:
+    return (all("parallel" in str(it) for it in op.attributes["iterator_types"])
+            and any(_static(r) for r in op.results))
+
+
+def _splat_values(fused) -> list:
+    """Per result of the fused generic: the attribute of the constant it yields
+    everywhere, else None."""
+    return [constant_attribute(v) if _static(r) else None
+            for r, v in zip(fused.results, yielded_without_inputs(fused))]
+
+
+@register
+@dataclass(frozen=True)
+class FoldSplats(ModulePass):
+    """Replaces results IREE would compute from nothing by splat constants."""
+
+    name = "aotc-fold-splats"
+
+    @classmethod
+    def from_options(cls, options):
+        return cls()
+
+    def run(self, module) -> None:
+        from aotc._mlir import ir
+
+        for op, values in probe(module, _parallel, _splat_values, same_results=True):
+            for result, value in zip(op.results, values):
+                if value is None:
+                    continue
+                with ir.InsertionPoint(op), op.location:
+                    constant = ir.Operation.create(
+                        "arith.constant", results=[result.type],
+                        attributes={"value": ir.DenseElementsAttr.get_splat(result.type, value)})
+                result.replace_all_uses_with(constant.results[0])
+            if all(not list(r.uses) for r in op.results):
+                op.erase()

@@ -1,0 +1,101 @@
+"""What IREE's elementwise fusion makes of a module's ``linalg.generic`` ops, seen on a
+copy of the module.
+
+IREE fuses elementwise producers into their consumers and folds the fused bodies, so a
+body that reads its inputs in aotc's IR can read none once IREE is done with it
+(``sum(x * 0 + 1)``, ``x == broadcast(x)``), and IREE 3.13 mishandles some of those
+(aotc-shield-reductions, aotc-fold-splats). ``probe`` runs IREE's own fusion
+passes on a copy and names each original generic's fused counterpart by a location
+(fusion keeps the consumer's location); the original module is not changed.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .base import as_op, collect_ops, operand_segments
+
+# What IREE does to a generic's producers before its code generator sees the body. No
+# CSE after the fusion: it would merge generics that became identical, and keep the
+# location (the probe's name) of one of them only.
+PROBE_PIPELINE = ("canonicalize", "cse",
+                  "func.func(iree-dispatch-creation-fusion-preprocessing)",
+                  "func.func(iree-dispatch-creation-elementwise-op-fusion)",
+                  "canonicalize")
+_TAG = "aotc.probe."
+
+
+def generics(module, select: Callable) -> list:
+    """The ``linalg.generic`` ops of ``module`` (walk order) for which ``select`` holds."""
+    return [as_op(op) for op, _ in collect_ops(
+        module, lambda o: as_op(o).name == "linalg.generic" and select(as_op(o)))]
+
+
+def probe(module, select: Callable, inspect: Callable, same_results: bool = False) -> list:
+    """``[(op, inspect(fused))]`` for each generic ``op`` of ``module`` that ``select``
+    picks and whose fused counterpart ``fused`` (now with its producers' bodies inside
+    and folded) survives the fusion, with results of the same types as ``op``'s if
+    ``same_results`` (the fusion may also drop unit dimensions or add its producers'
+    results); ``inspect`` runs while the copy exists. ``select`` must depend on the op
+    alone (it picks the same ops in the copy)."""
+    from aotc._mlir import ir, passmanager
+
+    originals = generics(module, select)
+    if not originals:
+        return []
+    copy = module.clone()
+    try:
+        copies = generics(copy, select)
+        assert len(copies) == len(originals)
+        with module.context:
+            for i, op in enumerate(copies):
+                op.location = ir.Location.name(f"{_TAG}{i}")
+            pm = passmanager.PassManager("builtin.module")
+            for item in PROBE_PIPELINE:
+                pm.add(item)
+            pm.run(copy)
+        found = []
+        for fused in generics(copy, lambda op: _TAG in str(op.location)):
+            i = int(str(fused.location).split(_TAG)[1].split('"')[0])
+            same = [r.type for r in fused.results] == [r.type for r in originals[i].results]
+            if same or not same_results:
+                found.append((originals[i], inspect(fused)))
+        return found
+    finally:
+        copy.erase()
+
+
+def _nested_operands(op):
+    yield from op.operands
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield from _nested_operands(as_op(inner))
+
+
+def yielded_without_inputs(op) -> list:
+    """For each result of the generic ``op``: the value its body yields when that value
+    depends on no input and no loop index (the same at every point), else None. A
+    result that is its init (the body yields its ``outs`` argument) counts as None."""
+    n_ins, _ = operand_segments(op)
+    block = op.regions[0].blocks[0]
+    varying = set(list(block.arguments)[:n_ins])
+    outs = set(list(block.arguments)[n_ins:])
+    terminator = None
+    for o in block.operations:
+        o = as_op(o)
+        if o.name == "linalg.yield":
+            terminator = o
+        elif o.name == "linalg.index" or any(v in varying for v in _nested_operands(o)):
+            varying.update(o.results)
+    return [None if v in varying or v in outs else v for v in terminator.operands]
+
+
+def constant_attribute(value):
+    """The attribute of ``value`` when an ``arith.constant`` defines it, else None."""
+    from aotc._mlir import ir
+
+    if value is None or not isinstance(value, ir.OpResult):
+        return None
+    owner = as_op(value.owner)
+    return owner.attributes["value"] if owner.name == "arith.constant" else None
