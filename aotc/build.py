@@ -18,6 +18,7 @@ from .passes import (
     CLEANUP,
     REGISTRY,
     CheckDtypes,
+    MaterializeConstants,
     FoldEmptyLoops,
     FoldSplats,
     FuseSiblings,
@@ -142,8 +143,10 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)
-    # Last: IREE rejects a kernel's result barrier some of whose results are returned.
-    run_pipeline(module, [FuseSiblings(reductions=False, returned=True), KeepUnusedKernelResults()])
+    # Last: IREE rejects a kernel's result barrier some of whose results are returned, and
+    # constants IREE cannot splat where they are used (the barrier this adds is a scalar's).
+    run_pipeline(module, [FuseSiblings(reductions=False, returned=True), KeepUnusedKernelResults(),
+                          MaterializeConstants()])
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

@@ -14,6 +14,7 @@ from .base import ModulePass, PassError, REGISTRY, register
 from .autodiff import DropCustomDerivatives, DropStopGradients, Jvp, Vjp
 from .batching import Batch
 from .check_dtypes import CheckDtypes
+from .materialize_constants import MaterializeConstants
 from .donation import Donate, pair_donations
 from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
@@ -30,7 +31,7 @@ from .shield_reductions import ShieldReductions
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
-    "ShieldReductions", "IsolateMatmuls", "KeepUnusedKernelResults",
+    "ShieldReductions", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

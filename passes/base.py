@@ -78,6 +78,43 @@ def loop_ranges(op) -> list:
     return ranges
 
 
+def computed_from_constants(value, memo: dict) -> bool:
+    """Whether ``value`` is computed from constants only: no block argument reaches it
+    (through any op or the ops nested in its regions), nor a
+    ``util.optimization_barrier``, which IREE does not fold across. ``memo`` caches the
+    answers of one analysis."""
+    from aotc._mlir import ir
+
+    if value in memo:
+        return memo[value]
+    memo[value] = False  # a cycle (cannot happen in SSA) or a pending answer: not constant
+    if not isinstance(value, ir.OpResult) or as_op(value.owner).name == "util.optimization_barrier":
+        return False
+    stack, ops = [as_op(value.owner)], []
+    while stack:
+        op = stack.pop()
+        ops.append(op)
+        for region in op.regions:
+            for block in region.blocks:
+                stack.extend(as_op(o) for o in block.operations)
+    inner = {r for op in ops for r in op.results}
+    inner |= {a for op in ops for region in op.regions for b in region.blocks for a in b.arguments}
+    answer = all(v in inner or computed_from_constants(v, memo) for op in ops for v in op.operands)
+    memo[value] = answer
+    return answer
+
+
+def splat_constant(op) -> bool:
+    """Whether ``op`` is an ``arith.constant`` tensor whose elements are all one value
+    (read off its text: the bindings cannot give a complex dense attribute to Python)."""
+    from aotc._mlir import ir
+
+    if op.name != "arith.constant" or not isinstance(op.results[0].type, ir.RankedTensorType):
+        return False
+    text = op.get_asm(large_elements_limit=1)  # a splat is printed whole, others elided
+    return "dense<" in text and "__elided__" not in text
+
+
 def collect_ops(module, select) -> list:
     """``(op, info)`` for every op of ``module`` for which ``select(op)`` returns a truthy
     ``info``. Rewrite them after collecting: erasing ops during a walk is unsafe."""

@@ -12,7 +12,8 @@ A dense constant is handled right, so this pass replaces such a result by one be
 IREE sees it; aotc-shield-reductions then knows every value computed from it as a
 constant.
 
-Which results: each integer or float result with a static shape of an all-parallel
+Which results: each integer or float result (narrower than 64 bits) with a static shape
+of an all-parallel
 ``linalg.generic`` whose fused counterpart (``fusion_probe``: IREE's own fusion and
 folds on a copy of the module) yields an ``arith.constant`` for it. Float comparisons
 stay (IREE does not fold ``x == x`` on floats: NaN). Invariants: values are unchanged; a
@@ -25,14 +26,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import ModulePass, register
-from .fusion_probe import constant_attribute, probe, yielded_without_inputs
+from .fusion_probe import constant_results, probe
 
 
 def _static(value) -> bool:
+    """A tensor of a static shape whose elements IREE splats with a fill command: 64-bit
+    splats become a dispatch of IREE's own, and one updated in place and also used as it
+    is fails to compile ("stream.yield op used resource not listed in explicit
+    captures"), where the generic IREE computes at load time compiles."""
     from aotc._mlir import ir
 
-    return (isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape
-            and isinstance(value.type.element_type, (ir.IntegerType, ir.FloatType)))
+    if not (isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape):
+        return False
+    element = value.type.element_type
+    return (isinstance(element, (ir.IntegerType, ir.FloatType))
+            and element.width < 64)
 
 
 def _parallel(op) -> bool:
@@ -41,10 +49,8 @@ def _parallel(op) -> bool:
 
 
 def _splat_values(fused) -> list:
-    """Per result of the fused generic: the attribute of the constant it yields
-    everywhere, else None."""
-    return [constant_attribute(v) if _static(r) else None
-            for r, v in zip(fused.results, yielded_without_inputs(fused))]
+    return [value if _static(r) else None
+            for r, value in zip(fused.results, constant_results(fused))]
 
 
 @register

@@ -99,3 +99,9 @@ def constant_attribute(value):
         return None
     owner = as_op(value.owner)
     return owner.attributes["value"] if owner.name == "arith.constant" else None
+
+
+def constant_results(fused) -> list:
+    """Per result of the fused generic: the attribute of the constant it yields at every
+    point, else None."""
+    return [constant_attribute(v) for v in yielded_without_inputs(fused)]

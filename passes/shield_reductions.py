@@ -27,37 +27,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, operand_segments, register
+from .base import (ModulePass, as_op, computed_from_constants, operand_segments, register,
+                   splat_constant)
 from .donation.function import BARRIER, insert_barrier
 from .fusion_probe import generics, probe, yielded_without_inputs
 
 
 def _is_reduction(op) -> bool:
     return any("reduction" in str(it) for it in op.attributes["iterator_types"])
-
-
-def _from_constants(value, memo: dict) -> bool:
-    """Whether ``value`` is computed from constants only (no block argument reaches it,
-    through any op or the ops nested in its regions)."""
-    from aotc._mlir import ir
-
-    if value in memo:
-        return memo[value]
-    memo[value] = False  # a cycle (cannot happen in SSA) or a pending answer: not constant
-    if not isinstance(value, ir.OpResult):
-        return False
-    stack, ops = [as_op(value.owner)], []
-    while stack:
-        op = stack.pop()
-        ops.append(op)
-        for region in op.regions:
-            for block in region.blocks:
-                stack.extend(as_op(o) for o in block.operations)
-    inner = {r for op in ops for r in op.results}
-    inner |= {a for op in ops for region in op.regions for b in region.blocks for a in b.arguments}
-    answer = all(v in inner or _from_constants(v, memo) for op in ops for v in op.operands)
-    memo[value] = answer
-    return answer
 
 
 def _result_of(value, excluded: tuple[str, ...]) -> bool:
@@ -69,13 +46,8 @@ def _result_of(value, excluded: tuple[str, ...]) -> bool:
 
 def _several_values(value) -> bool:
     """``value`` is a dense constant that is not a splat (a table: read as it is)."""
-    from aotc._mlir import ir
-
     owner = as_op(value.owner)
-    if owner.name != "arith.constant":
-        return False
-    attr = owner.attributes["value"]
-    return isinstance(attr, ir.DenseElementsAttr) and not attr.is_splat
+    return owner.name == "arith.constant" and not splat_constant(owner)
 
 
 def _inputs(op) -> list:
@@ -99,7 +71,7 @@ class ShieldReductions(ModulePass):
         shielded = {}
         for op in generics(module, _is_reduction):
             positions = [k for k, v in enumerate(_inputs(op))
-                         if _result_of(v, (BARRIER,)) and _from_constants(v, memo)
+                         if _result_of(v, (BARRIER,)) and computed_from_constants(v, memo)
                          and not _several_values(v)]
             if positions:
                 shielded[op] = positions

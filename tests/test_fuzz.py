@@ -301,10 +301,12 @@ def test_reductions_whose_values_fold_to_a_constant():
     assert_programs_agree([15073, 17649], "donate")
 
 
-def test_bools_computed_from_nothing_updated_in_place():
+def test_values_computed_from_nothing_updated_in_place():
     """IREE computes ``(b * 0) == 0`` or ``x == broadcast_to(x, s)`` from no input; updated
     in place and also returned, the update went into the copy returned unchanged and the
-    updated copy was never written (zeros; program 19033 with scatters)."""
+    updated copy was never written (zeros; program 19033 with scatters). The same with
+    every dtype: a 64-bit splat updated in place and returned fails to compile in IREE,
+    so those stay computed (aotc-fold-splats)."""
     x = np.arange(17, dtype=np.int32)
     y = np.zeros(17, bool)
     rows = np.array([0, -1, 2, 0])
@@ -312,9 +314,30 @@ def test_bools_computed_from_nothing_updated_in_place():
     def updates(m, h, x, y):
         zero = (m.broadcast_to(x, (3, 17)) * 0) == 0
         same = m.equal(x, m.broadcast_to(x, (3, 17)))
-        return (h.at_set(zero, 1, y), zero, h.at_min(same, rows, y), h.at_max(same, -3, y))
+        ones = [(m.broadcast_to(x, (3, 17)) * 0 + 1).astype(t)
+                for t in (np.int8, np.int32, np.float32, np.int64, np.float64)]
+        return (h.at_set(zero, 1, y), zero, h.at_min(same, rows, y), h.at_max(same, -3, y),
+                *[r for v in ones for r in (h.at_set(v, 1, y.astype(v.dtype)), v)])
 
     got = aotc.jit(lambda x, y: updates(anp, AotcHelpers, x, y))(x, y)
     for g, w in zip(got, updates(np, NumpyHelpers, x, y)):
         np.testing.assert_array_equal(np.asarray(g), w)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "complex64", "complex128"])
+def test_wide_constant_returned_and_updated(dtype):
+    """A constant of 8-byte elements returned and updated in place failed to compile
+    ("stream.yield op used resource not listed in explicit captures"; program 3158), and
+    updated twice the second update saw the first."""
+    y = np.arange(1, 18).astype(dtype)
+
+    def f(m, h, y):
+        v = m.ones((3, 17), dtype)
+        return v, h.at_set(v, 1, y), h.at_add(v, 0, y), h.at_set(v, np.s_[2, ::2], y[0])
+
+    got = aotc.jit(lambda y: f(anp, AotcHelpers, y))(y)
+    for g, w in zip(got, f(np, NumpyHelpers, y)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    if dtype == "int64":
+        assert_programs_agree([3158], "export:local-sync")
     assert_programs_agree([19033], "jit")

@@ -169,6 +169,24 @@ def test_ordering_reductions_of_complex_say_what_to_do():
         jit_call(anp.max, _values("complex64"))
 
 
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_constants_returned_updated_and_reduced(dtype):
+    """A complex128 splat returned or stored failed to compile (IREE splats at most 8-byte
+    patterns: aotc-materialize-constants makes those constants at run time)."""
+    z = _values(dtype, 4)
+
+    def constants(m, z):
+        ones = m.ones(4, dtype)
+        return (m.zeros((3, 4), dtype), m.full((2, 3), 1 + 2j, dtype=dtype),
+                m.asarray(1j, dtype=dtype), ones, m.where(m.arange(4) == 1, z[2], ones),
+                m.ones((3, 4), dtype).sum(axis=0) + z, m.ones(4, dtype) * z)
+
+    got = aotc.jit(lambda z: constants(anp, z))(z)
+    for g, w in zip(got, constants(np, z)):
+        np.testing.assert_array_equal(np.asarray(g), w)
+        assert np.asarray(g).dtype == w.dtype
+
+
 def test_exported_complex_artifact_runs_through_the_runtime(tmp_path):
     def rotate(z, theta):
         return z * anp.exp(1j * theta), anp.abs(z)
