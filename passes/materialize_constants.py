@@ -61,11 +61,14 @@ def _shared_wide_destination(op):
     return None
 
 
+def _parallel(op) -> bool:
+    return all("parallel" in str(it) for it in op.attributes["iterator_types"])
+
+
 def _folded_by_iree(module) -> set:
     """Results of parallel generics that IREE's fusion and folds make constants
     (``(x / s) ** 0`` is ones)."""
-    parallel = lambda op: all("parallel" in str(it) for it in op.attributes["iterator_types"])
-    return {result for op, values in probe(module, parallel, constant_results, same_results=True)
+    return {result for op, values in probe(module, _parallel, constant_results, same_results=True)
             for result, value in zip(op.results, values) if value is not None}
 
 
