@@ -66,7 +66,9 @@ class Op:
     ``cpu_f64``: IREE's CPU code has float64 code for it (it links no libm).
     ``cpu_expansion``: what aotc-expand-math does with it on CPU targets, space-separated:
     "f64" (replaced by aotc's float64 version), "f32" (float32 computed in float64),
-    "f32-own" (replaced by aotc's float32 version).
+    "f32-own" (replaced by aotc's float32 version), "f32-guard" (IREE's float32 version fed
+    0 where the operand is NaN, and NaN returned there: its expansion converts NaN to an
+    integer, which LLVM folds to poison when the NaN is a constant).
     ``bits``: how a conversion treats a float's value: "to" (a float taken apart into
     integers or bits), "from" (a float made from integers), "both" (a bitcast); the
     differentiation pass refuses floats rebuilt from a differentiated value's bits.
@@ -174,8 +176,9 @@ _ROWS: list[Op] = [
     *_rows("scalar", "arith.divui arith.remui arith.ceildivui arith.shrui arith.maxui "
                      "arith.minui arith.shli", widen="unsigned"),
     *_rows("scalar", "math.absf math.absi math.copysign math.fma"),
-    *_rows("scalar", "math.cosh math.erf math.exp math.log math.sqrt math.rsqrt math.fpowi "
-                     "math.ipowi", dear=True),
+    *_rows("scalar", "math.erf math.log math.sqrt math.rsqrt math.fpowi math.ipowi",
+           dear=True),
+    *_rows("scalar", "math.cosh math.exp", cpu_expansion="f32-guard", dear=True),
     *_rows("scalar", "math.ceil math.floor math.roundeven math.trunc", flat=True),
     # complex<f32>/complex<f64> scalars (ops/scalar_complex.py): IREE lowers them to
     # arith/math on their parts
@@ -185,8 +188,9 @@ _ROWS: list[Op] = [
                      "complex.log1p complex.pow complex.sin complex.cos complex.tan "
                      "complex.tanh complex.eq complex.neq"),
     # IREE's CPU code computes these poorly in float64 (aotc-expand-math replaces them).
-    *_rows("scalar", "math.atanh math.log10 math.log1p math.log2 math.sinh math.tanh",
+    *_rows("scalar", "math.atanh math.log10 math.log1p math.log2 math.tanh",
            cpu_expansion="f64", dear=True),
+    *_rows("scalar", "math.sinh", cpu_expansion="f64 f32-guard", dear=True),
     *_rows("scalar", "math.cbrt math.expm1 math.powf", cpu_expansion="f64 f32", dear=True),
     *_rows("scalar", "math.exp2", cpu_expansion="f64 f32-own", dear=True),
     # IREE's CPU code links no libm and has no inline float64 version of these.
@@ -234,7 +238,7 @@ WIDENED = {o.name: o.widen for o in OPS.values() if o.widen}
 SCALAR_DIALECTS = frozenset(o.dialect for o in OPS.values() if o.group == "scalar")
 # What aotc-expand-math rewrites on CPU targets, by how (see Op.cpu_expansion).
 CPU_EXPANSION = {how: frozenset(o.name for o in OPS.values() if how in o.cpu_expansion.split())
-                 for how in ("f64", "f32", "f32-own")}
+                 for how in ("f64", "f32", "f32-own", "f32-guard")}
 CPU_MISSING_F64 = frozenset(o.name for o in OPS.values() if not o.cpu_f64)
 # Conversions between floats and integers or bits (see Op.bits), and flat ops.
 FLOAT_FROM_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("from", "both"))

@@ -132,10 +132,14 @@ class Float(_Scalar):
         return Int(arith.BitcastOp(ty, self.value).result)
 
     def to_int32(self) -> "Int":
-        """Rounded toward zero (C's cast) to int32; the float must be in its range. (No
-        conversion to or from int64: 32-bit Arm has no instruction for it, and the
-        runtime-library call would not link.)"""
-        return Int(arith.FPToSIOp(ir.IntegerType.get_signless(32), self.value).result)
+        """Rounded toward zero (C's cast) to int32, and 0 for a value out of its range or
+        NaN: LLVM's conversion of those is poison, which its folds propagate through the
+        selects that discard it (f16 ``sin(nan)``, computed at compile time, came back 0:
+        fuzzer program 17509). (No conversion to or from int64: 32-bit Arm has no
+        instruction for it, and the runtime-library call would not link.)"""
+        inside = abs(self) < 2.0 ** 31  # false for NaN
+        safe = where(inside, self, 0.0)
+        return Int(arith.FPToSIOp(ir.IntegerType.get_signless(32), safe.value).result)
 
     def sign_bit(self) -> Bool:
         return self.bits() < 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import aotc
 import aotc.numpy as anp
 
 from .conftest import jit_call
@@ -144,3 +145,29 @@ def test_float32_trig_is_correctly_rounded_but_for_double_rounding():
             err = float(abs(mpmath.mpf(float(gi)) - exact)) / spacing
             worst = max(worst, (err, xi), key=lambda w: w[0])
         assert worst[0] <= 0.501, f"float32 {name}: {worst[0]:.3f} ulp at x = {worst[1]!r}"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_math_of_constant_specials_is_numpys(dtype):
+    """NaN, inf and -inf that the compiler knows (``x * 0 + nan``) reach math functions
+    computed at compile time: float32 exp, cosh and sinh came back as garbage or memory
+    never written (IREE's expansion converts NaN to an integer, which LLVM folds to
+    poison), float16 sin as 0 (aotc's own reduction did the same: fuzzer program 17509).
+    Every unary function of the specials, and power with them as base, in one compile."""
+    names = ["exp", "log", "cosh", "tanh", "expm1", "exp2", "log1p", "sinh", "sqrt", "cbrt",
+             "arctan", "log2", "log10", "sin", "cos", "tan", "arcsin", "arccos", "arcsinh",
+             "arccosh", "arctanh", "rint", "floor"]
+    t = np.dtype(dtype).type
+    x = np.array([0, 1, 2], dtype)
+
+    def specials(m, x):
+        out = []
+        for special in (np.nan, np.inf, -np.inf):
+            s = x * 0 + t(special)
+            out += [getattr(m, name)(s) for name in names] + [m.power(s, x)]
+        return out
+
+    got = aotc.jit(lambda x: specials(anp, x))(x)
+    with np.errstate(all="ignore"):
+        for g, w in zip(got, specials(np, x)):
+            np.testing.assert_array_equal(np.asarray(g), w)
