@@ -158,7 +158,9 @@ class Target:
 CPU_MISSING_F64 = frozenset(f"{name}:f64" for name in opset.CPU_MISSING_F64)
 # Complex ops become real arithmetic and math ops first (upstream's lowering, which IREE
 # would run later), so that aotc-expand-math sees the float64 sin/cos/atan2 they use.
-CPU_PASSES = ("convert-complex-to-standard", "aotc-expand-math", "aotc-expand-math-f32")
+# The NaN guards come last: they also cover the exps aotc's expansions emit.
+CPU_PASSES = ("convert-complex-to-standard", "aotc-expand-math", "aotc-expand-math-f32",
+              "aotc-guard-known-nans")
 
 
 def _cpu(name: str, description: str, triple: str | None, cpu: str | None = None,

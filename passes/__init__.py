@@ -21,6 +21,7 @@ from .expand_minmax import ExpandFloatMinMax
 from .fold_empty import FoldEmptyLoops
 from .fold_splats import FoldSplats
 from .fuse_siblings import FuseSiblings
+from .guard_known_nans import GuardKnownNans
 from .isolate_matmuls import IsolateMatmuls
 from .kernel_barriers import KeepUnusedKernelResults
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
@@ -31,7 +32,8 @@ from .shield_reductions import ShieldReductions
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
-    "ShieldReductions", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
+    "ShieldReductions",
+    "GuardKnownNans", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

@@ -11,11 +11,7 @@ expm1 are up to 57 ulps off, powf 120.
 Which ops, and how, is each op's ``cpu_expansion`` in the vocabulary (passes/opset.py):
 
 - ``aotc-expand-math`` replaces each float64 op marked "f64" by its expansion
-  (``libm.FLOAT64``), the float32 ops marked "f32-own" by float32 ones, and guards the
-  float32 ops marked "f32-guard" (exp, cosh, sinh) against NaN: IREE's expansion converts
-  a NaN to an integer, which LLVM folds to poison when the NaN is a constant (``exp(x * 0
-  + nan)`` of float32 came back as garbage or unwritten memory), so they are fed 0 there
-  and return the NaN;
+  (``libm.FLOAT64``), and the float32 ops marked "f32-own" by float32 ones;
 - ``aotc-expand-math-f32`` replaces each float32 op marked "f32" (sin, cos, tan, asin,
   acos, atan, atan2, cbrt, expm1, powf) by the float64
   expansion between an ``extf`` and a ``truncf``: rounded twice, within 0.5 ulp
@@ -42,32 +38,8 @@ from . import opset
 from .base import ModulePass, collect_ops, register
 
 
-_GUARDED = "aotc.nan_guarded"
-
-
-def _guard_nan(op) -> None:
-    """``op(x)`` as ``select(isnan(x), x, op(select(isnan(x), 0, x)))``."""
-    from aotc._mlir import arith, ir
-
-    with ir.InsertionPoint(op), op.location:
-        x = op.operands[0]
-        nan = arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result
-        zero = arith.ConstantOp(x.type, 0.0).result
-        safe = arith.SelectOp(nan, zero, x).result
-        attributes = {name: op.attributes[name] for name in op.attributes}
-        attributes[_GUARDED] = ir.UnitAttr.get()
-        inner = ir.Operation.create(op.name, results=[op.result.type], operands=[safe],
-                                    attributes=attributes)
-        result = arith.SelectOp(nan, x, inner.result).result
-    op.result.replace_all_uses_with(result)
-    op.erase()
-
-
-@opset.attach("expand-math", *opset.CPU_EXPANSION["f64"], *opset.CPU_EXPANSION["f32-guard"])
+@opset.attach("expand-math", *opset.CPU_EXPANSION["f64"])
 def _expand(op, how: str) -> None:
-    if how == "f32-guard":
-        _guard_nan(op)
-        return
     from aotc._mlir import arith, ir
 
     from .libm import FLOAT32, FLOAT32_INPUT, FLOAT64
@@ -90,9 +62,8 @@ def _expand(op, how: str) -> None:
     op.erase()
 
 
-# (the pass's element type, the op's) -> the kinds of expansion it does (opset.CPU_EXPANSION)
-_HOW = {("f64", "f64"): ("f64",), ("f64", "f32"): ("f32-own", "f32-guard"),
-        ("f32", "f32"): ("f32",)}
+# (the pass's element type, the op's) -> the kind of expansion it does (opset.CPU_EXPANSION)
+_HOW = {("f64", "f64"): "f64", ("f64", "f32"): "f32-own", ("f32", "f32"): "f32"}
 
 
 @register
@@ -110,16 +81,12 @@ class ExpandMath(ModulePass):
 
     def _selects(self, op) -> str | None:
         """How to rewrite ``op`` (a kind of ``opset.CPU_EXPANSION``), or None."""
-        if len(op.results) != 1 or _GUARDED in op.attributes:
+        if len(op.results) != 1:
             return None
-        kinds = _HOW.get((self.element_type, str(op.result.type)), ())
-        return next((how for how in kinds if op.name in opset.CPU_EXPANSION[how]), None)
+        how = _HOW.get((self.element_type, str(op.result.type)))
+        return how if how and op.name in opset.CPU_EXPANSION[how] else None
 
     def run(self, module) -> None:
-        # Guards last, so that they also cover the ops the expansions emit (exp2's exp).
-        found = collect_ops(module, self._selects)
-        for op, how in [(op, how) for op, how in found if how != "f32-guard"]:
-            _expand(op, how)
         for op, how in collect_ops(module, self._selects):
             _expand(op, how)
 

@@ -21,31 +21,42 @@ from .base import as_op, collect_ops, operand_segments
 PROBE_PIPELINE = ("canonicalize", "cse",
                   "func.func(iree-dispatch-creation-fusion-preprocessing)",
                   "func.func(iree-dispatch-creation-elementwise-op-fusion)",
+                  "func.func(iree-dispatch-creation-fuse-multi-use-elementwise-producer)",
                   "canonicalize")
 _TAG = "aotc.probe."
 
 
 def generics(module, select: Callable) -> list:
     """The ``linalg.generic`` ops of ``module`` (walk order) for which ``select`` holds."""
+    return _ops(module, GENERIC, select)
+
+
+GENERIC = frozenset({"linalg.generic"})
+
+
+def _ops(module, names: frozenset, select: Callable) -> list:
     return [as_op(op) for op, _ in collect_ops(
-        module, lambda o: as_op(o).name == "linalg.generic" and select(as_op(o)))]
+        module, lambda o: as_op(o).name in names and select(as_op(o)))]
 
 
-def probe(module, select: Callable, inspect: Callable, same_results: bool = False) -> list:
-    """``[(op, inspect(fused))]`` for each generic ``op`` of ``module`` that ``select``
-    picks and whose fused counterpart ``fused`` (now with its producers' bodies inside
-    and folded) survives the fusion, with results of the same types as ``op``'s if
-    ``same_results`` (the fusion may also drop unit dimensions or add its producers'
-    results); ``inspect`` runs while the copy exists. ``select`` must depend on the op
-    alone (it picks the same ops in the copy)."""
+def probe(module, select: Callable, inspect: Callable, same_results: bool = False,
+          names: frozenset = GENERIC) -> list:
+    """``[(op, inspect(fused))]`` for each op of ``module`` named in ``names`` (generics
+    by default, or the scalar ops of their bodies) that ``select`` picks, and each of its
+    counterparts ``fused`` in the copy once IREE's fusion and folds have run: a generic
+    with its producers' bodies inside and folded, or a body op cloned into its
+    consumers' bodies (fusion keeps the ops' locations). With ``same_results``, only
+    counterparts whose results have ``op``'s types (the fusion may also drop unit
+    dimensions or add its producers' results). ``inspect`` runs while the copy exists.
+    ``select`` must depend on the op alone (it picks the same ops in the copy)."""
     from aotc._mlir import ir, passmanager
 
-    originals = generics(module, select)
+    originals = _ops(module, names, select)
     if not originals:
         return []
     copy = module.clone()
     try:
-        copies = generics(copy, select)
+        copies = _ops(copy, names, select)
         assert len(copies) == len(originals)
         with module.context:
             for i, op in enumerate(copies):
@@ -55,7 +66,7 @@ def probe(module, select: Callable, inspect: Callable, same_results: bool = Fals
                 pm.add(item)
             pm.run(copy)
         found = []
-        for fused in generics(copy, lambda op: _TAG in str(op.location)):
+        for fused in _ops(copy, names, lambda op: _TAG in str(op.location)):
             i = int(str(fused.location).split(_TAG)[1].split('"')[0])
             same = [r.type for r in fused.results] == [r.type for r in originals[i].results]
             if same or not same_results:

@@ -66,9 +66,9 @@ class Op:
     ``cpu_f64``: IREE's CPU code has float64 code for it (it links no libm).
     ``cpu_expansion``: what aotc-expand-math does with it on CPU targets, space-separated:
     "f64" (replaced by aotc's float64 version), "f32" (float32 computed in float64),
-    "f32-own" (replaced by aotc's float32 version), "f32-guard" (IREE's float32 version fed
-    0 where the operand is NaN, and NaN returned there: its expansion converts NaN to an
-    integer, which LLVM folds to poison when the NaN is a constant).
+    "f32-own" (replaced by aotc's float32 version), "f32-guard" (IREE's float32 version,
+    fed 0 where its operand is a NaN the compiler can know, and NaN returned there:
+    aotc-guard-known-nans).
     ``bits``: how a conversion treats a float's value: "to" (a float taken apart into
     integers or bits), "from" (a float made from integers), "both" (a bitcast); the
     differentiation pass refuses floats rebuilt from a differentiated value's bits.
