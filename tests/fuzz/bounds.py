@@ -236,8 +236,13 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
         inexact = _broadcast_inexact(operands, out.shape)
         bound = bound + SAFETY * dev + np.where(inexact | (dev > 0), _spacing(out), 0)
         # where rounding the inputs moves the result by half its size (cos of a huge
-        # argument), perturbation cannot bound it: the element is not checked
+        # argument), perturbation cannot bound it: the element is not checked; nor where
+        # an operand element is not checked (an overflowing sum: inf, or nan from
+        # inf - inf, in an order numpy's and aotc's sums need not share)
         bound = np.where(SAFETY * dev > 0.5 * np.abs(out.astype(np.float64)), np.inf, bound)
+        unchecked = _reaching(operands, out.shape,
+                              lambda v: np.isinf(np.asarray(v.bound, np.float64)))
+        bound = np.where(unchecked, np.inf, bound)
         loose = inexact & (out == 0)
     return Value(out, bound, loose)
 
