@@ -324,6 +324,25 @@ def test_values_computed_from_nothing_updated_in_place():
         np.testing.assert_array_equal(np.asarray(g), w)
 
 
+def test_reduction_over_unit_axes_of_a_concatenation():
+    """IREE failed to compile a min over a size-1 axis of a rolled array ("expected rank
+    to be smaller or equal to the other rank": program 18385); a reduction over unit axes
+    only is now an elementwise op. Every reduction kind over unit axes, against numpy."""
+    x = np.array([[3.0, -1.0, 0.5], [-0.0, np.nan, 2.0]], np.float16)
+
+    def unit(m, x):
+        r = m.roll(m.prod(x, axis=-1, keepdims=True), -1, axis=None)
+        return (m.min(r, axis=1), m.max(r, axis=1, keepdims=True), m.sum(r, axis=1),
+                m.prod(r, axis=1), m.argmax(r, axis=1), m.any(r, axis=1), m.mean(r, axis=1),
+                m.min(m.min(r, axis=1), axis=0, keepdims=True))
+
+    got = aotc.jit(lambda x: unit(anp, x))(x)
+    with np.errstate(all="ignore"):
+        for g, w in zip(got, unit(np, x)):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([18385], "export:local-sync")
+
+
 @pytest.mark.parametrize("dtype", ["int64", "float64", "complex64", "complex128"])
 def test_wide_constant_returned_and_updated(dtype):
     """A constant of 8-byte elements returned and updated in place failed to compile

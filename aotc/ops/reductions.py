@@ -1,7 +1,10 @@
 """Reductions with numpy's axis, keepdims and result-dtype semantics.
 
 Each reduction is one ``linalg.generic`` whose reduced loop dimensions are
-``reduction`` iterators; the accumulator starts from a ``linalg.fill``.
+``reduction`` iterators; the accumulator starts from a ``linalg.fill``. A reduction over
+axes of size 1 only is an elementwise op (its one element combined with the initial
+values): IREE 3.13 failed to compile such a reduction fed by a concatenation (fuzzer
+program 18385: an invalid ``tensor.extract_slice`` from its unit-dimension folds).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from .. import dtypes, x64
 from .._mlir import PARALLEL, REDUCTION, arith, dim_map
 from ..core import Tracer
 from ..errors import TracingError, UnsupportedDtypeError
-from ..lowering import add_work, fill, generic, loop_index, reshape_value, wrap
+from ..constants import scalar_constant
+from ..lowering import add_work, empty, fill, generic, loop_index, reshape_value, wrap
 from ..passes.opset import RESHAPE_OPS
 from . import elementwise as ew
 from .arguments import as_tracer, normalize_axes, normalize_axis, ufunc_axes
@@ -73,14 +77,25 @@ def reduce_generic(
     rank = x.ndim
     kept = [d for d in range(rank) if d not in axes]
     out_shape = [x.shape[d] for d in kept]
-    outputs = [(fill(out_shape, dt, init), dim_map(rank, kept))
-               for dt, init in zip(acc_dtypes, inits)]
-    iterators = [REDUCTION if d in axes else PARALLEL for d in range(rank)]
-    results = generic([(x.value, dim_map(rank, list(range(rank))))], outputs, iterators,
-                      lambda v, *accs: combine(v, *accs))
+    unit_shape = [1 if d in axes else x.shape[d] for d in range(rank)]
+    identity = dim_map(rank, list(range(rank)))
+    if axes and builtins.all(x.shape[d] == 1 for d in axes):
+        # One element per result: combine it with the initial values, elementwise.
+        outputs = [(empty(unit_shape, dt), identity) for dt in acc_dtypes]
+        results = generic([(x.value, identity)], outputs, [PARALLEL] * rank,
+                          lambda v, *_: combine(v, *[scalar_constant(init, dt) for init, dt
+                                                     in zip(inits, acc_dtypes)]))
+        reduced_shape = unit_shape
+    else:
+        outputs = [(fill(out_shape, dt, init), dim_map(rank, kept))
+                   for dt, init in zip(acc_dtypes, inits)]
+        iterators = [REDUCTION if d in axes else PARALLEL for d in range(rank)]
+        results = generic([(x.value, identity)], outputs, iterators,
+                          lambda v, *accs: combine(v, *accs))
+        reduced_shape = out_shape
     add_work(x.size)
-    final_shape = [1 if d in axes else x.shape[d] for d in range(rank)] if keepdims else out_shape
-    return [wrap(reshape_value(r, out_shape, final_shape, dt), final_shape, dt)
+    final_shape = unit_shape if keepdims else out_shape
+    return [wrap(reshape_value(r, reduced_shape, final_shape, dt), final_shape, dt)
             for r, dt in zip(results, acc_dtypes)]
 
 
