@@ -18,6 +18,7 @@ from .passes import (
     CLEANUP,
     REGISTRY,
     CheckDtypes,
+    CopySharedDestinations,
     MaterializeConstants,
     FoldEmptyLoops,
     FoldSplats,
@@ -143,10 +144,11 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)
-    # Last: IREE rejects a kernel's result barrier some of whose results are returned, and
-    # constants IREE cannot splat where they are used (the barrier this adds is a scalar's).
+    # Last: IREE rejects a kernel's result barrier some of whose results are returned,
+    # clones shared update destinations wrongly and cannot splat complex128 constants
+    # (the barriers these add are scalars').
     run_pipeline(module, [FuseSiblings(reductions=False, returned=True), KeepUnusedKernelResults(),
-                          MaterializeConstants()])
+                          CopySharedDestinations(), MaterializeConstants()])
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

@@ -14,6 +14,7 @@ from .base import ModulePass, PassError, REGISTRY, register
 from .autodiff import DropCustomDerivatives, DropStopGradients, Jvp, Vjp
 from .batching import Batch
 from .check_dtypes import CheckDtypes
+from .copy_shared_destinations import CopySharedDestinations
 from .materialize_constants import MaterializeConstants
 from .donation import Donate, pair_donations
 from .expand_math import ExpandFloat32Math, ExpandMath
@@ -33,7 +34,8 @@ __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
     "ShieldReductions",
-    "GuardKnownNans", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
+    "GuardKnownNans",
+    "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

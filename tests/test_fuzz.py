@@ -324,6 +324,18 @@ def test_values_computed_from_nothing_updated_in_place():
         np.testing.assert_array_equal(np.asarray(g), w)
 
 
+@pytest.mark.parametrize("seeds, mode", [
+    ([8812, 8819], "export:local-task"), ([13350, 13358], "export:local-task"),
+    ([15620, 15627], "export:local-sync"), ([17978, 17979], "export:local-task"),
+    ([19496, 19498, 19503], "vmap")])
+def test_shared_update_destinations_beside_other_programs(seeds, mode):
+    """An update made in place into a value also used otherwise (updated twice, stacked,
+    read by a cumsum) came back wrong beside an unrelated program in one function, each
+    program alone right: IREE's clone of the shared destination (aotc-copy-shared-
+    destinations now makes the copy itself)."""
+    assert_programs_agree(seeds, mode)
+
+
 def test_reduction_over_unit_axes_of_a_concatenation():
     """IREE failed to compile a min over a size-1 axis of a rolled array ("expected rank
     to be smaller or equal to the other rank": program 18385); a reduction over unit axes

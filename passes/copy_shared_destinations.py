@@ -1,0 +1,62 @@
+"""aotc-copy-shared-destinations: an update made in place into a value that is also used
+otherwise is made into an explicit copy of it.
+
+``v.at[i].set(y)`` (``tensor.insert_slice``, a scatter: ``opset.DESTINATION``) is done in
+the buffer of ``v``; when ``v`` has other uses (returned, read later, updated again),
+IREE 3.13 must give the update a clone, and it got that wrong in modules with more work
+around it: values of the update or of the other use came back wrong (fuzzer programs
+8812, 13350, 15620, 17978, 19498: each alone right, wrong beside an unrelated program in
+one function), a constant of 8-byte elements updated and also returned failed to compile
+("'stream.yield' op used resource not listed in explicit captures": ``v = ones(n,
+int64); return v, v.at[i].set(y)``, program 3158), and with a barrier before the update
+the update landed in the returned copy. An explicit copy is folded away, and a
+``linalg.copy`` behind a barrier was compiled as a write into a constant's global. This
+pass gives such an update ``runtime_copy(v)`` (aotc-materialize-constants): a generic
+writing a fresh buffer that IREE cannot fold, so IREE never has to clone ``v`` itself.
+The copy is the one IREE would have made; IREE could skip it where every other use
+reads ``v`` before the update, which this pass does not try to see.
+
+Which operands: the destination of an op when it is an op's result (an argument's
+updates are the donation passes'), has a static shape and has another use. Invariants:
+values are unchanged; running the pass twice changes nothing more (the copy has one use).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import ModulePass, as_op, collect_ops, register
+from .materialize_constants import runtime_copy
+from .opset import DESTINATION
+
+
+def _shared_destination(op):
+    """The destination operand of ``op`` when an op computes it, its shape is static and
+    it has another use; else None."""
+    from aotc._mlir import ir
+
+    position = DESTINATION.get(op.name)
+    if position is None:
+        return None
+    value = op.operands[position]
+    if (isinstance(value, ir.OpResult) and isinstance(value.type, ir.RankedTensorType)
+            and value.type.has_static_shape and len(list(value.uses)) > 1):
+        return value
+    return None
+
+
+@register
+@dataclass(frozen=True)
+class CopySharedDestinations(ModulePass):
+    """Explicit copies for updates of values used otherwise (see the module docstring)."""
+
+    name = "aotc-copy-shared-destinations"
+
+    @classmethod
+    def from_options(cls, options):
+        return cls()
+
+    def run(self, module) -> None:
+        for op, value in collect_ops(module, lambda o: _shared_destination(as_op(o))):
+            op = as_op(op)
+            op.operands[DESTINATION[op.name]] = runtime_copy(op, value)

@@ -1,0 +1,47 @@
+// aotc-copy-shared-destinations gives an update whose destination is also used otherwise
+// a copy made at run time (select(b, 0, v) per element in a generic, b a false behind a
+// barrier), so that IREE never clones it: a constant updated and returned, a computed
+// value updated twice. A destination with no other use and an argument's update stay.
+// Running it twice changes nothing more.
+
+// RUN: %aotc-opt %s --pass-pipeline='aotc-copy-shared-destinations' | filecheck %s
+// RUN: %aotc-opt %s --pass-pipeline='aotc-copy-shared-destinations,aotc-copy-shared-destinations' | filecheck %s
+
+#v = affine_map<(d0, d1) -> (d0, d1)>
+
+// CHECK-LABEL: func.func @shared
+// CHECK:         %[[C:.*]] = arith.constant dense<1> : tensor<3x4xi64>
+// CHECK:         %[[B:.*]] = util.optimization_barrier %false : i1
+// CHECK:         %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[C]] : tensor<3x4xi64>)
+// CHECK:           arith.select %[[B]], %{{.*}}, %in : i64
+// CHECK:         %[[U:.*]] = tensor.insert_slice %arg0 into %[[COPY]][1, 0]
+// CHECK:         %[[D:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<3x4xf32>)
+// CHECK:         %[[C1:.*]] = linalg.generic {{.*}} ins(%[[D]] : tensor<3x4xf32>)
+// CHECK:         tensor.insert_slice %arg2 into %[[C1]][0, 0]
+// CHECK:         %[[C2:.*]] = linalg.generic {{.*}} ins(%[[D]] : tensor<3x4xf32>)
+// CHECK:         tensor.insert_slice %arg2 into %[[C2]][2, 0]
+// CHECK:         tensor.insert_slice %arg2 into %arg1[1, 0]
+// CHECK:         return %[[C]], %[[U]],
+func.func @shared(%y: tensor<1x4xi64>, %x: tensor<3x4xf32>, %z: tensor<1x4xf32>) -> (tensor<3x4xi64>, tensor<3x4xi64>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
+  %c = arith.constant dense<1> : tensor<3x4xi64>
+  %u = tensor.insert_slice %y into %c[1, 0] [1, 4] [1, 1] : tensor<1x4xi64> into tensor<3x4xi64>
+  %e = tensor.empty() : tensor<3x4xf32>
+  %d = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<3x4xf32>) outs(%e : tensor<3x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<3x4xf32>
+  %d1 = tensor.insert_slice %z into %d[0, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<3x4xf32>
+  %d2 = tensor.insert_slice %z into %d[2, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<3x4xf32>
+  %a1 = tensor.insert_slice %z into %x[1, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<3x4xf32>
+  return %c, %u, %d1, %d2, %a1 : tensor<3x4xi64>, tensor<3x4xi64>, tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+}
+
+// CHECK-LABEL: func.func @alone
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         return
+func.func @alone(%y: tensor<1x4xi64>) -> tensor<3x4xi64> {
+  %c = arith.constant dense<1> : tensor<3x4xi64>
+  %u = tensor.insert_slice %y into %c[1, 0] [1, 4] [1, 1] : tensor<1x4xi64> into tensor<3x4xi64>
+  return %u : tensor<3x4xi64>
+}
