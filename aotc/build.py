@@ -21,6 +21,7 @@ from .passes import (
     CopySharedDestinations,
     MaterializeConstants,
     FoldEmptyLoops,
+    FoldReturnedArguments,
     FoldSplats,
     FuseSiblings,
     IsolateMatmuls,
@@ -136,8 +137,9 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         inline_calls(module)
         # Reductions merge before donation (see fuse_siblings), on CPU targets only.
         merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
-        # IREE workarounds first: loops of zero trips, reductions whose body reads no input.
-        folds = [FoldEmptyLoops(), FoldSplats(), ShieldReductions()]
+        # IREE workarounds first: loops of zero trips, reductions whose body reads no input,
+        # results IREE's folds make arguments (before the donation analysis).
+        folds = [FoldEmptyLoops(), FoldSplats(), ShieldReductions(), FoldReturnedArguments()]
         # The stop_gradient marks have done their job once the module is final.
         run_pipeline(module, [DropStopGradients(), *CLEANUP, *folds, *rewrites,
                               SeparateReturnedUpdates(), *merging, *checks])

@@ -20,6 +20,7 @@ from .donation import Donate, pair_donations
 from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
 from .fold_empty import FoldEmptyLoops
+from .fold_returned_arguments import FoldReturnedArguments
 from .fold_splats import FoldSplats
 from .fuse_siblings import FuseSiblings
 from .guard_known_nans import GuardKnownNans
@@ -34,7 +35,7 @@ __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
     "ShieldReductions",
-    "GuardKnownNans",
+    "GuardKnownNans", "FoldReturnedArguments",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",

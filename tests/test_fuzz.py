@@ -336,6 +336,25 @@ def test_shared_update_destinations_beside_other_programs(seeds, mode):
     assert_programs_agree(seeds, mode)
 
 
+def test_returned_value_iree_folds_to_the_donated_argument():
+    """``where(x != x > 0, ..., x)`` on uint64 is x once IREE has folded it: the donation
+    analysis took it for a new tensor and wrote another result into the donated x's
+    buffer (program 10264: the returned x all zeros)."""
+    assert_programs_agree([10264], "donate")
+    x = np.arange(17, dtype=np.uint64)
+
+    def f(m, x):
+        same = m.where((x != x) > 0, x * 0, x)
+        return same, m.minimum(x == x, same) + 1
+
+    want = f(np, x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the donation may be refused
+        got = aotc.jit(lambda x: f(anp, x), donate_argnums=0)(aotc.device_put(x))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
 def test_reduction_over_unit_axes_of_a_concatenation():
     """IREE failed to compile a min over a size-1 axis of a rolled array ("expected rank
     to be smaller or equal to the other rank": program 18385); a reduction over unit axes
