@@ -17,7 +17,9 @@ The copy is the one IREE would have made; IREE could skip it where every other u
 reads ``v`` before the update, which this pass does not try to see.
 
 Which operands: the destination of an op when it is an op's result (an argument's
-updates are the donation passes'), has a static shape and has another use. Invariants:
+updates are the donation passes'), has a static shape and has another use, and is not
+a barrier's result: a copy of one of the donation pass's multi-value barriers made
+IREE retype that barrier, which then failed to verify (fuzzer program 17113). Invariants:
 values are unchanged; running the pass twice changes nothing more (the copy has one use).
 """
 
@@ -40,7 +42,8 @@ def _shared_destination(op):
         return None
     value = op.operands[position]
     if (isinstance(value, ir.OpResult) and isinstance(value.type, ir.RankedTensorType)
-            and value.type.has_static_shape and len(list(value.uses)) > 1):
+            and value.type.has_static_shape and len(list(value.uses)) > 1
+            and as_op(value.owner).name != "util.optimization_barrier"):
         return value
     return None
 

@@ -327,7 +327,7 @@ def test_values_computed_from_nothing_updated_in_place():
 @pytest.mark.parametrize("seeds, mode", [
     ([8812, 8819], "export:local-task"), ([13350, 13358], "export:local-task"),
     ([15620, 15627], "export:local-sync"), ([17978, 17979], "export:local-task"),
-    ([19496, 19498, 19503], "vmap")])
+    ([19496, 19498, 19503], "vmap"), ([17113], "donate")])
 def test_shared_update_destinations_beside_other_programs(seeds, mode):
     """An update made in place into a value also used otherwise (updated twice, stacked,
     read by a cumsum) came back wrong beside an unrelated program in one function, each
