@@ -78,6 +78,25 @@ def loop_ranges(op) -> list:
     return ranges
 
 
+def nested_operands(op):
+    """The operands of ``op`` and of every op nested in its regions."""
+    yield from op.operands
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield from nested_operands(as_op(inner))
+
+
+def all_parallel(op) -> bool:
+    """Whether every loop of the structured op ``op`` is parallel (elementwise)."""
+    return all("parallel" in str(it) for it in op.attributes["iterator_types"])
+
+
+def has_reduction(op) -> bool:
+    """Whether some loop of the structured op ``op`` is a reduction."""
+    return any("reduction" in str(it) for it in op.attributes["iterator_types"])
+
+
 def computed_from_constants(value, memo: dict) -> bool:
     """Whether ``value`` is computed from constants only: no block argument reaches it
     (through any op or the ops nested in its regions), nor a

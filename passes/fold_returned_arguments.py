@@ -6,7 +6,7 @@ select and erased the identity generic left over, after aotc's passes ran: the d
 analysis took the result for a new tensor and wrote another result into the donated
 ``x``'s buffer, which IREE then returned as both (fuzzer program 10264: a returned value
 all zeros). This pass runs IREE's own fusion and folds on a copy of the module
-(``fusion_probe.PROBE_PIPELINE``) and returns the argument itself where the copy does,
+(``fusion_probe.folded_copy``) and returns the argument itself where the copy does,
 so that the donation analysis sees the alias.
 
 Invariants: values are unchanged; only ``func.return`` operands change, to an argument of
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import ModulePass, as_op, collect_ops, register
-from .fusion_probe import PROBE_PIPELINE
+from .fusion_probe import folded_copy
 
 
 def _returns(module) -> dict:
@@ -46,18 +46,12 @@ class FoldReturnedArguments(ModulePass):
         return cls()
 
     def run(self, module) -> None:
-        from aotc._mlir import ir, passmanager
+        from aotc._mlir import ir
 
         if not collect_ops(module, lambda o: o.name == "linalg.generic"):
             return
         originals = _returns(module)
-        copy = module.clone()
-        try:
-            with module.context:
-                pm = passmanager.PassManager("builtin.module")
-                for item in PROBE_PIPELINE:
-                    pm.add(item)
-                pm.run(copy)
+        with folded_copy(module) as copy:
             for name, (func, ret) in _returns(copy).items():
                 if name not in originals:
                     continue
@@ -69,5 +63,3 @@ class FoldReturnedArguments(ModulePass):
                             and not isinstance(original_ret.operands[i], ir.BlockArgument)
                             and arguments[value.arg_number].type == original_ret.operands[i].type):
                         original_ret.operands[i] = arguments[value.arg_number]
-        finally:
-            copy.erase()

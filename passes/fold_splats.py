@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, register
+from .base import ModulePass, all_parallel, register
 from .fusion_probe import constant_results, probe
 
 
@@ -44,8 +44,7 @@ def _static(value) -> bool:
 
 
 def _parallel(op) -> bool:
-    return (all("parallel" in str(it) for it in op.attributes["iterator_types"])
-            and any(_static(r) for r in op.results))
+    return all_parallel(op) and any(_static(r) for r in op.results)
 
 
 def _splat_values(fused) -> list:

@@ -50,7 +50,8 @@ import heapq
 import math
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, bool_option, loop_ranges, operand_segments, register
+from .base import (ModulePass, all_parallel, as_op, bool_option, loop_ranges, nested_operands,
+                   operand_segments, register)
 from .opset import RESHAPE_OPS
 from .donation.function import OUTPUT, arg_dicts, functions
 
@@ -113,21 +114,12 @@ def _feeds_transpose(op) -> bool:
                 return True
             if user.name in RESHAPE_OPS or (
                     user.name == "linalg.generic"
-                    and all("parallel" in str(it) for it in user.attributes["iterator_types"])):
+                    and all_parallel(user)):
                 for r in user.results:
                     if r not in seen:
                         seen.add(r)
                         stack.append(r)
     return False
-
-
-def _nested_operands(op):
-    """The operands of ``op`` and of every op nested in its regions."""
-    yield from op.operands
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield from _nested_operands(as_op(inner))
 
 
 def _predecessors(ops: list) -> list[set[int]]:
@@ -141,7 +133,7 @@ def _predecessors(ops: list) -> list[set[int]]:
             position[r] = i
     preds = []
     for op in ops:
-        preds.append({position[v] for v in _nested_operands(op)
+        preds.append({position[v] for v in nested_operands(op)
                       if isinstance(v, ir.OpResult) and v in position})
     return preds
 

@@ -11,9 +11,10 @@ passes on a copy and names each original generic's fused counterpart by a locati
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Callable
 
-from .base import as_op, collect_ops, operand_segments
+from .base import as_op, collect_ops, nested_operands, operand_segments
 
 # What IREE does to a generic's producers before its code generator sees the body. No
 # CSE after the fusion: it would merge generics that became identical, and keep the
@@ -39,6 +40,26 @@ def _ops(module, names: frozenset, select: Callable) -> list:
         module, lambda o: as_op(o).name in names and select(as_op(o)))]
 
 
+@contextmanager
+def folded_copy(module, prepare: Callable | None = None):
+    """A copy of ``module`` after ``PROBE_PIPELINE`` (``prepare(copy)`` first, when
+    given), erased on exit."""
+    from aotc._mlir import passmanager
+
+    copy = module.clone()
+    try:
+        if prepare is not None:
+            prepare(copy)
+        with module.context:
+            pm = passmanager.PassManager("builtin.module")
+            for item in PROBE_PIPELINE:
+                pm.add(item)
+            pm.run(copy)
+        yield copy
+    finally:
+        copy.erase()
+
+
 def probe(module, select: Callable, inspect: Callable, same_results: bool = False,
           names: frozenset = GENERIC) -> list:
     """``[(op, inspect(fused))]`` for each op of ``module`` named in ``names`` (generics
@@ -49,39 +70,27 @@ def probe(module, select: Callable, inspect: Callable, same_results: bool = Fals
     counterparts whose results have ``op``'s types (the fusion may also drop unit
     dimensions or add its producers' results). ``inspect`` runs while the copy exists.
     ``select`` must depend on the op alone (it picks the same ops in the copy)."""
-    from aotc._mlir import ir, passmanager
+    from aotc._mlir import ir
 
     originals = _ops(module, names, select)
     if not originals:
         return []
-    copy = module.clone()
-    try:
+
+    def tag(copy):
         copies = _ops(copy, names, select)
         assert len(copies) == len(originals)
         with module.context:
             for i, op in enumerate(copies):
                 op.location = ir.Location.name(f"{_TAG}{i}")
-            pm = passmanager.PassManager("builtin.module")
-            for item in PROBE_PIPELINE:
-                pm.add(item)
-            pm.run(copy)
-        found = []
+
+    found = []
+    with folded_copy(module, tag) as copy:
         for fused in _ops(copy, names, lambda op: _TAG in str(op.location)):
             i = int(str(fused.location).split(_TAG)[1].split('"')[0])
             same = [r.type for r in fused.results] == [r.type for r in originals[i].results]
             if same or not same_results:
                 found.append((originals[i], inspect(fused)))
-        return found
-    finally:
-        copy.erase()
-
-
-def _nested_operands(op):
-    yield from op.operands
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                yield from _nested_operands(as_op(inner))
+    return found
 
 
 def yielded_without_inputs(op) -> list:
@@ -97,7 +106,7 @@ def yielded_without_inputs(op) -> list:
         o = as_op(o)
         if o.name == "linalg.yield":
             terminator = o
-        elif o.name == "linalg.index" or any(v in varying for v in _nested_operands(o)):
+        elif o.name == "linalg.index" or any(v in varying for v in nested_operands(o)):
             varying.update(o.results)
     return [None if v in varying or v in outs else v for v in terminator.operands]
 

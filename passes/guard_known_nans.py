@@ -24,15 +24,15 @@ import math as pymath
 from dataclasses import dataclass
 
 from . import opset
-from .base import ModulePass, as_op, register
+from .base import ModulePass, all_parallel, as_op, operand_segments, register
 from .fusion_probe import probe
 
 GUARDED = "aotc.nan_guarded"
 
 
 def _candidate(op) -> bool:
-    return (str(op.results[0].type) == "f32" and GUARDED not in op.attributes
-            and len(op.results) == 1)
+    return (len(op.results) == 1 and str(op.results[0].type) == "f32"
+            and GUARDED not in op.attributes)
 
 
 def _knowable_nan(value) -> bool:
@@ -63,7 +63,7 @@ def _knowable_nan(value) -> bool:
             if _non_finite(owner):
                 return True
         elif owner.name == "linalg.generic":
-            if not _elementwise(owner):
+            if not all_parallel(owner):
                 varies = True
             else:  # the value it yields for this result
                 terminator = list(owner.regions[0].blocks[0].operations)[-1]
@@ -78,17 +78,11 @@ def _knowable_nan(value) -> bool:
 
 def _input_of(argument):
     """The tensor an input block argument of a ``linalg.generic`` reads, else None."""
-    from .base import operand_segments
-
     parent = as_op(argument.owner.owner)
     if parent.name != "linalg.generic":
         return None
     n_ins, _ = operand_segments(parent)
     return parent.operands[argument.arg_number] if argument.arg_number < n_ins else None
-
-
-def _elementwise(op) -> bool:
-    return all("parallel" in str(it) for it in op.attributes["iterator_types"])
 
 
 def _non_finite(constant) -> bool:
@@ -135,9 +129,6 @@ class GuardKnownNans(ModulePass):
     def run(self, module) -> None:
         found = probe(module, _candidate, lambda fused: _knowable_nan(fused.operands[0]),
                       names=opset.CPU_EXPANSION["f32-guard"])
-        risky = []
-        for op, knowable in found:
-            if knowable and all(op is not r for r in risky):
-                risky.append(op)
-        for op in risky:
+        # an op fused into several consumers is found once per copy: guard it once
+        for op in {op: None for op, knowable in found if knowable}:
             _guard(op)

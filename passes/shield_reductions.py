@@ -27,14 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import (ModulePass, as_op, computed_from_constants, operand_segments, register,
-                   splat_constant)
+from .base import (ModulePass, as_op, computed_from_constants, has_reduction, operand_segments,
+                   register, splat_constant)
 from .donation.function import BARRIER, insert_barrier
 from .fusion_probe import generics, probe, yielded_without_inputs
-
-
-def _is_reduction(op) -> bool:
-    return any("reduction" in str(it) for it in op.attributes["iterator_types"])
 
 
 def _result_of(value, excluded: tuple[str, ...]) -> bool:
@@ -69,13 +65,13 @@ class ShieldReductions(ModulePass):
     def run(self, module) -> None:
         memo: dict = {}
         shielded = {}
-        for op in generics(module, _is_reduction):
+        for op in generics(module, has_reduction):
             positions = [k for k, v in enumerate(_inputs(op))
                          if _result_of(v, (BARRIER,)) and computed_from_constants(v, memo)
                          and not _several_values(v)]
             if positions:
                 shielded[op] = positions
-        for op, invariant in probe(module, _is_reduction,
+        for op, invariant in probe(module, has_reduction,
                                    lambda fused: any(v is not None for v in
                                                      yielded_without_inputs(fused))):
             if invariant:  # a plain constant too: IREE folds a splat into the body
