@@ -29,6 +29,7 @@ from .passes import (
     KeepUnusedKernelResults,
     SeparateReturnedUpdates,
     ShieldReductions,
+    SplitBoolBroadcasts,
     run_pipeline,
 )
 from .passes.base import collect_ops, is_private, read_metadata, write_metadata
@@ -138,8 +139,10 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         # Reductions merge before donation (see fuse_siblings), on CPU targets only.
         merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
         # IREE workarounds first: loops of zero trips, reductions whose body reads no input,
-        # results IREE's folds make arguments (before the donation analysis).
-        folds = [FoldEmptyLoops(), FoldSplats(), ShieldReductions(), FoldReturnedArguments()]
+        # scalar bools IREE would yield twice, results IREE's folds make arguments (before
+        # the donation analysis).
+        folds = [FoldEmptyLoops(), FoldSplats(), ShieldReductions(), SplitBoolBroadcasts(),
+                 FoldReturnedArguments()]
         # The stop_gradient marks have done their job once the module is final.
         run_pipeline(module, [DropStopGradients(), *CLEANUP, *folds, *rewrites,
                               SeparateReturnedUpdates(), *merging, *checks])

@@ -30,11 +30,12 @@ from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
 from .shield_reductions import ShieldReductions
+from .split_bool_broadcasts import SplitBoolBroadcasts
 
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
-    "ShieldReductions",
+    "ShieldReductions", "SplitBoolBroadcasts",
     "GuardKnownNans", "FoldReturnedArguments",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",

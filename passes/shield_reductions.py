@@ -75,8 +75,14 @@ class ShieldReductions(ModulePass):
                                    lambda fused: any(v is not None for v in
                                                      yielded_without_inputs(fused))):
             if invariant:  # a plain constant too: IREE folds a splat into the body
-                shielded[op] = [k for k, v in enumerate(_inputs(op)) if _result_of(v, (BARRIER,))]
+                shielded[op] = None
         for op, positions in shielded.items():
-            for k in positions:
-                if _result_of(op.operands[k], (BARRIER,)):  # not already shielded
-                    op.operands[k] = insert_barrier(op, [op.operands[k]]).results[0]
+            shield_inputs(op, positions)
+
+
+def shield_inputs(op, positions=None) -> None:
+    """Each input of ``op`` at ``positions`` (default: all) that an op other than a
+    barrier computes is read through a barrier of its own."""
+    for k in range(len(_inputs(op))) if positions is None else positions:
+        if _result_of(op.operands[k], (BARRIER,)):  # not already shielded
+            op.operands[k] = insert_barrier(op, [op.operands[k]]).results[0]

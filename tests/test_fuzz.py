@@ -391,3 +391,23 @@ def test_wide_constant_returned_and_updated(dtype):
     if dtype == "int64":
         assert_programs_agree([3158], "export:local-sync")
     assert_programs_agree([19033], "jit")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_scalar_bool_broadcast_returned_beside_its_bytes(dtype):
+    """``v = broadcast_to(b, s).astype(int8); return v != 0, v`` of a bool scalar failed to
+    compile ("write affecting operations on global resources are restricted to workgroup
+    distributed contexts"; program 19274): IREE folds ``v != 0`` back to ``b`` and yields
+    ``b`` beside its own byte copy (aotc-split-bool-broadcasts). Other widths and
+    non-scalar bools, against numpy."""
+    def f(m, b, rows):
+        v = m.broadcast_to(b, (5, 33)).astype(dtype)
+        w = m.broadcast_to(rows, (5, 33)).astype(dtype)
+        f32 = m.broadcast_to(b, (5, 33)).astype(np.float32)
+        return v != 0, v, w != 0, w, f32 != 0, f32, m.logical_and(v, v)
+
+    rows = np.arange(33) % 3 == 0
+    for b in (np.bool_(True), np.bool_(False)):
+        got = aotc.jit(lambda b, rows: f(anp, b, rows))(b, rows)
+        for g, w in zip(got, f(np, b, rows)):
+            np.testing.assert_array_equal(np.asarray(g), w)
