@@ -20,6 +20,9 @@ from .base import as_op, collect_ops, nested_operands, operand_segments
 # CSE after the fusion: it would merge generics that became identical, and keep the
 # location (the probe's name) of one of them only.
 PROBE_PIPELINE = ("canonicalize", "cse",
+                  # Unit dimensions go first: x[0] of a (1, n) array and x are then one
+                  # value (``x >= x`` folds only then).
+                  "iree-dispatch-creation-fold-unit-extent-dims", "canonicalize", "cse",
                   "func.func(iree-dispatch-creation-fusion-preprocessing)",
                   "func.func(iree-dispatch-creation-elementwise-op-fusion)",
                   "func.func(iree-dispatch-creation-fuse-multi-use-elementwise-producer)",
@@ -67,8 +70,8 @@ def probe(module, select: Callable, inspect: Callable, same_results: bool = Fals
     counterparts ``fused`` in the copy once IREE's fusion and folds have run: a generic
     with its producers' bodies inside and folded, or a body op cloned into its
     consumers' bodies (fusion keeps the ops' locations). With ``same_results``, only
-    counterparts whose results have ``op``'s types (the fusion may also drop unit
-    dimensions or add its producers' results). ``inspect`` runs while the copy exists.
+    counterparts whose results have ``op``'s types but for unit dimensions (which the
+    probe drops; the fusion may also add its producers' results). ``inspect`` runs while the copy exists.
     ``select`` must depend on the op alone (it picks the same ops in the copy)."""
     from aotc._mlir import ir
 
@@ -87,10 +90,22 @@ def probe(module, select: Callable, inspect: Callable, same_results: bool = Fals
     with folded_copy(module, tag) as copy:
         for fused in _ops(copy, names, lambda op: _TAG in str(op.location)):
             i = int(str(fused.location).split(_TAG)[1].split('"')[0])
-            same = [r.type for r in fused.results] == [r.type for r in originals[i].results]
+            same = _unit_dims_apart(fused.results, originals[i].results)
             if same or not same_results:
                 found.append((originals[i], inspect(fused)))
     return found
+
+
+def _unit_dims_apart(results, others) -> bool:
+    """The two lists of results have the same types but for dimensions of size 1."""
+    from aotc._mlir import ir
+
+    def key(t):
+        if isinstance(t, ir.RankedTensorType) and t.has_static_shape:
+            return (str(t.element_type), [d for d in t.shape if d != 1])
+        return str(t)
+
+    return [key(r.type) for r in results] == [key(r.type) for r in others]
 
 
 def yielded_without_inputs(op) -> list:

@@ -411,3 +411,28 @@ def test_scalar_bool_broadcast_returned_beside_its_bytes(dtype):
         got = aotc.jit(lambda b, rows: f(anp, b, rows))(b, rows)
         for g, w in zip(got, f(np, b, rows)):
             np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_bool_from_nothing_after_unit_dimensions_go():
+    """``min(x, axis=0) >= x`` of a (1, n) bool is ``x >= x`` once IREE drops the unit
+    dimension: IREE computed it from nothing in a dispatch of its own, which it then
+    left outside every execution region beside a loop ("streamable op expected to be in
+    an execution region"; program 13805). aotc-fold-splats' probe drops unit dimensions
+    as IREE does, so it is a constant."""
+    x = np.array([[False, False, True]])
+
+    def f(m, x):
+        same = m.min(x, axis=0) >= x
+        return same, m.sort(m.fmod(same, m.min(x, axis=0)), axis=1)
+
+    def loop(c):
+        return aotc.lax.fori_loop(0, 3, lambda i, c: c * 3 - 1, c)
+
+    got = aotc.jit(lambda x: (lambda s, r: (s, loop(r)))(*f(anp, x)))(x)
+    with np.errstate(all="ignore"):
+        same, rest = f(np, x)
+    for _ in range(3):
+        rest = rest * 3 - 1
+    np.testing.assert_array_equal(np.asarray(got[0]), same)
+    np.testing.assert_array_equal(np.asarray(got[1]), rest)
+    assert_programs_agree([13805], "donate")

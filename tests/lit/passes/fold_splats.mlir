@@ -75,3 +75,20 @@ func.func @folded(%x: tensor<8xi32>) -> (tensor<3x8xi1>, tensor<8xi1>, tensor<3x
   } -> tensor<8xi1>
   return %eq, %zero, %b : tensor<3x8xi1>, tensor<8xi1>, tensor<3x8xi32>
 }
+
+// A comparison of x[0] of a (1, 3) tensor with x: the same values once IREE drops the
+// unit dimension (the probe drops it too), so a constant of the (1, 3) type.
+// CHECK-LABEL: func.func @unit
+// CHECK:         %[[T:.*]] = arith.constant dense<true> : tensor<1x3xi1>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[T]]
+func.func @unit(%x: tensor<1x3xi16>) -> tensor<1x3xi1> {
+  %c = tensor.collapse_shape %x [[0, 1]] : tensor<1x3xi16> into tensor<3xi16>
+  %e = tensor.empty() : tensor<1x3xi1>
+  %ge = linalg.generic {indexing_maps = [#row, #all, #all], iterator_types = ["parallel", "parallel"]} ins(%c, %x : tensor<3xi16>, tensor<1x3xi16>) outs(%e : tensor<1x3xi1>) {
+  ^bb0(%a: i16, %b: i16, %o: i1):
+    %r = arith.cmpi sge, %a, %b : i16
+    linalg.yield %r : i1
+  } -> tensor<1x3xi1>
+  return %ge : tensor<1x3xi1>
+}
