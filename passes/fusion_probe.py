@@ -72,7 +72,8 @@ def probe(module, select: Callable, inspect: Callable, same_results: bool = Fals
     consumers' bodies (fusion keeps the ops' locations). With ``same_results``, only
     counterparts whose results have ``op``'s types but for unit dimensions (which the
     probe drops; the fusion may also add its producers' results). ``inspect`` runs
-    while the copy exists. ``select`` must depend on the op alone (it picks the same ops in the copy)."""
+    while the copy exists. ``select`` must depend on the op alone (it picks the same
+    ops in the copy)."""
     from aotc._mlir import ir
 
     originals = _ops(module, names, select)
