@@ -436,3 +436,13 @@ def test_bool_from_nothing_after_unit_dimensions_go():
     np.testing.assert_array_equal(np.asarray(got[0]), same)
     np.testing.assert_array_equal(np.asarray(got[1]), rest)
     assert_programs_agree([13805], "donate")
+
+
+@pytest.mark.parametrize("seeds", [[15673, 15675], [19509, 19512]])
+def test_donated_update_ordered_after_readers_of_other_buffers(seeds):
+    """A donated buffer written after other programs' reads of it, through a barrier
+    over values of the caller's and IREE's own buffers together, failed to compile ("all
+    of {operands, results} have same type"): a scatter into a convolution's result
+    (15673+15675), a reader inserting the donated scalar into another array
+    (19509+19512). The barrier now takes copies of such values."""
+    assert_programs_agree(seeds, "donate")

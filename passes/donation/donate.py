@@ -35,7 +35,9 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..base import ModulePass, PassError, bool_option, register
+from ..base import ModulePass, PassError, as_op, bool_option, register
+from ..materialize_constants import runtime_copy
+from ..opset import DESTINATION
 from .analysis import InPlaceAnalysis
 from .function import (
     MARKER,
@@ -183,6 +185,29 @@ class Donate(ModulePass):
         ]
 
 
+def _fresh(before, value):
+    """``value``, or a copy of it made before ``before`` where IREE builds it by updating
+    a buffer in place (``opset.DESTINATION`` ops, concatenations): such a value can live
+    in the caller's buffers (an update whose source is the donated argument), and IREE
+    3.13 rejects a barrier over values of the caller's and its own buffers together
+    ("all of {operands, results} have same type": fuzzer programs 19509+19512)."""
+    from aotc._mlir import ir
+
+    if (isinstance(value, ir.OpResult) and isinstance(value.type, ir.RankedTensorType)
+            and value.type.has_static_shape
+            and (as_op(value.owner).name in DESTINATION
+                 or as_op(value.owner).name == "tensor.concat")):
+        return runtime_copy(before, value)
+    return value
+
+
+def _dispatched(value) -> bool:
+    """``value`` is a linalg op's result: a tensor of IREE's own that a dispatch writes."""
+    from aotc._mlir import ir
+
+    return isinstance(value, ir.OpResult) and as_op(value.owner).name.startswith("linalg.")
+
+
 def _sequence(analysis: InPlaceAnalysis, arg, k: int, readers: Sequence) -> None:
     """Makes the writer group of result ``k`` start after ``readers``: moves the group and
     everything after it to the end of the block, and routes the group's computed inputs
@@ -199,10 +224,22 @@ def _sequence(analysis: InPlaceAnalysis, arg, k: int, readers: Sequence) -> None
     later = {r for op in moved for r in op.results}
     inputs = [v for v in group.inputs if v not in later]
     extra = [r for op in readers for r in op.results if r not in group.inputs]
-    barrier = insert_barrier(moved[0], inputs + extra)
+    barrier = insert_barrier(moved[0], [_fresh(moved[0], v) for v in inputs + extra])
     replacement = dict(zip(inputs, barrier.results))
+    source = dict(zip(barrier.results, inputs))
     members = set(group.ops)
     for op in members:
         for n, operand in enumerate(op.operands):
             if operand in replacement:
                 op.operands[n] = replacement[operand]
+        # A value a dispatch computes that the group updates in place (a scatter into a
+        # convolution's result) would be the barrier's only result stored in the
+        # caller's buffer, which IREE 3.13 retypes alone ("all of {operands, results}
+        # have same type": fuzzer programs 15673+15675). The update goes into a copy
+        # made after the barrier, the copy IREE would otherwise make into that buffer.
+        # (A loop's result may already live there: copied, the barrier failed alike,
+        # 17113.)
+        position = DESTINATION.get(op.name)
+        destination = op.operands[position] if position is not None else None
+        if destination in source and _dispatched(source[destination]):
+            op.operands[position] = runtime_copy(op, destination)

@@ -608,3 +608,96 @@ func.func @written_not_in_place(%a: tensor<4x4xf32> {aotc.written = 0 : index}) 
       -> tensor<4x4xf32>
   return %m : tensor<4x4xf32>
 }
+
+// -----
+
+// The update is a scatter into a computed value (a matmul's result), ordered after
+// another result's read of w: the scatter updates a copy made after the barrier rather
+// than the barrier's own result, which IREE 3.13 would retype alone as the caller's
+// buffer (its verifier then rejects the barrier).
+// CHECK-LABEL: func.func @scatter_into_computed
+// STRICT-LABEL: func.func @scatter_into_computed
+// CHECK-SAME:      (%[[W:.*]]: tensor<4x4xf32> {iree.abi.output = 0 : index},
+// CHECK:         %[[C:.*]] = linalg.matmul
+// CHECK:         %[[P:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK:         %[[B:.*]]:2 = util.optimization_barrier %[[C]], %[[P]]
+// CHECK:         %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[B]]#0 : tensor<4x4xf32>)
+// CHECK:         %[[R:.*]] = iree_linalg_ext.scatter {{.*}} outs(%[[COPY]] : tensor<4x4xf32>)
+// CHECK:         return %[[R]],
+func.func @scatter_into_computed(%w: tensor<4x4xf32> {aotc.donate = "w"}, %g: tensor<4x4xf32>, %u: tensor<1x4xf32>)
+    -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %c = linalg.matmul ins(%g, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %t = linalg.transpose ins(%w : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) permutation = [1, 0]
+  %p = linalg.matmul ins(%t, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %sq = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.mulf %v, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %idx = arith.constant dense<[[2]]> : tensor<1x1xi32>
+  %r = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%u, %idx : tensor<1x4xf32>, tensor<1x1xi32>) outs(%c : tensor<4x4xf32>) {
+  ^bb0(%new: f32, %old: f32):
+    iree_linalg_ext.yield %new : f32
+  } -> tensor<4x4xf32>
+  return %r, %sq : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// A reader of w that updates another buffer with it (an insert_slice whose source is w):
+// IREE 3.13 can keep that update in the caller's storage, so the barrier that orders
+// the reduction written into w takes a copy of it.
+// CHECK-LABEL: func.func @reader_updates_a_buffer
+// STRICT-LABEL: func.func @reader_updates_a_buffer
+// CHECK:         %[[INS:.*]] = tensor.insert_slice %{{.*}} into
+// CHECK:         %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[INS]] : tensor<8xf32>)
+// CHECK:         %[[B:.*]]:2 = util.optimization_barrier %{{.*}}, %[[COPY]] : tensor<4x4xf32>, tensor<8xf32>
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[B]]#0 : tensor<4x4xf32>)
+// CHECK:         return %[[SUM]],
+
+func.func @reader_updates_a_buffer(%w: tensor<4xf32> {aotc.donate = "w"}, %g: tensor<4x4xf32>, %m: tensor<8xf32>)
+    -> (tensor<4xf32>, tensor<6xf32>) {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = math.exp %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %e4 = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                         iterator_types = ["parallel", "reduction"]}
+      ins(%pos : tensor<4x4xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e8 = tensor.empty() : tensor<8xf32>
+  %m2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                        iterator_types = ["parallel"]}
+      ins(%m : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %v, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %ins = tensor.insert_slice %w into %m2[2] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %tail = tensor.extract_slice %ins[1] [6] [1] : tensor<8xf32> to tensor<6xf32>
+  %e6 = tensor.empty() : tensor<6xf32>
+  %neg = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                        iterator_types = ["parallel"]}
+      ins(%tail : tensor<6xf32>) outs(%e6 : tensor<6xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.negf %v : f32
+    linalg.yield %s : f32
+  } -> tensor<6xf32>
+  return %sum, %neg : tensor<4xf32>, tensor<6xf32>
+}
