@@ -93,6 +93,10 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # Const-expr hoisting turns a loop's initial carry into a constant resource that the
     # loop's stream form then rejects (gradients of a scan next to another loop's).
     ("should match successor input type", ("--iree-opt-const-expr-hoisting=false",)),
+    # A gather IREE raises to a slice of a producer that other dispatches fuse as well
+    # (vmap of a diagonal of x | y beside other uses of x | y): its dispatch regions
+    # read a value before it is defined.
+    ("does not dominate this use", ("--iree-dispatch-creation-opt-level=O1",)),
     # CUDA: a scatter (x.at[idx].add) whose updates come from a fused producer.
     ("failed to apply fusion + hoisting patterns", ("--iree-dispatch-creation-opt-level=O1",)),
     # targets.INNER_TILED on a form its lowering cannot compile (a matrix-vector product,

@@ -446,3 +446,26 @@ def test_donated_update_ordered_after_readers_of_other_buffers(seeds):
     (15673+15675), a reader inserting the donated scalar into another array
     (19509+19512). The barrier now takes copies of such values."""
     assert_programs_agree(seeds, "donate")
+
+
+def test_vmap_of_a_diagonal_beside_other_uses_of_its_operand():
+    """vmap of ``diagonal(x | y)`` beside other uses of ``x | y``: IREE raised the
+    diagonal to a slice of ``x | y`` and formed dispatch regions reading it before its
+    definition ("operand #0 does not dominate this use"; program 17636); the compile
+    retries at dispatch-creation O1 (``compiler.FALLBACKS``). Against a loop."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(-2**15, 2**15, size=2).astype(np.int16)
+    y = rng.integers(-2**62, 2**62, size=(2, 1, 8))
+
+    def f(m, x, y):
+        both = m.bitwise_or(x, y)
+        size = m.absolute(y)
+        odd = m.logical_xor(size, both)
+        return size, m.diagonal(both), odd, m.fmod(m.diagonal(both), odd)
+
+    got = aotc.jit(aotc.vmap(lambda x, y: f(anp, x, y)))(x, y)
+    with np.errstate(all="ignore"):
+        want = [np.stack(r) for r in zip(*(f(np, a, b) for a, b in zip(x, y)))]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([17636], "vmap")
