@@ -469,3 +469,29 @@ def test_vmap_of_a_diagonal_beside_other_uses_of_its_operand():
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), w)
     assert_programs_agree([17636], "vmap")
+
+
+def test_donated_update_returned_and_fed_to_a_loop():
+    """``v = x.at[i].add(u)`` of a donated x, returned and also a loop's initial carry:
+    the carry's barrier made IREE copy x's buffer into itself at run time ("source and
+    target ranges overlap within the same buffer"; programs 6513+6514). Against the
+    undonated call, for a scatter and a slice update, beside unrelated work."""
+    def scatter(x, u, y):
+        v = x.at[np.array([3, 8, 3])].add(u)
+        loop = aotc.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2 + 1),
+                                   (0, v))[1]
+        return v, loop, anp.hypot(y, 2.0)
+
+    def rows(x, u, y):
+        v = x.at[2:5].set(u)
+        return v, aotc.lax.fori_loop(0, 3, lambda i, c: c * 2 + 1, v), anp.hypot(y, 2.0)
+
+    x, u, y = np.arange(31.0), np.array([1.0, 2.0, 3.0]), np.arange(16.0)
+    for f in (scatter, rows):
+        want = [np.asarray(w) for w in aotc.jit(f)(x, u, y)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the donation is taken
+            got = aotc.jit(f, donate_argnums=0)(aotc.device_put(x), u, y)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([6513, 6514], "donate")
