@@ -512,3 +512,25 @@ def test_donated_update_returned_and_fed_to_a_loop():
         for g, w in zip(got, want):
             np.testing.assert_array_equal(np.asarray(g), w)
     assert_programs_agree([6513, 6514], "donate")
+
+
+def test_donated_bool_result_read_by_another_result():
+    """``v = ~x`` written into a donated bool x's buffer, and ``rint(v)``: IREE computes
+    ``~x`` again, from x's buffer, in the rint's dispatch, which read the new x (program
+    22372: rint came back 1.0 where numpy's is 0.0). That use reads x: the donation is
+    refused (a warning); ``~x`` alone is still written in place."""
+    x = np.array([True, True, False])
+
+    def both(x):
+        v = ~x
+        return v, anp.rint(v), anp.sum(v, keepdims=True)
+
+    with pytest.warns(aotc.DonationWarning, match="read by"):
+        got = aotc.jit(both, donate_argnums=0)(aotc.device_put(x))
+    for g, w in zip(got, (~x, np.rint(~x), np.sum(~x, keepdims=True))):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        alone = aotc.jit(lambda x: ~x, donate_argnums=0)(aotc.device_put(x))
+    np.testing.assert_array_equal(np.asarray(alone), ~x)
+    assert_programs_agree([22372], "donate")

@@ -403,7 +403,13 @@ class InPlaceAnalysis:
         if group.problem:
             return group.problem
         rank = 1 if group.reads_arg else 2
-        readers = self.readers(arg, {**views, **held},
+        # A bool the group computes from the argument is computed again, from the
+        # argument's buffer, in each dispatch that uses it (IREE stores no bool tensor
+        # between dispatches): its users read the argument (program 22372: ``v = ~x``
+        # written into x's buffer, ``rint(v)`` then computed ``~x`` from the new x).
+        recomputed = {v: None for op in group.ops for v in op.results
+                      if _is_bool(v) and self._derived(v, views)}
+        readers = self.readers(arg, {**views, **held, **recomputed},
                                set(group.ops))
         readers.discard(self.ret)
         if not readers:
