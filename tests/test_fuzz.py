@@ -70,6 +70,21 @@ def test_a_chaotic_element_is_not_checked_but_its_neighbours_are():
     assert_programs_agree([10119], "jit")
 
 
+def test_a_product_that_may_underflow_to_zero_is_not_checked():
+    """prod of [1.8e-307, 1.8e-307, -inf, 2.0]: numpy's order gives -inf, another gives
+    1.8e-307 * 1.8e-307 = 0 first and then nan (program 26494 under vmap). Such an
+    element is not checked; a product of ordinary factors with an infinite one is."""
+    from tests.fuzz import bounds
+
+    x = np.array([[1.78e-307, 1.78e-307, -np.inf, 2.0], [0.5, 3.0, -np.inf, 2.0]])
+    value = bounds.Value(x)
+    for kind, first in (("product", np.inf), ("linear", 0.0)):
+        got = bounds.propagate(kind, lambda a: np.prod(a, axis=1), [value],
+                               np.prod(x, axis=1), np.random.default_rng(0), terms=4)
+        assert got.bound[0] == first and got.bound[1] == 0.0
+    assert_programs_agree([26494], "vmap")
+
+
 # ---- disagreements the fuzzer found --------------------------------------------------
 
 

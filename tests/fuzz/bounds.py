@@ -12,6 +12,8 @@ step's bound comes from its op's kind:
 - ``linear``: a sum of products (reductions, contractions, convolutions, scans): the
   perturbation of its absolute inputs plus the summation error, ``terms * eps *
   op(|inputs|)``, for any order of summation.
+- ``product``: a product of several factors (``prod``, repeated ``.at[].multiply``):
+  ``linear``, and where a partial product may underflow to zero, not checked.
 - ``move``: data movement whose result elements are input elements (reshape, gather,
   pad, ``.at[].set``): the bounds move with the data (the op applied to the bounds).
 - ``max``: results that are some input element chosen by comparisons (``sort``, ``max``
@@ -176,17 +178,34 @@ def _operand_magnitude(operands: list[Value], shape) -> np.ndarray:
     return magnitude
 
 
-def _abs_operands(operands: list[Value], plus_bound: bool, finite_only: bool = False) -> list:
+def _abs_operands(operands: list[Value], plus_bound: bool) -> list:
     out = []
     for v in operands:
         data = np.asarray(v.data)
         if data.dtype.kind in "iuf":  # integers too: the mean of an int array is a float
             a = np.abs(data.astype(np.float64))
-            if finite_only:
-                a = np.where(np.isfinite(a), a, 0.0)
             out.append(a + np.asarray(v.bound) if plus_bound and v.is_float else a)
         else:
             out.append(v.data)
+    return out
+
+
+def _clipped(operands: list[Value], side: str) -> list:
+    """The operands' finite magnitudes clipped from below at 1 (``high``: a product or
+    sum of them bounds every partial one from above) or nonzero ones from above at 1
+    (``low``: their product bounds every partial product from below); infinite and
+    (for ``low``) zero elements count as 1."""
+    out = []
+    for v in operands:
+        data = np.asarray(v.data)
+        if data.dtype.kind not in "iuf":
+            out.append(v.data)
+            continue
+        a = np.abs(data.astype(np.float64))
+        if side == "high":
+            out.append(np.where(np.isfinite(a), np.maximum(a, 1.0), 1.0))
+        else:
+            out.append(np.where(np.isfinite(a) & (a > 0), np.minimum(a, 1.0), 1.0))
     return out
 
 
@@ -232,7 +251,7 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
         any_loose = any(bool(np.any(v.loose)) for v in operands if v.is_float)
         return Value(out, np.full(out.shape, worst), np.full(out.shape, any_loose) | (out == 0))
     eps = float(np.finfo(out.dtype).eps)
-    if kind == "linear":
+    if kind in ("linear", "product"):
         # The summation error is within terms * eps of the terms' magnitude: the op of the
         # absolute inputs for sums of products; for differences (x - 1, loops of c*3 - 1)
         # the larger of the result and the operands.
@@ -245,13 +264,17 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
             grown = np.asarray(quiet(fn, *_abs_operands(operands, True)), np.float64)
             bound = bound + SAFETY * np.maximum(grown - base, dev)
         bound = np.where(np.isfinite(out), bound, 0) if out.dtype.kind == "f" else bound
-        # where the finite terms' magnitudes overflow out's dtype, whether a partial sum
-        # does (inf, or nan from inf - inf) depends on the order and on a product
-        # contracted into an fma: the element is not checked (infinite and NaN inputs
-        # give the same inf or nan in any order: those are)
-        finite_base = np.abs(np.asarray(quiet(fn, *_abs_operands(operands, False, True)),
-                                        np.float64))
-        bound = np.where(finite_base <= float(np.finfo(out.dtype).max), bound, np.inf)
+        # where a partial result may overflow (the finite terms' magnitudes, at least 1
+        # each, exceed out's range) or, in a product, a partial product underflow to zero
+        # (the nonzero factors below 1 multiply to zero: times an infinite factor, nan in
+        # one order and inf in another; program 26494), the result depends on the order
+        # and on a product contracted into an fma: the element is not checked (infinite
+        # and NaN inputs otherwise give the same inf or nan in any order: those are)
+        high = np.abs(np.asarray(quiet(fn, *_clipped(operands, "high")), np.float64))
+        checked = high <= float(np.finfo(out.dtype).max)
+        if kind == "product":
+            checked &= np.abs(np.asarray(quiet(fn, *_clipped(operands, "low")), np.float64)) > 0
+        bound = np.where(checked, bound, np.inf)
         return Value(out, np.broadcast_to(bound, out.shape).copy(), np.ones(out.shape, bool))
     ulps = 0.0 if kind == "exact" else float(kind.split(":")[1])
     bound = ulps * _spacing(out)

@@ -244,7 +244,7 @@ OPS: list[Op] = [
     *_binary("power", "rounded:2"),  # passes/libm/power.py: within an ulp of numpy
     # reductions
     _reduction("sum", "m.sum({a}, axis={axis}, keepdims={keepdims})", "linear"),
-    _reduction("prod", "m.prod({a}, axis={axis}, keepdims={keepdims})", "linear"),
+    _reduction("prod", "m.prod({a}, axis={axis}, keepdims={keepdims})", "product"),
     _reduction("mean", "m.mean({a}, axis={axis}, keepdims={keepdims})", "linear"),
     _reduction("max", "m.max({a}, axis={axis}, keepdims={keepdims})", "max",
                accepts=_nonempty()),
@@ -274,7 +274,7 @@ OPS: list[Op] = [
     Op("at.set", "h.at_set({a}, {index}, {v})", "move", accepts=_nonempty(), params=_update_params),
     Op("at.add", "h.at_add({a}, {index}, {v})", "linear", accepts=_nonempty(),
        params=_update_params, terms=lambda x, p: 6),
-    Op("at.multiply", "h.at_multiply({a}, {index}, {v})", "linear", accepts=_nonempty(),
+    Op("at.multiply", "h.at_multiply({a}, {index}, {v})", "product", accepts=_nonempty(),
        params=_update_params, terms=lambda x, p: 6),
     Op("at.min", "h.at_min({a}, {index}, {v})", "max", accepts=_nonempty(),
        params=_update_params, loose_zeros=True),
