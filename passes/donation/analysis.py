@@ -42,7 +42,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .. import opset
-from ..base import as_op, where
+from ..base import all_parallel, as_op, operand_segments, where
 from ..opset import (
     CONSTANT_LIKE_OPS,
     DESTINATION,
@@ -87,6 +87,41 @@ def _is_bool(value) -> bool:
 
     element = getattr(value.type, "element_type", None)
     return isinstance(element, ir.IntegerType) and element.width == 1
+
+
+def _recomputed(value) -> bool:
+    """Is ``value`` computed again, from its inputs, in each dispatch that reads it? IREE
+    stores no bool tensor between dispatches, and clones a bit-extending generic (IREE's
+    ``isBitExtendOrTruncateOp``: all parallel, one result wider than its widest input of
+    the highest rank, no math op) into every consumer's dispatch (program 28188: a
+    uint8 -> float64 conversion of the donated x, returned, was also recomputed in the
+    dispatch that wrote x)."""
+    from aotc._mlir import ir
+
+    if _is_bool(value):
+        return True
+    op = defining_op(value)
+    if (op is None or op.name != "linalg.generic" or len(op.results) != 1
+            or not all_parallel(op)):
+        return False
+    n_ins, _ = operand_segments(op)
+    shaped = [v.type for v in list(op.operands)[:n_ins]
+              if isinstance(v.type, ir.RankedTensorType)]
+    rank = max((t.rank for t in shaped), default=0)
+    widths = [_bits(t.element_type) for t in shaped if t.rank == rank]
+    if rank == 0 or None in widths or _bits(value.type.element_type) is None:
+        return False
+    body = op.regions[0].blocks[0].operations
+    return (max(widths) < _bits(value.type.element_type)
+            and not any(as_op(o).name.startswith("math.") for o in body))
+
+
+def _bits(element) -> int | None:
+    from aotc._mlir import ir
+
+    if isinstance(element, (ir.IntegerType, ir.FloatType)):
+        return element.width
+    return None
 
 
 def _is_view(op) -> bool:
@@ -312,15 +347,15 @@ class InPlaceAnalysis:
         return group
 
     def writer_group(self, result, arg, views: Mapping) -> Writer:
-        """``writer``, with the bool values it computes from the argument that are also
-        used outside it computed before it instead. IREE stores no bool tensor between
-        dispatches: it computes such a value again in each dispatch that uses it, and
-        that copy reads the argument whenever it runs, after the in-place write,
-        unordered (measured: a returned ``v = x <= c`` beside ``arccos(v)`` written into
-        ``x``). Computed before the group, the value is a reader like any other, ordered
-        by the barrier or refused. (Other values used in and outside the group are
-        computed once, by the group's dispatch: measured for float widenings and
-        integer-to-float conversions as well.)"""
+        """``writer``, with the values it computes from the argument that are also used
+        outside it and that IREE computes again in each dispatch that uses them (bools,
+        bit extensions: ``_recomputed``) computed before it instead: such a copy reads
+        the argument whenever it runs, after the in-place write, unordered (measured: a
+        returned ``v = x <= c`` beside ``arccos(v)`` written into ``x``; a returned
+        ``x.astype(float64)`` of a uint8 x beside ``minimum(x, ...)`` written into
+        ``x``, program 28188). Computed before the group, the value is a reader like any
+        other, ordered by the barrier or refused. (Other values used in and outside the
+        group are computed once, by the group's dispatch.)"""
         cut: set = set()
         while True:
             group = self.writer(result, arg, views, cut)
@@ -328,7 +363,7 @@ class InPlaceAnalysis:
                 return group
             shared = {v for op in group.ops if op != defining_op(result) and _is_elementwise(op)
                       for v in op.results
-                      if v not in cut and _is_bool(v) and self._derived(v, views)
+                      if v not in cut and _recomputed(v) and self._derived(v, views)
                       and any(self.user(use) not in group.ops for use in v.uses)}
             if not shared:
                 return group
@@ -403,12 +438,13 @@ class InPlaceAnalysis:
         if group.problem:
             return group.problem
         rank = 1 if group.reads_arg else 2
-        # A bool the group computes from the argument is computed again, from the
-        # argument's buffer, in each dispatch that uses it (IREE stores no bool tensor
-        # between dispatches): its users read the argument (program 22372: ``v = ~x``
-        # written into x's buffer, ``rint(v)`` then computed ``~x`` from the new x).
+        # A value the group computes from the argument that IREE computes again in each
+        # dispatch that uses it (``_recomputed``: bools, bit extensions) is read from
+        # the argument's buffer there: its users read the argument (program 22372:
+        # ``v = ~x`` written into x's buffer, ``rint(v)`` then computed ``~x`` from the
+        # new x).
         recomputed = {v: None for op in group.ops for v in op.results
-                      if _is_bool(v) and self._derived(v, views)}
+                      if _recomputed(v) and self._derived(v, views)}
         readers = self.readers(arg, {**views, **held, **recomputed},
                                set(group.ops))
         readers.discard(self.ret)
