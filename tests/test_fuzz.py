@@ -507,7 +507,8 @@ def test_donated_update_returned_and_fed_to_a_loop():
     """``v = x.at[i].add(u)`` of a donated x, returned and also a loop's initial carry:
     the carry's barrier made IREE copy x's buffer into itself at run time ("source and
     target ranges overlap within the same buffer"; programs 6513+6514). Against the
-    undonated call, for a scatter and a slice update, beside unrelated work."""
+    undonated call, for a scatter, a slice update and a reshape of an update, beside
+    unrelated work."""
     def scatter(x, u, y):
         v = x.at[np.array([3, 8, 3])].add(u)
         loop = aotc.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2 + 1),
@@ -518,8 +519,14 @@ def test_donated_update_returned_and_fed_to_a_loop():
         v = x.at[2:5].set(u)
         return v, aotc.lax.fori_loop(0, 3, lambda i, c: c * 2 + 1, v), anp.hypot(y, 2.0)
 
+    def expanded(x, u, y):  # the carry a reshape of the update (27953+27954)
+        v = x.at[-4].add(u[0])
+        loop = aotc.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2 + 1),
+                                   (0, v[None]))[1]
+        return v, loop, anp.hypot(y, 2.0)
+
     x, u, y = np.arange(31.0), np.array([1.0, 2.0, 3.0]), np.arange(16.0)
-    for f in (scatter, rows):
+    for f in (scatter, rows, expanded):
         want = [np.asarray(w) for w in aotc.jit(f)(x, u, y)]
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the donation is taken
@@ -527,6 +534,7 @@ def test_donated_update_returned_and_fed_to_a_loop():
         for g, w in zip(got, want):
             np.testing.assert_array_equal(np.asarray(g), w)
     assert_programs_agree([6513, 6514], "donate")
+    assert_programs_agree([27953, 27954], "donate")
 
 
 def test_donated_bool_result_read_by_another_result():

@@ -29,6 +29,7 @@ from .._mlir import arith, index_constant, ir, scf, tensor
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from ..lowering import barrier
+from ..passes.opset import DESTINATION, RESHAPE_OPS
 from ..signature import leaf_paths
 from . import elementwise as ew
 from .arguments import as_operand
@@ -453,6 +454,9 @@ def _loop_input(value: ir.Value) -> ir.Value:
     behind a barrier IREE copied that buffer into itself when the update was also
     returned ("source and target ranges overlap within the same buffer": fuzzer
     programs 6513+6514)."""
-    computed = isinstance(value, ir.OpResult) and value.owner.name not in (
-        "arith.constant", "iree_linalg_ext.scatter", "tensor.insert_slice")
+    source = value
+    while isinstance(source, ir.OpResult) and source.owner.name in RESHAPE_OPS:
+        source = source.owner.operands[0]  # x.at[i].add(u)[None]: the update's buffer
+    computed = (isinstance(source, ir.OpResult) and source.owner.name != "arith.constant"
+                and source.owner.name not in DESTINATION)
     return barrier(value) if computed else value
