@@ -578,3 +578,29 @@ def test_donated_argument_widened_and_returned_beside_its_update():
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), w)
     assert_programs_agree([28188, 28195], "donate")
+
+
+def test_sort_of_a_column_of_a_loop_result():
+    """argsort of ``ys[..., 0]``, ys a scan's stacked outputs, failed to compile ("LLVM
+    Translation failed for operation: builtin.unrealized_conversion_cast"; programs
+    21932, 22817): IREE fused the strided column into the sorting network's gathers.
+    The network now reads a copy of a strided slice (``lowering.gather_source``)."""
+    x = np.random.default_rng(0).normal(size=(31, 7))
+
+    def stacked(x):
+        rows, c = [], x[0] * 0
+        for r in x:
+            rows.append(c * 2)
+            c = c + r
+        return np.stack(rows)
+
+    def f(x):
+        ys = aotc.lax.scan(lambda c, r: (c + r, c * 2), x[0] * 0, x)[1]
+        return anp.argsort(ys[..., 0], kind="stable"), anp.sort(ys[:, 3]), ys[..., 0]
+
+    got = aotc.jit(f)(x)
+    ys = stacked(x)
+    for g, w in zip(got, (np.argsort(ys[..., 0], kind="stable"), np.sort(ys[:, 3]), ys[..., 0])):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([22817], "export:local-task")
+    assert_programs_agree([21932], "vmap")

@@ -27,6 +27,7 @@ from ..errors import TracingError
 from ..lowering import (
     empty,
     fill,
+    gather_source,
     loop_index,
     wrap,
 )
@@ -119,7 +120,10 @@ def _sort(x: Tracer, axis: int, less: Less, index_dtype=np.int32) -> tuple[Trace
     rows = int(np.prod(lead, dtype=np.int64))
     width = padded_width(size)
     before = _padded(less, size, index_dtype) if width > size else _stable(less)
-    rows_sorted = sort_rows(shape_ops.reshape(moved, (rows, size)).value, before, index_dtype)
+    # the network reads its rows at computed indices (a column of a loop's result failed
+    # to compile: fuzzer programs 21932, 22817)
+    rows_sorted = sort_rows(gather_source(shape_ops.reshape(moved, (rows, size))).value,
+                            before, index_dtype)
     results = []
     for value, dtype in zip(rows_sorted, (x.dtype, index_dtype)):
         t = wrap(value, (rows, width), dtype)[:, :size]
