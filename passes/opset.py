@@ -62,6 +62,8 @@ class Op:
     ``lowering._reads_pointwise``).
     ``offsets_at``: index of the first dynamic offset among the operands (slice ops).
     ``destination``: the operand IREE performs the op in (tied to the result).
+    ``carries_at``: index of a loop's first initial carry among its operands; result k is
+    the final value of carry k (IREE carries it in the result's storage).
     ``widen``: how the op is computed on 32 bits for narrow integers on Vulkan.
     ``cpu_f64``: IREE's CPU code has float64 code for it (it links no libm).
     ``cpu_expansion``: what aotc-expand-math does with it on CPU targets, space-separated:
@@ -88,6 +90,7 @@ class Op:
     pointwise: bool = False
     offsets_at: int | None = None
     destination: int | None = None
+    carries_at: int | None = None
     widen: str | None = None
     cpu_f64: bool = True
     cpu_expansion: str = ""
@@ -150,7 +153,9 @@ _ROWS: list[Op] = [
                for kind in ("max", "min", "sum")]))),
     *_rows("linalg_ext", "iree_linalg_ext.sort iree_linalg_ext.scan iree_linalg_ext.topk"),
     # ---- control flow, functions, barriers -----------------------------------------------
-    *_rows("region", "scf.for scf.while scf.if scf.index_switch scf.execute_region"),
+    Op("scf.for", "region", carries_at=3),
+    Op("scf.while", "region", carries_at=0),
+    *_rows("region", "scf.if scf.index_switch scf.execute_region"),
     *_rows("function", "func.func func.call"),
     *_rows("terminator", "func.return scf.yield scf.condition linalg.yield tensor.yield "
                          "iree_linalg_ext.yield flow.return"),
@@ -234,6 +239,7 @@ INSERT_FUSED_PRODUCERS = of_group("elementwise", "view", "read", "source") - {"l
 POINTWISE_OPS = having("pointwise")
 OFFSETS_AT = {o.name: o.offsets_at for o in OPS.values() if o.offsets_at is not None}
 DESTINATION = {o.name: o.destination for o in OPS.values() if o.destination is not None}
+CARRIES_AT = {o.name: o.carries_at for o in OPS.values() if o.carries_at is not None}
 WIDENED = {o.name: o.widen for o in OPS.values() if o.widen}
 SCALAR_DIALECTS = frozenset(o.dialect for o in OPS.values() if o.group == "scalar")
 # What aotc-expand-math rewrites on CPU targets, by how (see Op.cpu_expansion).

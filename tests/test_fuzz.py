@@ -604,3 +604,29 @@ def test_sort_of_a_column_of_a_loop_result():
         np.testing.assert_array_equal(np.asarray(g), w)
     assert_programs_agree([22817], "export:local-task")
     assert_programs_agree([21932], "vmap")
+
+
+def test_donated_update_ordered_after_a_loop_carry_that_is_returned():
+    """``m = max(x, axis=0)``, a returned while_loop's initial carry, also reads the
+    donated x before ``x.at[7].min(s)`` is written into it: the barrier ordering the
+    update took m, which IREE keeps in the returned loop result's storage, beside its own
+    temporaries ("all of {operands, results} have same type"; program 27104). The
+    donation is now refused there (a warning) and the values are numpy's."""
+    x = (np.arange(17 * 31) * 7919 % 65521).astype(np.uint16).reshape(17, 31)
+
+    def f(x, s):
+        m = anp.max(x, axis=0)
+        loop = aotc.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2 + 1),
+                                   (0, m))[1]
+        return x.at[7].min(s), loop
+
+    want_loop = x.max(axis=0)
+    for _ in range(3):
+        want_loop = want_loop * 2 + 1
+    want = x.copy()
+    want[7] = np.minimum(want[7], 7)
+    with pytest.warns(aotc.DonationWarning, match="returned"):
+        got = aotc.jit(f, donate_argnums=0)(aotc.device_put(x), 7)
+    np.testing.assert_array_equal(np.asarray(got[0]), want)
+    np.testing.assert_array_equal(np.asarray(got[1]), want_loop)
+    assert_programs_agree([27104], "donate")

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from .. import opset
 from ..base import all_parallel, as_op, operand_segments, where
 from ..opset import (
+    CARRIES_AT,
     CONSTANT_LIKE_OPS,
     DESTINATION,
     ELEMENTWISE_OPS,
@@ -142,6 +143,30 @@ def _same_storage(value) -> list:
             if op.name in RESHAPE_OPS and use.operand_number == 0 and op.results[0] not in found:
                 found.append(op.results[0])
                 stack.append(op.results[0])
+    return found
+
+
+def _carried_storage(value) -> list:
+    """``value`` and the values IREE may keep in its storage: its reshapes, the results
+    of barriers over it, and the results of loops it is an initial carry of."""
+    found, stack = [value], [value]
+    while stack:
+        for use in stack.pop().uses:
+            op = as_op(use.owner)
+            n = use.operand_number
+            if op.name in RESHAPE_OPS and n == 0:
+                nexts = [op.results[0]]
+            elif op.name == "util.optimization_barrier":
+                nexts = [op.results[n]]
+            elif op.name in CARRIES_AT and n >= CARRIES_AT[op.name]:
+                k = n - CARRIES_AT[op.name]
+                nexts = [op.results[k]] if k < len(op.results) else list(op.results)
+            else:
+                continue
+            for v in nexts:
+                if v not in found:
+                    found.append(v)
+                    stack.append(v)
     return found
 
 
@@ -509,9 +534,11 @@ class InPlaceAnalysis:
         return held
 
     def _returned(self, value) -> bool:
-        """Is ``value``, or a reshape of it, a result? (A slice is copied out when
-        returned.)"""
-        return any(v in self.results for v in _same_storage(value))
+        """Is ``value``, or a reshape of it, a result, also through barriers and as a
+        loop's initial carry whose final value is one (IREE carries it in the result's
+        storage: program 27104, a reduction both ordered by the barrier and a returned
+        while_loop's carry)? (A slice is copied out when returned.)"""
+        return any(v in self.results for v in _carried_storage(value))
 
     def _external(self, value) -> bool:
         """Does ``value`` live outside IREE's temporaries: is it returned, or an update
