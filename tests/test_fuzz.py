@@ -630,3 +630,28 @@ def test_donated_update_ordered_after_a_loop_carry_that_is_returned():
     np.testing.assert_array_equal(np.asarray(got[0]), want)
     np.testing.assert_array_equal(np.asarray(got[1]), want_loop)
     assert_programs_agree([27104], "donate")
+
+
+def test_donated_cond_result_ordered_by_tensors_only():
+    """``lax.cond`` on a value computed from a donated scalar x, its result written into
+    x's buffer after another result's read of x: the ordering barrier took the cond's
+    i1 condition beside a tensor, and IREE's stream analysis then crashed the process in
+    about half the compiles (program 38187). The barrier now takes the tensor the
+    condition is read from, and the condition is read again after it."""
+    import re
+
+    def f(x, y):
+        b = anp.broadcast_to(x, (3,))
+        return anp.mean(b), aotc.lax.cond(anp.sum(b > 0) > 0, lambda t: t * 2,
+                                          lambda t: t - 1, b[0]), y + 1
+
+    x, y = np.int64(-3), np.arange(3.0)
+    lowered = aotc.jit(f, donate_argnums=0).lower(x, y).as_text()
+    barriers = re.findall(r"util.optimization_barrier [^\n]*: ([^\n]*)", lowered)
+    assert barriers and all(
+        all(t.strip().startswith("tensor<") for t in types.split(",")) for types in barriers)
+    for x in (np.int64(-3), np.int64(5)):
+        got = aotc.jit(f, donate_argnums=0)(aotc.device_put(x), y)
+        want = (np.mean([x] * 3), x * 2 if x > 0 else x - 1, y + 1)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), w)

@@ -201,6 +201,28 @@ def _fresh(before, value):
     return value
 
 
+def _tensor_of(value):
+    """``value`` when it is a tensor, the tensor a ``tensor.extract`` reads it from,
+    else None."""
+    from aotc._mlir import ir
+
+    if isinstance(value.type, ir.RankedTensorType):
+        return value
+    if isinstance(value, ir.OpResult) and as_op(value.owner).name == "tensor.extract":
+        return as_op(value.owner).operands[0]
+    return None
+
+
+def _read_again(before, value, tensor):
+    """``value``'s ``tensor.extract`` made again from ``tensor``, before ``before``."""
+    from aotc._mlir import ir
+
+    read = as_op(value.owner)
+    with ir.InsertionPoint(before), read.location:
+        return ir.Operation.create("tensor.extract", results=[value.type],
+                                   operands=[tensor, *list(read.operands)[1:]]).results[0]
+
+
 def _dispatched(value) -> bool:
     """``value`` is a linalg op's result: a tensor of IREE's own that a dispatch writes."""
     from aotc._mlir import ir
@@ -224,9 +246,19 @@ def _sequence(analysis: InPlaceAnalysis, arg, k: int, readers: Sequence) -> None
     later = {r for op in moved for r in op.results}
     inputs = [v for v in group.inputs if v not in later]
     extra = [r for op in readers for r in op.results if r not in group.inputs]
-    barrier = insert_barrier(moved[0], [_fresh(moved[0], v) for v in inputs + extra])
-    replacement = dict(zip(inputs, barrier.results))
-    source = dict(zip(barrier.results, inputs))
+    # Tensors only: a scalar beside tensors in one barrier crashed IREE 3.13's stream
+    # analysis (a use-after-free, in about half the compiles: fuzzer program 38187, an
+    # scf.if's condition). A scalar read from a tensor goes through as that tensor and
+    # is read again after the barrier; another scalar is computed on the host before the
+    # group anyway and is left out.
+    routed = {v: _tensor_of(v) for v in inputs + extra}
+    routed = {v: t for v, t in routed.items() if t is not None}
+    barrier = insert_barrier(moved[0], [_fresh(moved[0], t) for t in routed.values()])
+    through = dict(zip(routed, barrier.results))
+    replacement = {v: through[v] if v.type == through[v].type else _read_again(moved[0], v,
+                                                                               through[v])
+                   for v in inputs if v in through}
+    source = {through[v]: v for v in inputs if v in through}
     members = set(group.ops)
     for op in members:
         for n, operand in enumerate(op.operands):
