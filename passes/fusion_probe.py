@@ -28,6 +28,7 @@ PROBE_PIPELINE = ("canonicalize", "cse",
                   "func.func(iree-dispatch-creation-fuse-multi-use-elementwise-producer)",
                   "canonicalize")
 _TAG = "aotc.probe."
+_KEEP = "aotc.probe.keep"  # a generic's own mark in the copy (CSE merges no two)
 
 
 def generics(module, select: Callable) -> list:
@@ -47,20 +48,33 @@ def _ops(module, names: frozenset, select: Callable) -> list:
 def folded_copy(module, prepare: Callable | None = None):
     """A copy of ``module`` after ``PROBE_PIPELINE`` (``prepare(copy)`` first, when
     given), erased on exit."""
-    from aotc._mlir import passmanager
+    from aotc._mlir import ir
 
     copy = module.clone()
     try:
         if prepare is not None:
             prepare(copy)
         with module.context:
-            pm = passmanager.PassManager("builtin.module")
-            for item in PROBE_PIPELINE:
-                pm.add(item)
-            pm.run(copy)
+            _run(copy, PROBE_PIPELINE)
+            # The fused bodies repeat their producers' ops: IREE merges them later (so
+            # ``x != 0`` twice, xored, is false: fuzzer program 31831). Each generic is
+            # marked first, so that CSE merges ops inside bodies but no two generics.
+            for i, (op, _) in enumerate(collect_ops(copy, lambda o: as_op(o).name in GENERIC)):
+                as_op(op).attributes[_KEEP] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                                 i)
+            _run(copy, ("cse", "canonicalize"))
         yield copy
     finally:
         copy.erase()
+
+
+def _run(module, pipeline) -> None:
+    from aotc._mlir import passmanager
+
+    pm = passmanager.PassManager("builtin.module")
+    for item in pipeline:
+        pm.add(item)
+    pm.run(module)
 
 
 def probe(module, select: Callable, inspect: Callable, same_results: bool = False,

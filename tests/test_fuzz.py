@@ -655,3 +655,20 @@ def test_donated_cond_result_ordered_by_tensors_only():
         want = (np.mean([x] * 3), x * 2 if x > 0 else x - 1, y + 1)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_scalars_computed_from_nothing_returned_together():
+    """``v = x ^ x`` of a 0-d int64 x, ``power(v, v)``, ``fmin(v, power(v, v))``: IREE
+    computed these from nothing in one dispatch and returned True for v and 0 for the
+    power (program 31831). The probe now merges the repeated ops of fused bodies as IREE
+    does, so aotc-fold-splats makes them constants."""
+    def f(m, x):
+        v = m.logical_xor(x, x)
+        p = m.power(v, v)
+        return v, p, m.fmin(v, p), m.signbit(m.logical_not(v))
+
+    for x in (np.int64(2), np.int64(0)):
+        got = aotc.jit(lambda x: f(anp, x))(x)
+        for g, w in zip(got, f(np, x)):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([31831], "donate")

@@ -17,6 +17,7 @@
 #row = affine_map<(d0, d1) -> (d1)>
 #all = affine_map<(d0, d1) -> (d0, d1)>
 #rev = affine_map<(d0) -> (7 - d0)>
+#point = affine_map<() -> ()>
 func.func @self(%x: tensor<8xi16>, %y: tensor<8xi16>, %z: tensor<8xf32>) -> (tensor<8xi1>, tensor<8xi1>, tensor<8xi1>, tensor<8xi1>, tensor<8xi1>) {
   %e = tensor.empty() : tensor<8xi1>
   %le = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]} ins(%x, %x : tensor<8xi16>, tensor<8xi16>) outs(%e : tensor<8xi1>) {
@@ -91,4 +92,23 @@ func.func @unit(%x: tensor<1x3xi16>) -> tensor<1x3xi1> {
     linalg.yield %r : i1
   } -> tensor<1x3xi1>
   return %ge : tensor<1x3xi1>
+}
+
+// (x != 0) xor (x != 0) of a 0-d x read twice: the fused body repeats the comparison,
+// which the probe merges as IREE does, so the result is a constant.
+// CHECK-LABEL: func.func @repeated
+// CHECK:         %[[F:.*]] = arith.constant dense<false> : tensor<i1>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[F]]
+func.func @repeated(%x: tensor<i64>) -> tensor<i1> {
+  %z = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<i1>
+  %r = linalg.generic {indexing_maps = [#point, #point, #point], iterator_types = []} ins(%x, %x : tensor<i64>, tensor<i64>) outs(%e : tensor<i1>) {
+  ^bb0(%a: i64, %b: i64, %o: i1):
+    %p = arith.cmpi ne, %a, %z : i64
+    %q = arith.cmpi ne, %b, %z : i64
+    %s = arith.xori %p, %q : i1
+    linalg.yield %s : i1
+  } -> tensor<i1>
+  return %r : tensor<i1>
 }
