@@ -245,7 +245,11 @@ def _sequence(analysis: InPlaceAnalysis, arg, k: int, readers: Sequence) -> None
     # barrier: it is not routed through it.
     later = {r for op in moved for r in op.results}
     inputs = [v for v in group.inputs if v not in later]
-    extra = [r for op in readers for r in op.results if r not in group.inputs]
+    # A reader's result nothing uses needs no order: what it reads late is never read
+    # (and IREE gave such a loop result a constant's storage, beside its own temporaries
+    # in the barrier: "all of {operands, results} have same type", fuzzer program 31226).
+    extra = [r for op in readers for r in op.results
+             if r not in group.inputs and any(True for _ in r.uses)]
     # Tensors only: a scalar beside tensors in one barrier crashed IREE 3.13's stream
     # analysis (a use-after-free, in about half the compiles: fuzzer program 38187, an
     # scf.if's condition). A scalar read from a tensor goes through as that tensor and
@@ -253,6 +257,8 @@ def _sequence(analysis: InPlaceAnalysis, arg, k: int, readers: Sequence) -> None
     # group anyway and is left out.
     routed = {v: _tensor_of(v) for v in inputs + extra}
     routed = {v: t for v, t in routed.items() if t is not None}
+    if not routed:
+        return
     barrier = insert_barrier(moved[0], [_fresh(moved[0], t) for t in routed.values()])
     through = dict(zip(routed, barrier.results))
     replacement = {v: through[v] if v.type == through[v].type else _read_again(moved[0], v,
