@@ -15,7 +15,11 @@ constant.
 Which results: each integer or float result (narrower than 64 bits) with a static shape
 of an all-parallel
 ``linalg.generic`` whose fused counterpart (``fusion_probe``: IREE's own fusion and
-folds on a copy of the module) yields an ``arith.constant`` for it. Float comparisons
+folds on a copy of the module) yields an ``arith.constant`` for it, and each returned
+value that the copy returns from a generic yielding a constant (a value fused into its
+consumer's multi-result generic has no counterpart of its own: ``tanh(x ^ x)``, returned
+beside ``isnan`` of it, was left for IREE to compute once at load time, where its
+bool and float16 results of one dispatch overlapped: program 32665). Float comparisons
 stay (IREE does not fold ``x == x`` on floats: NaN). Invariants: values are unchanged; a
 generic none of whose results is used any more is erased; running the pass twice
 changes nothing more.
@@ -25,8 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, all_parallel, register
-from .fusion_probe import constant_results, probe
+from .base import ModulePass, all_parallel, as_op, register
+from .fusion_probe import GENERIC, constant_results, probe
+from .opset import RESHAPE_OPS
 
 
 def _static(value) -> bool:
@@ -52,6 +57,35 @@ def _splat_values(fused) -> list:
             for r, value in zip(fused.results, constant_results(fused))]
 
 
+def _returned_values(ret) -> list:
+    """Per operand of a ``func.return`` in the copy: the constant it is at every point
+    (a result of a generic that yields one, through reshapes), else None. A value fused
+    into a multi-result generic is found here, where its own generic is gone."""
+    from aotc._mlir import ir
+
+    found = []
+    for v in ret.operands:
+        while isinstance(v, ir.OpResult) and as_op(v.owner).name in RESHAPE_OPS:
+            v = as_op(v.owner).operands[0]
+        found.append(constant_results(as_op(v.owner))[v.result_number]
+                     if isinstance(v, ir.OpResult) and as_op(v.owner).name in GENERIC else None)
+    return found
+
+
+def _constant(value) -> bool:
+    from aotc._mlir import ir
+
+    return isinstance(value, ir.OpResult) and as_op(value.owner).name == "arith.constant"
+
+
+def _selected(op) -> bool:
+    return op.name == "func.return" or _parallel(op)
+
+
+def _inspect(fused):
+    return _returned_values(fused) if fused.name == "func.return" else _splat_values(fused)
+
+
 @register
 @dataclass(frozen=True)
 class FoldSplats(ModulePass):
@@ -64,16 +98,26 @@ class FoldSplats(ModulePass):
         return cls()
 
     def run(self, module) -> None:
-        from aotc._mlir import ir
-
-        for op, values in probe(module, _parallel, _splat_values, same_results=True):
+        for op, values in probe(module, _selected, _inspect, same_results=True,
+                                names=GENERIC | {"func.return"}):
+            if op.name == "func.return":
+                for k, value in enumerate(values):
+                    if value is not None and _static(op.operands[k]) and not _constant(
+                            op.operands[k]):
+                        op.operands[k] = _splat(op, op.operands[k].type, value)
+                continue
             for result, value in zip(op.results, values):
-                if value is None:
-                    continue
-                with ir.InsertionPoint(op), op.location:
-                    constant = ir.Operation.create(
-                        "arith.constant", results=[result.type],
-                        attributes={"value": ir.DenseElementsAttr.get_splat(result.type, value)})
-                result.replace_all_uses_with(constant.results[0])
+                if value is not None:
+                    result.replace_all_uses_with(_splat(op, result.type, value))
             if all(not list(r.uses) for r in op.results):
                 op.erase()
+
+
+def _splat(before, kind, value):
+    """A splat constant of type ``kind`` made before ``before``."""
+    from aotc._mlir import ir
+
+    with ir.InsertionPoint(before), before.location:
+        return ir.Operation.create(
+            "arith.constant", results=[kind],
+            attributes={"value": ir.DenseElementsAttr.get_splat(kind, value)}).results[0]

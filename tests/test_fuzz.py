@@ -695,3 +695,20 @@ def test_donated_result_after_a_scan_whose_carry_is_dropped():
         got = aotc.jit(f, donate_argnums=0)(aotc.device_put(x))
     np.testing.assert_array_equal(np.asarray(got), want)
     assert_programs_agree([31226], "donate")
+
+
+def test_values_fused_from_nothing_and_returned():
+    """``tanh(x ^ x)`` of a float16 x returned beside ``isnan`` and ``log1p`` of it: IREE
+    fused them into one generic computed once at load time, whose bool and float16
+    results overlapped ("invalid Read access range ... of resource
+    %__hoisted_tensor_i1"; program 32665). aotc-fold-splats now also finds returned
+    values that are constants inside a fused generic."""
+    def f(m, x):
+        t = m.tanh(m.logical_xor(x, x))
+        return t, m.isnan(t), m.log1p(m.isnan(t))
+
+    for x in (np.float16(-93.75), np.float16(0)):
+        got = aotc.jit(lambda x: f(anp, x))(x)
+        for g, w in zip(got, f(np, x)):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([32665], "donate")

@@ -112,3 +112,34 @@ func.func @repeated(%x: tensor<i64>) -> tensor<i1> {
   } -> tensor<i1>
   return %r : tensor<i1>
 }
+
+// A value fused into its consumer's multi-result generic has no counterpart of its own:
+// returned, it is found at the return (tanh of a value computed from nothing is not
+// folded; isnan of it is false once fused: both are returned, the isnan as a constant).
+// CHECK-LABEL: func.func @fused_and_returned
+// CHECK:         %[[F:.*]] = arith.constant dense<false> : tensor<i1>
+// CHECK:         return %{{.*}}, %[[F]]
+func.func @fused_and_returned(%x: tensor<i64>) -> (tensor<f32>, tensor<i1>) {
+  %z = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<i1>
+  %ef = tensor.empty() : tensor<f32>
+  %b = linalg.generic {indexing_maps = [#point, #point, #point], iterator_types = []} ins(%x, %x : tensor<i64>, tensor<i64>) outs(%e : tensor<i1>) {
+  ^bb0(%a: i64, %c: i64, %o: i1):
+    %p = arith.cmpi ne, %a, %z : i64
+    %q = arith.cmpi ne, %c, %z : i64
+    %s = arith.xori %p, %q : i1
+    linalg.yield %s : i1
+  } -> tensor<i1>
+  %t = linalg.generic {indexing_maps = [#point, #point], iterator_types = []} ins(%b : tensor<i1>) outs(%ef : tensor<f32>) {
+  ^bb0(%a: i1, %o: f32):
+    %f = arith.uitofp %a : i1 to f32
+    %h = math.tanh %f : f32
+    linalg.yield %h : f32
+  } -> tensor<f32>
+  %n = linalg.generic {indexing_maps = [#point, #point], iterator_types = []} ins(%t : tensor<f32>) outs(%e : tensor<i1>) {
+  ^bb0(%a: f32, %o: i1):
+    %u = arith.cmpf uno, %a, %a : f32
+    linalg.yield %u : i1
+  } -> tensor<i1>
+  return %t, %n : tensor<f32>, tensor<i1>
+}
