@@ -85,6 +85,18 @@ def test_a_product_that_may_underflow_to_zero_is_not_checked():
     assert_programs_agree([26494], "vmap")
 
 
+def test_an_unchecked_element_may_be_nan():
+    """An element with an infinite bound is not checked: NaN there is no disagreement
+    (a float16 convolution overflowing in one order and not in another: inf - inf in
+    aotc's, finite in numpy's; program 35176), but NaN where the bound is finite is."""
+    from tests.fuzz import bounds
+
+    want = bounds.Value(np.array([1.0, 2.0]), np.array([np.inf, 0.0]))
+    assert bounds.disagreement(np.array([np.nan, 2.0]), want) is None
+    assert "1 of 2 elements differ" in bounds.disagreement(np.array([np.nan, np.nan]), want)
+    assert_programs_agree([35176], "vmap")
+
+
 # ---- disagreements the fuzzer found --------------------------------------------------
 
 
