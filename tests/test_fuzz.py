@@ -724,3 +724,24 @@ def test_values_fused_from_nothing_and_returned():
         for g, w in zip(got, f(np, x)):
             np.testing.assert_array_equal(np.asarray(g), w)
     assert_programs_agree([32665], "donate")
+
+
+def test_donated_update_beside_a_stack_of_a_value_it_reads():
+    """``v = x + isinf(x)`` of a donated int16 x, ``maximum(v, 2)`` written into x's
+    buffer and ``stack([v, -v])`` returned: IREE computes v again inside the dispatch
+    that writes it into the stack, which read the new x (program 35968: 30 of 56 values
+    2). Such a value reads the argument where it is inserted; the donation is ordered
+    or refused."""
+    x = (np.arange(28, dtype=np.int16) * 37 - 500).reshape(7, 4)
+
+    def f(m, x):
+        v = m.add(m.isinf(x), x)
+        return m.maximum(v, 2), m.stack([v[None], -v[None]])
+
+    want = f(np, x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the donation may be refused
+        got = aotc.jit(lambda x: f(anp, x), donate_argnums=0)(aotc.device_put(x))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([35968], "donate")

@@ -102,6 +102,8 @@ def _recomputed(value) -> bool:
     if _is_bool(value):
         return True
     op = defining_op(value)
+    if op is not None and _is_elementwise(op) and _inserted(value):
+        return True
     if (op is None or op.name != "linalg.generic" or len(op.results) != 1
             or not all_parallel(op)):
         return False
@@ -115,6 +117,21 @@ def _recomputed(value) -> bool:
     body = op.regions[0].blocks[0].operations
     return (max(widths) < _bits(value.type.element_type)
             and not any(as_op(o).name.startswith("math.") for o in body))
+
+
+def _inserted(value) -> bool:
+    """Is ``value`` (or a reshape of it) inserted into another tensor: a concatenation's
+    operand or an insert_slice's source? IREE fuses its elementwise producer into the
+    dispatch that writes the slice (``lowering._reads_elsewhere``), where it is computed
+    again (program 35968: ``v = x + isinf(x)`` stacked with ``-v`` while ``max(v, s)`` was
+    written into x)."""
+    for v in _same_storage(value):
+        for use in v.uses:
+            owner = as_op(use.owner)
+            if owner.name == "tensor.concat" or (
+                    owner.name == "tensor.insert_slice" and use.operand_number == 0):
+                return True
+    return False
 
 
 def _bits(element) -> int | None:
