@@ -21,7 +21,7 @@ from .passes import (
     CopySharedDestinations,
     MaterializeConstants,
     FoldEmptyLoops,
-    FoldReturnedArguments,
+    FoldToArguments,
     FoldSplats,
     FuseSiblings,
     IsolateMatmuls,
@@ -142,7 +142,7 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         # scalar bools IREE would yield twice, results IREE's folds make arguments (before
         # the donation analysis).
         folds = [FoldEmptyLoops(), FoldSplats(), ShieldReductions(), SplitBoolBroadcasts(),
-                 FoldReturnedArguments()]
+                 FoldToArguments()]
         # The stop_gradient marks have done their job once the module is final.
         run_pipeline(module, [DropStopGradients(), *CLEANUP, *folds, *rewrites,
                               SeparateReturnedUpdates(), *merging, *checks])

@@ -20,7 +20,7 @@ from .donation import Donate, pair_donations
 from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
 from .fold_empty import FoldEmptyLoops
-from .fold_returned_arguments import FoldReturnedArguments
+from .fold_to_arguments import FoldToArguments
 from .fold_splats import FoldSplats
 from .fuse_siblings import FuseSiblings
 from .guard_known_nans import GuardKnownNans
@@ -36,7 +36,7 @@ __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
     "ShieldReductions", "SplitBoolBroadcasts",
-    "GuardKnownNans", "FoldReturnedArguments",
+    "GuardKnownNans", "FoldToArguments",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",

@@ -745,3 +745,24 @@ def test_donated_update_beside_a_stack_of_a_value_it_reads():
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), w)
     assert_programs_agree([35968], "donate")
+
+
+def test_donated_update_beside_a_reader_of_a_value_iree_folds_to_the_argument():
+    """``v = x & x`` is x once IREE folds it: ``arccos(v)`` read x itself, after
+    ``fmod(v, v)`` had been written into the donated x's buffer (programs 44466+44469:
+    29 of 31 values arccos(0) where numpy's are NaN). aotc-fold-to-arguments makes such
+    a value the argument before the donation analysis."""
+    x = np.arange(31, dtype=np.uint32) * 7
+
+    def f(m, x):
+        v = m.bitwise_and(m.maximum(x, x), x + 0)
+        return m.arccos(v), m.fmod(v, m.bitwise_or(v, 1))
+
+    with np.errstate(all="ignore"):
+        want = f(np, x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the donation may be refused
+        got = aotc.jit(lambda x: f(anp, x), donate_argnums=0)(aotc.device_put(x))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_programs_agree([44466, 44469], "donate")
