@@ -97,6 +97,9 @@ FALLBACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # (vmap of a diagonal of x | y beside other uses of x | y): its dispatch regions
     # read a value before it is defined.
     ("does not dominate this use", ("--iree-dispatch-creation-opt-level=O1",)),
+    # A float64 math function fused with a reduction of it over a few thousand elements
+    # (any(cos(x)) beside fmin(.., cos(x))) kept more than IREE's 32 KiB of stack.
+    ("exceeded stack allocation limit", ("--iree-dispatch-creation-opt-level=O1",)),
     # CUDA: a scatter (x.at[idx].add) whose updates come from a fused producer.
     ("failed to apply fusion + hoisting patterns", ("--iree-dispatch-creation-opt-level=O1",)),
     # targets.INNER_TILED on a form its lowering cannot compile (a matrix-vector product,

@@ -766,3 +766,27 @@ def test_donated_update_beside_a_reader_of_a_value_iree_folds_to_the_argument():
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), w)
     assert_programs_agree([44466, 44469], "donate")
+
+
+def test_compile_that_kept_too_much_stack():
+    """IREE 3.13 kept more than its 32 KiB of stack for ``fmin(any(cos(x)), cos(x))`` of
+    a uint64 (8, 2, 256) x (program 44193): the compile retries at dispatch-creation O1
+    (``compiler.FALLBACKS``)."""
+    assert_programs_agree([44193], "jit")
+
+
+def test_diagonals_of_one_element():
+    """The diagonal of a (1, 100, 1) value, a gather at constant positions, was raised by
+    IREE to a slice of the wrong rank ("expected rank to be smaller or equal to the other
+    rank"; program 49846): a diagonal of length one is a slice. Against numpy, with
+    offsets and other axes."""
+    x = np.arange(300, dtype=np.float64).reshape(3, 100, 1) / 7
+
+    def f(m, x):
+        return (m.diagonal(m.log1p(x[:1])), m.diagonal(x, 0, 1, 2), m.diagonal(x, 99, 1, 0),
+                m.diagonal(x[0], -2), m.sin(m.diagonal(x[:1])))
+
+    got = aotc.jit(lambda x: f(anp, x))(x)
+    for g, w in zip(got, f(np, x)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)
+    assert_programs_agree([49846], "jit")

@@ -99,6 +99,12 @@ def diagonal(a, offset=0, axis1=0, axis2=1) -> Tracer:
     length = builtins.max(0, builtins.min(rows - first_row, cols - first_col))
     rest = [d for d in range(x.ndim) if d not in (ax1, ax2)]
     out_shape = [x.shape[d] for d in rest] + [length]
+    if length == 1:
+        # One element per plane: a slice. As a gather at constant positions, IREE 3.13
+        # raised it to a slice of the wrong rank and failed ("expected rank to be
+        # smaller or equal to the other rank": a (1, 100, 1) value, fuzzer program 49846).
+        at = {ax1: first_row, ax2: first_col}
+        return reshape(x[tuple(at.get(d, slice(None)) for d in range(x.ndim))], out_shape)
     source = gather_source(x)
     rank = len(out_shape)
 
