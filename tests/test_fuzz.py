@@ -97,6 +97,19 @@ def test_an_unchecked_element_may_be_nan():
     assert_programs_agree([35176], "vmap")
 
 
+def test_exact_values_at_the_largest_float_have_a_bound():
+    """``-x`` of x = -1.7976931348623157e308 had bound NaN (0 ulps of numpy's infinite
+    spacing at the largest float), which no value meets (program 46516)."""
+    from tests.fuzz import bounds
+
+    x = np.array(-np.finfo(np.float64).max)
+    got = bounds.propagate("exact", np.negative, [bounds.Value(x)], np.negative(x),
+                           np.random.default_rng(0))
+    assert got.bound == 0
+    assert bounds.disagreement(np.negative(x), got) is None
+    assert_programs_agree([46516], "export:local-sync")
+
+
 # ---- disagreements the fuzzer found --------------------------------------------------
 
 
@@ -249,7 +262,19 @@ def test_an_op_of_a_value_with_itself_is_the_value():
 
     for got, want in zip(aotc.jit(lambda x: f(anp, x))(np.array(False)), f(np, np.array(False))):
         np.testing.assert_array_equal(np.asarray(got), want)
-    assert_programs_agree([17115], "donate")
+
+    def updated(m, h, x, y, s):  # program 17115 as it was drawn then
+        v0 = m.fmin(x, x)
+        h.at_max(v0, np.array([3, -2, 3, -2]), y)
+        return v0, h.at_max(v0, -2, s)
+
+    x, y = np.linspace(-3, 3, 8), np.array([0.5, 9.0, -1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the donation may be refused
+        got = aotc.jit(lambda x, y, s: updated(anp, AotcHelpers, x, y, s),
+                       donate_argnums=0)(aotc.device_put(x), y, 7.5)
+    for g, w in zip(got, updated(np, NumpyHelpers, x, y, 7.5)):
+        np.testing.assert_array_equal(np.asarray(g), w)
 
 
 def test_float64_fmod_of_a_multiple_keeps_the_dividend_sign():

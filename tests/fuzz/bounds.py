@@ -67,8 +67,13 @@ def quiet(fn: Callable, *args):
 
 
 def _spacing(out: np.ndarray) -> np.ndarray:
-    finite = np.where(np.isfinite(out), out, 0)
-    return np.abs(np.spacing(finite.astype(out.dtype))).astype(np.float64)
+    """One ulp of each element (at the dtype's largest finite value, the ulp below it:
+    numpy's spacing there is infinite, and 0 ulps of it NaN: program 46516)."""
+    finite = np.abs(np.where(np.isfinite(out), out, 0).astype(out.dtype))
+    with np.errstate(over="ignore"):
+        up = np.abs(np.spacing(finite))
+    below = finite - np.nextafter(finite, np.zeros_like(finite))
+    return np.where(np.isinf(up), below, up).astype(np.float64)
 
 
 def _corner(v: Value, sign, rng) -> Any:
