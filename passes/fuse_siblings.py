@@ -92,6 +92,11 @@ def _domain(op, ret) -> tuple | None:
             return None  # reads its output's old value: keep its own outs
         if not all(as_op(use.owner) == ret for r in op.results for use in r.uses):
             return None
+        if any(_returned(v, ret) for v in values[:n_ins]):
+            # merged, IREE 3.13 returned another result's values for the returned input
+            # (cos(fmod(x, x)) returned and read by a merged fmin: NaNs, fuzzer
+            # programs 49556+49560+49562)
+            return None
     ranges = tuple(loop_ranges(op))
     if None in ranges or 0 in ranges:
         return None  # IREE 3.13's CPU tiling divides by zero on a merged empty reduction
@@ -100,6 +105,19 @@ def _domain(op, ret) -> tuple | None:
     if reduction and _feeds_transpose(op):
         return None  # IREE 3.13's transpose propagation crashes on a multi-result producer
     return (reduction, ranges, iterators, out_maps.pop())
+
+
+def _returned(value, ret) -> bool:
+    """Is ``value``, or a reshape of it, returned?"""
+    stack = [value]
+    while stack:
+        for use in stack.pop().uses:
+            owner = as_op(use.owner)
+            if owner == ret:
+                return True
+            if owner.name in RESHAPE_OPS:
+                stack.extend(owner.results)
+    return False
 
 
 def _feeds_transpose(op) -> bool:

@@ -815,3 +815,10 @@ def test_diagonals_of_one_element():
     for g, w in zip(got, f(np, x)):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)
     assert_programs_agree([49846], "jit")
+
+
+def test_returned_value_read_by_a_merged_returned_result():
+    """``cos(fmod(x, x))`` returned and read by ``fmin`` that aotc-fuse-siblings merged
+    with other returned results: IREE 3.13 returned NaNs for the cos (programs 49556+
+    49560+49562 under vmap). A result reading a returned value is no longer merged."""
+    assert_programs_agree([49556, 49560, 49562], "vmap")

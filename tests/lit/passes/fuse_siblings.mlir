@@ -243,3 +243,38 @@ func.func @transposed(%x: tensor<4x3x5xf32>, %acc: tensor<4x3xf32>) -> (tensor<4
   %t = linalg.transpose ins(%neg : tensor<4x3xf32>) outs(%e : tensor<3x4xf32>) permutation = [1, 0]
   return %a, %t : tensor<4x3xf32>, tensor<3x4xf32>
 }
+
+// -----
+
+// Returned elementwise results merge, except one that reads another returned value
+// (merged, IREE 3.13 returned wrong values for the returned input).
+// CHECK-LABEL: func.func @reads_a_returned_value
+// CHECK:         %[[M:.*]]:2 = linalg.generic
+// CHECK:         %[[C:.*]] = linalg.generic
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[C]] :
+// CHECK:         return %[[M]]#0, %[[C]], %[[R]], %[[M]]#1
+#e1 = affine_map<(d0) -> (d0)>
+func.func @reads_a_returned_value(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %a = linalg.generic {indexing_maps = [#e1, #e1], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = math.sin %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  %c = linalg.generic {indexing_maps = [#e1, #e1], iterator_types = ["parallel"]} ins(%y : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = math.cos %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#e1, #e1], iterator_types = ["parallel"]} ins(%c : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = arith.negf %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  %b = linalg.generic {indexing_maps = [#e1, #e1], iterator_types = ["parallel"]} ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return %a, %c, %r, %b : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
