@@ -100,6 +100,10 @@ def probe(module, select: Callable, inspect: Callable, same_results: bool = Fals
         with module.context:
             for i, op in enumerate(copies):
                 op.location = ir.Location.name(f"{_TAG}{i}")
+                # and an attribute: two identical ops would otherwise be merged by the
+                # first CSE, and one of them never probed (v != 0 and v & v of a byte v)
+                op.attributes[_KEEP] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                          -1 - i)
 
     found = []
     with folded_copy(module, tag) as copy:

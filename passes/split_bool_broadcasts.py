@@ -10,11 +10,13 @@ pair appears when IREE folds a comparison back to the bool it came from: ``v =
 broadcast_to(b, s).astype(int8); return v != 0, v`` (fuzzer program 19274). A bool
 broadcast along some axes, or any non-scalar bool, compiles.
 
-Which ops: each all-parallel generic whose fused counterpart (``fusion_probe``) yields
-such a pair. Each of its inputs gets a ``util.optimization_barrier``
-(aotc-shield-reductions' ``shield_inputs``), so IREE fuses nothing into it and folds
-nothing across. Invariants: values are unchanged; modules without a 0-d bool input of
-a generic are not probed; running the pass twice changes nothing more.
+Which ops: where any all-parallel generic's fused counterpart (``fusion_probe``) yields
+such a pair, every generic reading a 0-d bool has its results read through a
+``util.optimization_barrier``: it is computed in a dispatch of its own, and no consumer
+yields the bool beside its byte (fusion keeps one of several fused ops' locations, so
+the probe cannot say which original made the pair). Invariants: values are unchanged;
+modules without a 0-d bool input of a generic are not probed; running the pass twice
+changes nothing more.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 
 from .base import ModulePass, all_parallel, as_op, operand_segments, register
 from .fusion_probe import generics, probe
-from .shield_reductions import shield_inputs
+from .donation.function import BARRIER
 
 
 def _scalar_bool(value) -> bool:
@@ -53,6 +55,16 @@ def _yields_bool_and_its_byte(fused) -> bool:
     return any(v in scalar and v in widened for v in yielded)
 
 
+def _read_through_barrier(op, result) -> None:
+    """Every use of ``result`` (of ``op``) reads it through one barrier after ``op``."""
+    from aotc._mlir import ir
+
+    with ir.InsertionPoint.after(op), op.location:
+        barrier = ir.Operation.create(BARRIER, results=[result.type], operands=[result])
+    result.replace_all_uses_with(barrier.results[0])
+    barrier.operands[0] = result
+
+
 @register
 @dataclass(frozen=True)
 class SplitBoolBroadcasts(ModulePass):
@@ -65,8 +77,16 @@ class SplitBoolBroadcasts(ModulePass):
         return cls()
 
     def run(self, module) -> None:
-        if not generics(module, _reads_scalar_bool):
+        readers = generics(module, _reads_scalar_bool)
+        if not readers:
             return
-        for op, pair in probe(module, all_parallel, _yields_bool_and_its_byte):
-            if pair:
-                shield_inputs(op)
+        if not any(pair for _, pair in probe(module, all_parallel, _yields_bool_and_its_byte)):
+            return
+        # The fused op found may be any of several originals (fusion keeps one
+        # location), so every generic reading a 0-d bool gets a dispatch of its own: its
+        # results are read through barriers, and no consumer yields it beside its byte.
+        for op in readers:
+            for result in op.results:
+                uses = list(result.uses)
+                if uses and not all(as_op(u.owner).name == BARRIER for u in uses):
+                    _read_through_barrier(op, result)

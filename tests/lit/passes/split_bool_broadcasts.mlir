@@ -1,7 +1,8 @@
-// aotc-split-bool-broadcasts puts a barrier before each input of a generic that IREE's
-// fusion and folds make yield a 0-d bool input beside its zero extension to i8 (the
-// comparison `extui(b) != 0` folds back to `b`). A bool broadcast along an axis and a
-// comparison of a computed value stay. Running it twice changes nothing more.
+// aotc-split-bool-broadcasts: where IREE's fusion and folds make a generic yield a 0-d
+// bool input beside its zero extension to i8 (the comparison `extui(b) != 0` folds back
+// to `b`), every generic reading a 0-d bool has its results read through a barrier. A
+// bool broadcast along an axis and a comparison of a computed value stay. Running it
+// twice changes nothing more.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-split-bool-broadcasts' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-split-bool-broadcasts,aotc-split-bool-broadcasts' | filecheck %s
