@@ -43,9 +43,29 @@ def _shared_destination(op):
     value = op.operands[position]
     if (isinstance(value, ir.OpResult) and isinstance(value.type, ir.RankedTensorType)
             and value.type.has_static_shape and len(list(value.uses)) > 1
-            and as_op(value.owner).name != "util.optimization_barrier"):
+            and as_op(value.owner).name != "util.optimization_barrier"
+            and not _read_by_the_update_only(op, value)):
         return value
     return None
+
+
+def _read_by_the_update_only(op, value) -> bool:
+    """Is every other use of ``value`` an op the update ``op`` itself reads from (``x.at[i]
+    .add(u)`` reads x[i] for the new row)? IREE orders such a read before its update and
+    needs no clone; with aotc's copy, the update of a broadcast matmul result was lost
+    (fuzzer program 56480: ``broadcast_to(a @ b, s).at[2::3].add(u)``)."""
+    feeding, stack = set(), [v for k, v in enumerate(op.operands)
+                             if k != DESTINATION[op.name]]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if not hasattr(owner, "operands"):  # a block argument
+            continue
+        owner = as_op(owner)
+        if owner not in feeding:
+            feeding.add(owner)
+            stack.extend(owner.operands)
+    return all(as_op(use.owner) in feeding or as_op(use.owner) == op for use in value.uses)
 
 
 @register

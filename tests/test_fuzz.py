@@ -797,7 +797,7 @@ LONG_RUN_FINDINGS = {
     "donate": [6513, 6514, 13805, 15673, 15675, 19509, 19512, 22372, 27104, 27953, 27954,
                28188, 28195, 31226, 31831, 32665, 35968, 44466, 44469],
     "vmap": [17636, 21932, 26494, 35176, 49556, 49560, 49562],
-    "jit": [10119, 49846],
+    "jit": [10119, 49846, 56480],
     "export:local-sync": [46516],
     "export:local-task": [22817],
 }
@@ -806,3 +806,20 @@ LONG_RUN_FINDINGS = {
 @pytest.mark.parametrize("mode", sorted(LONG_RUN_FINDINGS))
 def test_long_run_findings(mode):
     assert_programs_agree(LONG_RUN_FINDINGS[mode], mode)
+
+
+def test_update_of_a_broadcast_matmul_result_that_reads_it():
+    """``broadcast_to(a @ b, s).at[2::3].add(u)``: aotc's explicit copy of the shared
+    destination (aotc-copy-shared-destinations) made IREE lose the update (program
+    56480, plain jit: row 2 came back without u). A destination read only by the
+    update's own source gets no copy."""
+    a, b, u = np.array([87.43, -0.0]), np.linspace(-1, 2, 6).reshape(2, 3), np.ones((1, 3))
+
+    def f(m, h, a, b, u):
+        v = m.broadcast_to(a @ b, (3, 3))
+        w = h.at_add(v, np.s_[2::3], u)
+        return w, m.sum(w, axis=1, keepdims=True), h.at_add(v, 2, u[0])
+
+    got = aotc.jit(lambda a, b, u: f(anp, AotcHelpers, a, b, u))(a, b, u)
+    for g, w in zip(got, f(np, NumpyHelpers, a, b, u)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-14)

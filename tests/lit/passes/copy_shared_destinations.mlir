@@ -45,3 +45,25 @@ func.func @alone(%y: tensor<1x4xi64>) -> tensor<3x4xi64> {
   %u = tensor.insert_slice %y into %c[1, 0] [1, 4] [1, 1] : tensor<1x4xi64> into tensor<3x4xi64>
   return %u : tensor<3x4xi64>
 }
+
+// A destination read only by the update's own source (x.at[2].add(u) reads x[2]) keeps
+// no copy: IREE orders that read first, and with the copy the update was lost.
+// CHECK-LABEL: func.func @read_by_the_update
+// CHECK-NOT:     arith.select
+// CHECK:         tensor.insert_slice %{{.*}} into %[[B:.*]][2, 0]
+func.func @read_by_the_update(%x: tensor<3xf64>, %u: tensor<1x3xf64>) -> tensor<3x3xf64> {
+  %e = tensor.empty() : tensor<3x3xf64>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, #v], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<3xf64>) outs(%e : tensor<3x3xf64>) {
+  ^bb0(%in: f64, %o: f64):
+    linalg.yield %in : f64
+  } -> tensor<3x3xf64>
+  %row = tensor.extract_slice %b[2, 0] [1, 3] [1, 1] : tensor<3x3xf64> to tensor<1x3xf64>
+  %e1 = tensor.empty() : tensor<1x3xf64>
+  %new = linalg.generic {indexing_maps = [#v, #v, #v], iterator_types = ["parallel", "parallel"]} ins(%row, %u : tensor<1x3xf64>, tensor<1x3xf64>) outs(%e1 : tensor<1x3xf64>) {
+  ^bb0(%a: f64, %c: f64, %o: f64):
+    %s = arith.addf %a, %c : f64
+    linalg.yield %s : f64
+  } -> tensor<1x3xf64>
+  %r = tensor.insert_slice %new into %b[2, 0] [1, 3] [1, 1] : tensor<1x3xf64> into tensor<3x3xf64>
+  return %r : tensor<3x3xf64>
+}
