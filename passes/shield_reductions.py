@@ -27,10 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import (ModulePass, as_op, computed_from_constants, has_reduction, operand_segments,
-                   register, splat_constant)
+from .base import (ModulePass, all_parallel, as_op, computed_from_constants, has_reduction,
+                   operand_segments, register, splat_constant)
 from .donation.function import BARRIER, insert_barrier
 from .fusion_probe import generics, probe, yielded_without_inputs
+from .opset import ELEMENTWISE_OPS, VIEW_OPS
 
 
 def _result_of(value, excluded: tuple[str, ...]) -> bool:
@@ -76,8 +77,51 @@ class ShieldReductions(ModulePass):
                                                      yielded_without_inputs(fused))):
             if invariant:  # a plain constant too: IREE folds a splat into the body
                 shielded[op] = None
+        for op in generics(module, lambda o: True):
+            positions = _pairwise_reads(op)
+            if positions:
+                shielded[op] = sorted(set(shielded.get(op) or []) | set(positions))
         for op, positions in shielded.items():
             shield_inputs(op, positions)
+
+
+def _reduced_from(value):
+    """The reduction result ``value`` is a view or a one-input elementwise function of
+    (a transpose, a reshape, ``sqrt(n)``), else None."""
+    from aotc._mlir import ir
+
+    while isinstance(value, ir.OpResult):
+        op = as_op(value.owner)
+        if op.name == "linalg.generic" and has_reduction(op):
+            return value
+        if op.name in VIEW_OPS:
+            tensors = list(op.operands)[:1]
+        elif op.name in ELEMENTWISE_OPS and "operandSegmentSizes" in op.attributes:
+            tensors = [v for v in _inputs(op) if isinstance(v.type, ir.RankedTensorType)]
+        elif op.name in ELEMENTWISE_OPS and len(op.operands) == 2:  # a transpose: in, init
+            tensors = list(op.operands)[:1]
+        else:
+            return None
+        if len(tensors) != 1:
+            return None
+        value = tensors[0]
+    return None
+
+
+def _pairwise_reads(op) -> list:
+    """Positions of ``op``'s inputs that come from one reduction result through two or
+    more inputs (``n[:, None] + n[None, :]`` of ``n = sum(x * x, axis=1)``). IREE 3.13
+    fuses the reduction into such a consumer and reads, for the second view, values its
+    tile has not reduced: every pairwise sum of squares came back wrong, by up to 234
+    (fuzzer program 54132, a pairwise fmin of a min over axis 0)."""
+    if not all_parallel(op):
+        return []
+    sources: dict = {}
+    for k, v in enumerate(_inputs(op)):
+        root = _reduced_from(v)
+        if root is not None:
+            sources.setdefault(root, []).append(k)
+    return [k for ks in sources.values() if len(ks) > 1 for k in ks]
 
 
 def shield_inputs(op, positions=None) -> None:

@@ -797,7 +797,7 @@ LONG_RUN_FINDINGS = {
     "donate": [6513, 6514, 13805, 15673, 15675, 19509, 19512, 22372, 27104, 27953, 27954,
                28188, 28195, 31226, 31831, 32665, 35968, 44466, 44469],
     "vmap": [17636, 21932, 26494, 35176, 49556, 49560, 49562],
-    "jit": [10119, 49846, 56480],
+    "jit": [10119, 49846, 54132, 56480],
     "export:local-sync": [46516],
     "export:local-task": [22817],
 }
@@ -823,3 +823,24 @@ def test_update_of_a_broadcast_matmul_result_that_reads_it():
     got = aotc.jit(lambda a, b, u: f(anp, AotcHelpers, a, b, u))(a, b, u)
     for g, w in zip(got, f(np, NumpyHelpers, a, b, u)):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-14)
+
+
+def test_pairwise_ops_of_a_reduction():
+    """``n[:, None] + n[None, :]`` of ``n = sum(x * x, axis=1)`` (pairwise distances'
+    norms), and the same over axis 0, a max, a pairwise fmin through a transpose of a
+    min with NaNs: IREE 3.13 fused the reduction into the pairwise consumer and read
+    values its tile had not reduced (sums off by up to 234; program 54132: 224 of 256
+    NaNs lost). aotc-shield-reductions reads such a reduction through a barrier."""
+    x = np.random.default_rng(0).normal(size=(100, 16)).astype(np.float32)
+    y = np.ones((100, 16), np.float16)
+    y[37] = np.nan
+
+    def f(m, x, y):
+        rows, cols, top = m.sum(x * x, axis=1), m.sum(x * x, axis=0), m.max(x, axis=0)
+        low = m.min(y, axis=0)[None]
+        return (rows[:, None] + rows[None, :], cols[:, None] + m.sqrt(cols)[None, :],
+                top[:, None] - top[None, :], m.fmin(m.transpose(low, (1, 0)), low))
+
+    got = aotc.jit(lambda x, y: f(anp, x, y))(x, y)
+    for g, w in zip(got, f(np, x, y)):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=2e-6, atol=1e-4)

@@ -26,6 +26,9 @@
 #v = affine_map<(d0) -> (d0)>
 #r = affine_map<(d0) -> (7 - d0)>
 #s = affine_map<(d0) -> ()>
+#xy = affine_map<(d0, d1) -> (d0, d1)>
+#x_ = affine_map<(d0, d1) -> (d0)>
+#_y = affine_map<(d0, d1) -> (d1)>
 func.func @constant_inputs(%b: tensor<8xi1>) -> (tensor<i64>, tensor<i64>, tensor<f32>, tensor<f32>, tensor<f32>) {
   %t = arith.constant true
   %z = arith.constant 0 : i64
@@ -109,4 +112,37 @@ func.func @folded_to_constant(%x: tensor<31xi32>) -> (tensor<i32>, tensor<i32>) 
     linalg.yield %r : i32
   } -> tensor<i32>
   return %s, %t : tensor<i32>, tensor<i32>
+}
+
+// A reduction read twice by one consumer, through two views (n[:, None] + n[None, :]):
+// both reads go through barriers; a single broadcast read (x - n[:, None]) stays.
+// CHECK-LABEL: func.func @pairwise
+// CHECK:         %[[N:.*]] = linalg.generic
+// CHECK:         %[[B0:.*]] = util.optimization_barrier %[[N]]
+// CHECK:         %[[B1:.*]] = util.optimization_barrier %[[N]]
+// CHECK:         linalg.generic {{.*}} ins(%[[B0]], %[[B1]] :
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[N]] :
+func.func @pairwise(%x: tensor<4x3xf32>) -> (tensor<4x4xf32>, tensor<4x3xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %n = linalg.generic {indexing_maps = [#xy, #x_], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x3xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x4xf32>
+  %p = linalg.generic {indexing_maps = [#x_, #_y, #xy], iterator_types = ["parallel", "parallel"]} ins(%n, %n : tensor<4xf32>, tensor<4xf32>) outs(%e2 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %e3 = tensor.empty() : tensor<4x3xf32>
+  %c = linalg.generic {indexing_maps = [#xy, #x_, #xy], iterator_types = ["parallel", "parallel"]} ins(%x, %n : tensor<4x3xf32>, tensor<4xf32>) outs(%e3 : tensor<4x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  return %p, %c : tensor<4x4xf32>, tensor<4x3xf32>
 }
