@@ -106,6 +106,24 @@ def test_exact_values_at_the_largest_float_have_a_bound():
     assert bounds.disagreement(np.negative(x), got) is None
 
 
+def test_a_sum_over_an_unchecked_element_is_not_checked():
+    """A convolution of a convolution: an element of the first that is not checked
+    (-inf where aotc may give another value) reached a sum with an infinite term, inf in
+    aotc's, nan in numpy's (program 50950). Elements a linear op computes from an
+    unchecked operand element are not checked; the others still are."""
+    from tests.fuzz import bounds
+
+    data = np.array([np.inf, -np.inf, 1.0, 2.0])
+
+    def pairs(a):
+        return np.array([a[0] + a[1], a[2] + a[3]])
+
+    for bound, unchecked in ((np.array([0.0, np.inf, 0.0, 0.0]), True), (0.0, False)):
+        got = bounds.propagate("linear", pairs, [bounds.Value(data, bound)], pairs(data),
+                               np.random.default_rng(0), terms=2)
+        assert bool(np.isinf(got.bound[1])) == unchecked
+
+
 # ---- disagreements the fuzzer found --------------------------------------------------
 
 
@@ -799,7 +817,7 @@ LONG_RUN_FINDINGS = {
     "vmap": [17636, 21932, 26494, 35176, 49556, 49560, 49562],
     "jit": [10119, 49846, 54132, 56480],
     "export:local-sync": [46516],
-    "export:local-task": [22817],
+    "export:local-task": [22817, 50950],
 }
 
 

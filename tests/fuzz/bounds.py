@@ -280,6 +280,11 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
         if kind == "product":
             checked &= np.abs(np.asarray(quiet(fn, *_clipped(operands, "low")), np.float64)) > 0
         bound = np.where(checked, bound, np.inf)
+        # nor where an operand element is not checked (aotc's value there may differ,
+        # and a sum over it with an infinite term is inf or nan by it: program 50950)
+        bound = np.where(_reaching(operands, out.shape,
+                                   lambda v: np.isinf(np.asarray(v.bound, np.float64))),
+                         np.inf, bound)
         return Value(out, np.broadcast_to(bound, out.shape).copy(), np.ones(out.shape, bool))
     ulps = 0.0 if kind == "exact" else float(kind.split(":")[1])
     bound = ulps * _spacing(out)
