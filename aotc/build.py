@@ -19,6 +19,7 @@ from .passes import (
     REGISTRY,
     CheckDtypes,
     CopySharedDestinations,
+    DropCarryBarriers,
     MaterializeConstants,
     FoldEmptyLoops,
     FoldToArguments,
@@ -140,9 +141,9 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
         # IREE workarounds first: loops of zero trips, reductions whose body reads no input,
         # scalar bools IREE would yield twice, results IREE's folds make arguments (before
-        # the donation analysis).
+        # the donation analysis), carry barriers over returned updates.
         folds = [FoldEmptyLoops(), FoldSplats(), ShieldReductions(), SplitBoolBroadcasts(),
-                 FoldToArguments()]
+                 FoldToArguments(), DropCarryBarriers()]
         # The stop_gradient marks have done their job once the module is final.
         run_pipeline(module, [DropStopGradients(), *CLEANUP, *folds, *rewrites,
                               SeparateReturnedUpdates(), *merging, *checks])

@@ -17,6 +17,7 @@ from .check_dtypes import CheckDtypes
 from .copy_shared_destinations import CopySharedDestinations
 from .materialize_constants import MaterializeConstants
 from .donation import Donate, pair_donations
+from .drop_carry_barriers import DropCarryBarriers
 from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
 from .fold_empty import FoldEmptyLoops
@@ -36,7 +37,7 @@ __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
     "ShieldReductions", "SplitBoolBroadcasts",
-    "GuardKnownNans", "FoldToArguments",
+    "GuardKnownNans", "FoldToArguments", "DropCarryBarriers",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",

@@ -564,11 +564,16 @@ def test_donated_update_returned_and_fed_to_a_loop():
                                    (0, v[None]))[1]
         return v, loop, anp.hypot(y, 2.0)
 
+    def read_after(x, u, y):  # the update read again after the loop, not returned (57645)
+        v = x.at[19].min(u[0])
+        loop = aotc.lax.fori_loop(0, 3, lambda i, c: c * 3 - 1, v)
+        return anp.sqrt(v), anp.fmod(loop, v + 1), anp.hypot(y, 2.0)
+
     x, u, y = np.arange(31.0), np.array([1.0, 2.0, 3.0]), np.arange(16.0)
-    for f in (scatter, rows, expanded):
+    for f in (scatter, rows, expanded, read_after):
         want = [np.asarray(w) for w in aotc.jit(f)(x, u, y)]
         with warnings.catch_warnings():
-            warnings.simplefilter("error")  # the donation is taken
+            warnings.simplefilter("error" if f is not read_after else "ignore")
             got = aotc.jit(f, donate_argnums=0)(aotc.device_put(x), u, y)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(np.asarray(g), w)
@@ -812,7 +817,7 @@ def test_diagonals_of_one_element():
 # updated in place and of a reader's update; 49556+49560+49562: a returned value read by
 # a result aotc-fuse-siblings merged). The tests above reproduce most alone.
 LONG_RUN_FINDINGS = {
-    "donate": [6513, 6514, 13805, 15673, 15675, 19509, 19512, 22372, 27104, 27953, 27954,
+    "donate": [6513, 6514, 13805, 15673, 15675, 19509, 19512, 22372, 27104, 27953, 27954, 57645,
                28188, 28195, 31226, 31831, 32665, 35968, 44466, 44469],
     "vmap": [17636, 21932, 26494, 35176, 49556, 49560, 49562],
     "jit": [10119, 49846, 54132, 56480],

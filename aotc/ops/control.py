@@ -29,7 +29,7 @@ from .._mlir import arith, index_constant, ir, scf, tensor
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from ..lowering import barrier
-from ..passes.opset import DESTINATION, RESHAPE_OPS
+from ..passes.drop_carry_barriers import CARRY_BARRIER
 from ..signature import leaf_paths
 from . import elementwise as ew
 from .arguments import as_operand
@@ -448,15 +448,14 @@ def _loop_input(value: ir.Value) -> ir.Value:
     producer of a carry with the producers of values read after the loop into one
     multi-result dispatch, and then fails to order it around the loop ("circular
     dependency: input operation uses partition output"): for ``b = exp2(x)``,
-    ``cosh(b) / fori_loop(..., log1p(b))``, and the same around a ``while_loop``. Found
-    by the fuzzer. An update's result (a scatter, an insert_slice) keeps no barrier: it
-    is written into its destination's buffer, which may be a donated argument's, and
-    behind a barrier IREE copied that buffer into itself when the update was also
-    returned ("source and target ranges overlap within the same buffer": fuzzer
-    programs 6513+6514)."""
-    source = value
-    while isinstance(source, ir.OpResult) and source.owner.name in RESHAPE_OPS:
-        source = source.owner.operands[0]  # x.at[i].add(u)[None]: the update's buffer
-    computed = (isinstance(source, ir.OpResult) and source.owner.name != "arith.constant"
-                and source.owner.name not in DESTINATION)
-    return barrier(value) if computed else value
+    ``cosh(b) / fori_loop(..., log1p(b))``, and the same around a ``while_loop`` or with
+    an update as the carry (``x.at[i].min(y)`` read again after the loop: fuzzer
+    program 57645). The barrier is marked (``CARRY_BARRIER``): behind it, a returned
+    update in a donated buffer was copied into itself, and aotc-drop-carry-barriers
+    takes it away there."""
+    computed = isinstance(value, ir.OpResult) and value.owner.name != "arith.constant"
+    if not computed:
+        return value
+    result = barrier(value)
+    result.owner.attributes[CARRY_BARRIER] = ir.UnitAttr.get()
+    return result
