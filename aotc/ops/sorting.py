@@ -113,7 +113,8 @@ def _sort(x: Tracer, axis: int, less: Less, index_dtype=np.int32) -> tuple[Trace
     if x.shape[axis] <= 1 or x.size == 0:
         return x, wrap(fill(x.shape, index_dtype, 0), x.shape, index_dtype)  # all at 0
     if _narrow(x):
-        values, indices = _sort(ew.astype(x, np.int32), axis, less, index_dtype)
+        # the widening would carry a strided slice into the network's gathers (55512)
+        values, indices = _sort(ew.astype(gather_source(x), np.int32), axis, less, index_dtype)
         return ew.astype(values, x.dtype), indices
     moved = shape_ops.moveaxis(x, axis, -1)
     lead, size = moved.shape[:-1], moved.shape[-1]
