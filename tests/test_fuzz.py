@@ -29,6 +29,18 @@ def assert_programs_agree(seeds, mode: str) -> None:
     assert not findings, "\n\n".join(str(f) for f in findings)
 
 
+def assert_donated_call_matches_numpy(f, x) -> None:
+    """``f(anp, x)`` under jit with x donated (the donation may be refused) gives
+    ``f(np, x)``'s values exactly."""
+    with np.errstate(all="ignore"):
+        want = f(np, x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the donation may be refused
+        got = aotc.jit(lambda x: f(anp, x), donate_argnums=0)(aotc.device_put(x))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_fixed_seed_slice(mode):
     start = 1000 + 100 * MODES.index(mode)
@@ -430,12 +442,7 @@ def test_returned_value_iree_folds_to_the_donated_argument():
         same = m.where((x != x) > 0, x * 0, x)
         return same, m.minimum(x == x, same) + 1
 
-    want = f(np, x)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the donation may be refused
-        got = aotc.jit(lambda x: f(anp, x), donate_argnums=0)(aotc.device_put(x))
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_donated_call_matches_numpy(f, x)
 
 
 def test_reduction_over_unit_axes_of_a_concatenation():
@@ -612,12 +619,7 @@ def test_donated_argument_widened_and_returned_beside_its_update():
         v = x.astype("float64")
         return v, m.minimum(x, m.logical_and(v, v))
 
-    want = f(np, x)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the donation may be refused
-        got = aotc.jit(lambda x: f(anp, x), donate_argnums=0)(aotc.device_put(x))
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_donated_call_matches_numpy(f, x)
 
 
 def test_sort_of_a_column_of_a_loop_result():
@@ -764,12 +766,7 @@ def test_donated_update_beside_a_stack_of_a_value_it_reads():
         v = m.add(m.isinf(x), x)
         return m.maximum(v, 2), m.stack([v[None], -v[None]])
 
-    want = f(np, x)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the donation may be refused
-        got = aotc.jit(lambda x: f(anp, x), donate_argnums=0)(aotc.device_put(x))
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_donated_call_matches_numpy(f, x)
 
 
 def test_donated_update_beside_a_reader_of_a_value_iree_folds_to_the_argument():
@@ -783,13 +780,7 @@ def test_donated_update_beside_a_reader_of_a_value_iree_folds_to_the_argument():
         v = m.bitwise_and(m.maximum(x, x), x + 0)
         return m.arccos(v), m.fmod(v, m.bitwise_or(v, 1))
 
-    with np.errstate(all="ignore"):
-        want = f(np, x)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the donation may be refused
-        got = aotc.jit(lambda x: f(anp, x), donate_argnums=0)(aotc.device_put(x))
-    for g, w in zip(got, want):
-        np.testing.assert_array_equal(np.asarray(g), w)
+    assert_donated_call_matches_numpy(f, x)
 
 
 def test_compile_that_kept_too_much_stack():
