@@ -7,8 +7,10 @@ carry's producer fused with values read after the loop). But when the carry is a
 (``tensor.insert_slice``, a scatter, or a reshape of one) that is also returned, IREE
 copied the update's buffer into itself at run time behind that barrier, when the buffer
 was a donated argument's ("source and target ranges overlap within the same buffer":
-fuzzer programs 6513+6514, 27953+27954). Such a barrier is dropped; a barrier over an
-update that is not returned (read again after the loop: 57645) stays.
+fuzzer programs 6513+6514, 27953+27954). Such a barrier is dropped, unless a value
+computed from the update is also computed from the loop's results: IREE then fails to
+order the update's producer ("circular dependency": 57645, where the update is not
+returned, and 9700, where it is), so that barrier stays.
 
 Invariants: values are unchanged; only marked barriers go; running the pass twice
 changes nothing more.
@@ -22,6 +24,40 @@ from .base import ModulePass, as_op, collect_ops, register
 from .opset import DESTINATION, RESHAPE_OPS
 
 CARRY_BARRIER = "aotc.carry_barrier"
+
+
+def _top_level(op, block):
+    """The ancestor of ``op`` (or ``op``) whose block is ``block``, else None."""
+    while op is not None and op.operation.block != block:
+        parent = op.operation.parent
+        op = None if parent is None or parent.name == "builtin.module" else as_op(parent)
+    return op
+
+
+def _readers(values, block, skip: tuple = ()) -> set:
+    """The ops of ``block`` computed from ``values`` (their forward slice, without
+    ``func.return`` and without what only ``skip`` reads), as their operations."""
+    seen, stack = set(), list(values)
+    while stack:
+        for use in stack.pop().uses:
+            op = _top_level(as_op(use.owner), block)
+            if op is None or op.name == "func.return" or op.operation in skip:
+                continue
+            if op.operation not in seen:
+                seen.add(op.operation)
+                stack.extend(op.results)
+    return seen
+
+
+def _read_with_the_loop(barrier) -> bool:
+    """Does some op read both the barrier's source and a result of the loop it feeds?"""
+    block = barrier.operation.block
+    loops = [_top_level(as_op(use.owner), block) for use in barrier.results[0].uses]
+    after = set()
+    for loop in loops:
+        if loop is not None:
+            after |= _readers(loop.results, block)
+    return bool(after & _readers([barrier.operands[0]], block, skip=(barrier.operation,)))
 
 
 def _returned_update(value) -> bool:
@@ -58,6 +94,6 @@ class DropCarryBarriers(ModulePass):
     def run(self, module) -> None:
         for op, _ in collect_ops(module, lambda o: CARRY_BARRIER in o.attributes):
             op = as_op(op)
-            if _returned_update(op.operands[0]):
+            if _returned_update(op.operands[0]) and not _read_with_the_loop(op):
                 op.results[0].replace_all_uses_with(op.operands[0])
                 op.erase()

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from .. import opset
 from ..base import all_parallel, as_op, operand_segments, where
+from ..drop_carry_barriers import CARRY_BARRIER
 from ..opset import (
     CARRIES_AT,
     CONSTANT_LIKE_OPS,
@@ -476,6 +477,15 @@ class InPlaceAnalysis:
                 # computed from it, both returned).
                 return (f"result {m} is an update {self._arg_name(arg)} gets in its own "
                         f"buffer, which must keep its value")
+        if any(CARRY_BARRIER in as_op(use.owner).attributes
+               for v in _same_storage(result) for use in v.uses):
+            # aotc-drop-carry-barriers kept the barrier (a value computed from the result
+            # is also computed from the loop's); IREE 3.13 copies the result into the
+            # loop's carry within the argument's own buffer (fuzz program 9700: "source
+            # and target ranges overlap within the same buffer").
+            return (f"result {k} is also the initial carry of a loop whose results are "
+                    f"read together with it, which IREE 3.13 would copy within "
+                    f"{self._arg_name(arg)}'s own buffer")
         group = self.writer_group(result, arg, views)
         if group.problem:
             return group.problem
