@@ -8,6 +8,7 @@ import io
 import re
 from dataclasses import dataclass, replace
 
+from . import config
 from . import numpy as _numpy  # noqa: F401  (installs the operators and methods of Tracer)
 from ._mlir import ir
 from .core import Trace, trace_function
@@ -20,6 +21,7 @@ from .passes import (
     CheckDtypes,
     CopySharedDestinations,
     DropCarryBarriers,
+    LoopsInDispatch,
     MaterializeConstants,
     FoldEmptyLoops,
     FoldToArguments,
@@ -153,8 +155,12 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     # Last: IREE rejects a kernel's result barrier some of whose results are returned,
     # clones shared update destinations wrongly and cannot splat complex128 constants
     # (the barriers these add are scalars').
+    # Small loops become one dispatch each on CPU targets (their GPU code is not
+    # measured); a compile that fails with them retries without (compiler.py).
+    max_work = config.value("loop_dispatch_max_work")
+    loops = [LoopsInDispatch(max_work)] if target.is_cpu and max_work > 0 else []
     run_pipeline(module, [FuseSiblings(reductions=False, returned=True), KeepUnusedKernelResults(),
-                          CopySharedDestinations(), MaterializeConstants()])
+                          CopySharedDestinations(), MaterializeConstants(), *loops])
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

@@ -35,11 +35,7 @@ LONG_COMPILE_SECONDS = 3.0
 REFRESH_SECONDS = 0.5
 
 
-def level(explanation: bool = False) -> int:
-    """The level of a record: WARNING when its option is on (JAX's rule), else DEBUG."""
-    if config.log_compiles or (explanation and config.explain_cache_misses):
-        return logging.WARNING
-    return logging.DEBUG
+level = config.log_level  # a record's level: WARNING when its option is on, else DEBUG
 
 
 def seconds(s: float) -> str:

@@ -10,6 +10,7 @@ descriptor 2 and carried in ``CompileError``.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import threading
@@ -121,13 +122,31 @@ PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable", "--iree-hal-link
 def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:
     """Compiles MLIR (text or bytecode) to .vmfb bytes, sealed with their SHA-256
     (``runtime.integrity.seal``: every artifact and disk-cache entry carries it, and the
-    runtime checks it on load); raises CompileError with diagnostics."""
+    runtime checks it on load); raises CompileError with diagnostics. A module whose
+    loops aotc-loops-in-dispatch put in dispatches of their own that fails to compile
+    is compiled again without them (IREE's code generation of a loop inside a dispatch
+    covers less than its VM's)."""
     try:
-        return seal(_compile_once(mlir, tuple(flags), name))
+        return seal(_compile_with_fallbacks(mlir, tuple(flags), name))
+    except CompileError:
+        from .passes.loops_in_dispatch import without_loop_dispatches
+
+        plain = without_loop_dispatches(mlir)
+        if plain is None:
+            raise
+        logging.getLogger("aotc").log(
+            config.log_level(), "%s: IREE could not compile its loops as dispatches of "
+            "their own; compiling them as one dispatch per op", name)
+        return seal(_compile_with_fallbacks(plain, tuple(flags), name))
+
+
+def _compile_with_fallbacks(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
+    try:
+        return _compile_once(mlir, flags, name)
     except CompileError as e:
         for symptom, extra in FALLBACKS:
             if symptom in e.diagnostics:
-                return seal(_compile_once(mlir, tuple(flags) + extra, name))
+                return _compile_once(mlir, flags + extra, name)
         raise
 
 

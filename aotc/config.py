@@ -24,6 +24,7 @@ JAX's names are accepted with aotc's prefix too: ``update("aotc_log_compiles", T
 
 from __future__ import annotations
 
+import logging
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,6 +75,12 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
            "least recently called one is dropped (a later call with it traces again and "
            "loads from the disk cache). 0: no bound. Read when a signature is added. See "
            "aotc/jit_cache.py."),
+    Option("loop_dispatch_max_work", 1 << 16, "AOTC_LOOP_DISPATCH_MAX_WORK", int,  # MAX_WORK
+           "On CPU targets, a loop (fori_loop, while_loop, scan) whose every op takes at "
+           "most this many element-steps runs as one dispatch (a kernel with the loop "
+           "inside, on one thread) instead of one dispatch per op and iteration. 0: no "
+           "loop runs as one dispatch. Read when a function is compiled. See "
+           "passes/loops_in_dispatch.py."),
 )}
 
 _PREFIX = "aotc_"
@@ -116,6 +123,14 @@ def _from_env(option: Option) -> Any:
     except ValueError:
         raise ConfigError(f"{option.env}={text!r}: expected a {option.type.__name__} for the "
                           f"option {option.name}") from None
+
+
+def log_level(explanation: bool = False) -> int:
+    """The level of a compile log record: WARNING when its option is on (JAX's rule),
+    else DEBUG (see aotc/compile_log.py)."""
+    if value("log_compiles") or (explanation and value("explain_cache_misses")):
+        return logging.WARNING
+    return logging.DEBUG
 
 
 def value(name: str) -> Any:

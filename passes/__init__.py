@@ -26,6 +26,7 @@ from .fold_splats import FoldSplats
 from .fuse_siblings import FuseSiblings
 from .guard_known_nans import GuardKnownNans
 from .isolate_matmuls import IsolateMatmuls
+from .loops_in_dispatch import LoopsInDispatch
 from .kernel_barriers import KeepUnusedKernelResults
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
@@ -38,7 +39,8 @@ __all__ = [
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
     "ShieldReductions", "SplitBoolBroadcasts",
     "GuardKnownNans", "FoldToArguments", "DropCarryBarriers",
-    "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "KeepUnusedKernelResults",
+    "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
+    "KeepUnusedKernelResults",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

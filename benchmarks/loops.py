@@ -1,0 +1,141 @@
+"""Loops: aotc vs a numpy Python loop vs jax.jit, and a loop as one dispatch vs one
+dispatch per op and iteration (``loop_dispatch_max_work``), interleaved, as ratios.
+
+    python benchmarks/loops.py                  # table + results/loops.json + loops.png
+    python benchmarks/loops.py --only recurrence_1000 elementwise_65536_per_op
+
+- ``recurrence_T``: T steps of ``x[j] = 0.5 * x[j - 1] + x[j]`` on a float32[16384]
+  (64 KiB), a scalar read-modify-write per step (T = 10 .. 10^5: the trip-count curve).
+- ``rows_256x64``: a row sweep ``x[i] = 0.5 * (x[i - 1] + x[i])`` over a float32[256, 64].
+- ``elementwise_N``: 100 steps of ``x = x * 0.999 + 0.001`` over N float32 elements; with
+  ``rnn_H`` (50 steps of ``h = tanh(h @ w)``, h: [8, H]) the measurement behind the rule:
+  each also ``_per_op``, compiled with ``loop_dispatch_max_work=0`` (one dispatch per op
+  and iteration, IREE's tiled and threaded code for each op), and ``_one_dispatch``, with
+  no bound (the whole loop one kernel on one thread). Without a suffix: aotc's default.
+
+aotc and JAX run ``fori_loop``; numpy runs the same loop in Python. Timing as
+benchmarks/run.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+import run  # noqa: E402  (the timing of benchmarks/run.py)
+from float64_math import workload_main  # noqa: E402  (the same JSON, bar chart and table)
+
+import aotc  # noqa: E402
+import aotc.lax  # noqa: E402
+import aotc.numpy as anp  # noqa: E402
+
+N_RECURRENCE = 16384
+
+
+def recurrence(lax, trips):
+    def body(i, x):
+        j = i % (N_RECURRENCE - 1) + 1
+        return x.at[j].set(0.5 * x[j - 1] + x[j])
+    return lambda x: lax.fori_loop(0, trips, body, x)
+
+
+def recurrence_numpy(trips):
+    def f(x):
+        x = x.copy()
+        for i in range(trips):
+            j = i % (N_RECURRENCE - 1) + 1
+            x[j] = 0.5 * x[j - 1] + x[j]
+        return x
+    return f
+
+
+def rows(lax, _):
+    def body(i, x):
+        return x.at[i].set(0.5 * (x[i - 1] + x[i]))
+    return lambda x: lax.fori_loop(1, x.shape[0], body, x)
+
+
+def rows_numpy(_):
+    def f(x):
+        x = x.copy()
+        for i in range(1, x.shape[0]):
+            x[i] = 0.5 * (x[i - 1] + x[i])
+        return x
+    return f
+
+
+def elementwise(lax, _):
+    return lambda x: lax.fori_loop(0, 100, lambda i, x: x * 0.999 + 0.001, x)
+
+
+def elementwise_numpy(_):
+    def f(x):
+        for _ in range(100):
+            x = x * np.float32(0.999) + np.float32(0.001)
+        return x
+    return f
+
+
+def rnn(lax, lib):
+    return lambda h, w: lax.fori_loop(0, 50, lambda i, h: lib.tanh(h @ w), h)
+
+
+def rnn_numpy(_):
+    def f(h, w):
+        for _ in range(50):
+            h = np.tanh(h @ w)
+        return h
+    return f
+
+
+def _floats(*shape):
+    return (np.random.default_rng(sum(shape)).standard_normal(shape) * 0.1).astype(np.float32)
+
+
+# name -> (aotc/JAX builder, numpy builder, builder argument, inputs, calls per block)
+KERNELS = {
+    **{f"recurrence_{t}": (recurrence, recurrence_numpy, t,
+                           lambda: (_floats(N_RECURRENCE),), max(2, 20000 // t))
+       for t in (10, 100, 1000, 10000, 100000)},
+    "rows_256x64": (rows, rows_numpy, None, lambda: (_floats(256, 64),), 50),
+    **{f"elementwise_{n}": (elementwise, elementwise_numpy, None,
+                            (lambda n=n: (_floats(n),)), max(2, 2_000_000 // n))
+       for n in (4096, 65536, 262144, 1048576)},
+    **{f"rnn_{h}": (rnn, rnn_numpy, "lib", (lambda h=h: (_floats(8, h), _floats(h, h))), 20)
+       for h in (32, 128, 512)},
+}
+# The forms compared for the rule: max_work for each suffix.
+FORMS = {"": None, "_per_op": 0, "_one_dispatch": 1 << 62}
+RULE_KERNELS = [k for k in KERNELS if k.startswith(("elementwise", "rnn"))]
+WORKLOADS = {**{k: (k, None) for k in KERNELS},
+             **{k + s: (k, m) for k in RULE_KERNELS for s, m in FORMS.items() if s}}
+
+
+def workload(name: str) -> run.Workload:
+    kernel, max_work = WORKLOADS[name]
+    build, build_numpy, arg, inputs, calls = KERNELS[kernel]
+
+    def make():
+        args = inputs()
+        fa = aotc.jit(build(aotc.lax, anp if arg == "lib" else arg))
+        # Compiled here, with this form's bound (the later calls reuse it).
+        with aotc.config.override(**({} if max_work is None
+                                     else {"loop_dispatch_max_work": max_work})):
+            fa(*args)
+        fj = None
+        if run.jax is not None:
+            fj = run.jax.jit(build(run.jax.lax, run.jnp if arg == "lib" else arg))
+        return fa, build_numpy(arg), fj, args
+
+    return run.Workload(name, kernel, make, calls)
+
+
+def main(argv=None) -> int:
+    return workload_main(__doc__, WORKLOADS, workload, "loops.json", argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,479 @@
+"""aotc-loops-in-dispatch: a loop whose ops are all small runs as one dispatch.
+
+IREE runs ``scf.for``/``scf.while`` in its VM and submits every iteration's ops as
+dispatches of their own: a ``fori_loop`` updating one element of an array cost 10-60 us
+per iteration (a dispatch and its submission per op, index values read back to the
+host). Inside a ``flow.dispatch.region`` the whole loop is compiled into one kernel and
+an iteration costs nanoseconds (a 999-step scalar recurrence: 11.5 ms against 14 us).
+The kernel runs on one thread with the ops' own code, so a loop keeps its form where
+one of its ops is large enough to gain from IREE's tiling and threads: the rule is a
+work bound per op (``max_work``, element-steps: the iteration space of a structured op,
+measured in benchmarks/loops.py).
+
+Only loops at a function's top level, outside any other loop, with results of static
+shape are wrapped; the loops nested in them come along. Inside the region, the
+``util.optimization_barrier``s (workarounds for IREE's dispatch formation, which does
+not run there) become their operands, and a rank-0 tensor expanded to unit dimensions
+becomes ``tensor.from_elements`` of its element (IREE 3.13's bufferization of the
+expand inside a dispatch fails). The region is marked ``aotc.loop_dispatch`` so that a
+compile that fails with it can retry without (``unwrap``).
+
+Invariants: values are unchanged; running the pass twice changes nothing more.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .base import ModulePass, as_op, loop_ranges, register
+from .donation.function import donated_pairs, insert_barrier
+from .drop_carry_barriers import CARRY_BARRIER
+from .opset import CARRIES_AT, DESTINATION
+
+LOOP_DISPATCH = "aotc.loop_dispatch"
+LOOPS = frozenset(CARRIES_AT)  # scf.for, scf.while
+_LOAD = "iree_tensor_ext.dispatch.tensor.load"
+_STORE = "iree_tensor_ext.dispatch.tensor.store"
+# IREE's own conversion of dispatch regions to dispatches (captured values become
+# operands, tensors bindings).
+_TO_DISPATCHES = "func.func(iree-dispatch-creation-convert-dispatch-regions-to-workgroups)"
+# Named contractions: work is the result's size times the contracted length.
+_CONTRACTIONS = ("matmul", "matvec", "vecmat", "dot")
+_WINDOWED = ("conv", "pooling")
+# Per op, in element-steps: above it, the op's tiled, threaded dispatch is worth its
+# launch (benchmarks/loops.py).
+MAX_WORK = 1 << 16
+
+
+def _elements(value) -> int:
+    from aotc._mlir import ir
+
+    t = value.type
+    if isinstance(t, ir.ShapedType) and t.has_rank and t.has_static_shape:
+        return math.prod(t.shape)
+    return 1
+
+
+def _static(value) -> bool:
+    from aotc._mlir import ir
+
+    t = value.type
+    return not isinstance(t, ir.ShapedType) or (t.has_rank and t.has_static_shape)
+
+
+def op_work(op) -> int | None:
+    """The element-steps one run of ``op`` takes (its iteration space), None when a
+    shape is dynamic."""
+    name = op.name
+    if not all(_static(v) for v in [*op.operands, *op.results]):
+        return None
+    sizes = [_elements(v) for v in [*op.operands, *op.results]] or [1]
+    if name == "linalg.generic":
+        ranges = loop_ranges(op)
+        return math.prod(r for r in ranges if r is not None) if ranges else 1
+    dialect, _, kind = name.partition(".")
+    if dialect == "linalg" and op.results and len(op.operands) >= 2:
+        out = _elements(op.results[0])
+        from aotc._mlir import ir
+
+        if any(k in kind for k in _CONTRACTIONS):
+            # the contracted length is one of the left operand's last two dimensions
+            # (transposed forms): the larger bounds it
+            lhs = op.operands[0].type
+            shape = lhs.shape if isinstance(lhs, ir.ShapedType) else [1]
+            return out * max(shape[-2:] or [1])
+        if any(k in kind for k in _WINDOWED):
+            return out * _elements(op.operands[1])
+    return max(sizes)
+
+
+def _nest_work(loop) -> int | None:
+    """The largest ``op_work`` of the ops nested in ``loop`` (None when one is dynamic)."""
+    largest = 0
+    for region in loop.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                inner = as_op(inner)
+                # control flow counts by its ops; a structured op's body is its own
+                work = _nest_work(inner) if inner.name.startswith("scf.") else op_work(inner)
+                if work is None:
+                    return None
+                largest = max(largest, work)
+    return largest
+
+
+def _carry_pairs(loop) -> list | None:
+    """``(yielded value, carry)`` pairs of ``loop``: what each iteration computes and
+    the block argument it takes the place of; None for a ``scf.while`` whose condition
+    does not pass its block's arguments on unchanged."""
+    if loop.name == "scf.for":
+        body = loop.regions[0].blocks[0]
+        return list(zip(_terminator(body).operands, list(body.arguments)[1:]))
+    before, after = (r.blocks[0] for r in loop.regions)
+    forwarded = list(_terminator(before).operands)[1:]
+    if forwarded != list(before.arguments):
+        return None
+    return list(zip(_terminator(after).operands, after.arguments))
+
+
+def _terminator(block):
+    return as_op(list(block.operations)[-1])
+
+
+def _in_place(value, carry, copies: list) -> bool:
+    """Can ``value`` take ``carry``'s buffer? IREE's bufferization inside a dispatch
+    needs each value a loop yields in its carry's buffer (else "Yield operand is not
+    equivalent to the corresponding iter bbArg"). An update of the carry (through
+    updates and inner loops) is; so is a rank-0 value once written into the carry by a
+    ``tensor.insert`` of its element (recorded in ``copies``). A tensor computed afresh
+    (``x * 0.5``) is not: IREE gives the op a new buffer whatever its ``outs``."""
+    from aotc._mlir import ir
+
+    if value == carry:
+        return True
+    if isinstance(value, ir.OpResult) and as_op(value.owner).name in DESTINATION:
+        op = as_op(value.owner)
+        return _in_place(op.operands[DESTINATION[op.name]], carry, copies)
+    if isinstance(value, ir.OpResult) and as_op(value.owner).name in LOOPS:
+        # an inner loop's result lives where its initial value does (``_loops_in_place``
+        # checks the inner loop's own carries)
+        init = _initial_values(as_op(value.owner))[value.result_number]
+        return _in_place(init, carry, copies)
+    if isinstance(value.type, ir.RankedTensorType) and value.type.rank == 0:
+        copies.append((value, carry))
+        return True
+    return False
+
+
+def _copy_into(value, carry) -> None:
+    """The terminator's use of the rank-0 ``value`` becomes ``carry`` with ``value``'s
+    element inserted (the carry's buffer; see ``_in_place``)."""
+    from aotc._mlir import ir, tensor
+
+    terminator = _terminator(carry.owner)
+    with ir.InsertionPoint(terminator), terminator.location:
+        element = tensor.ExtractOp(value, []).result
+        copied = tensor.InsertOp(element, carry, []).result
+    for i, operand in enumerate(terminator.operands):
+        if operand == value:
+            terminator.operands[i] = copied
+
+
+def _loops_in_place(loop, copies: list) -> bool:
+    """Whether every loop of the nest of ``loop`` computes its carries in place
+    (``_in_place``)."""
+    pairs = _carry_pairs(loop)
+    if pairs is None or not all(_in_place(v, c, copies) for v, c in pairs):
+        return False
+    return all(_loops_in_place(as_op(inner), copies)
+               for region in loop.regions for block in region.blocks
+               for inner in _nested_loops(block))
+
+
+def _nested_loops(block) -> list:
+    found = []
+    for op in block.operations:
+        op = as_op(op)
+        if op.name in LOOPS:
+            found.append(op)
+        elif op.name.startswith("scf."):
+            found.extend(inner for region in op.regions for b in region.blocks
+                         for inner in _nested_loops(b))
+    return found
+
+
+def _inside_a_loop(op) -> bool:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name in LOOPS or parent.name.startswith("flow.dispatch."):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _candidates(module, max_work: int) -> list:
+    found = []
+
+    def visit(op):
+        from aotc._mlir import ir
+
+        op = as_op(op)
+        if op.name in LOOPS and not _inside_a_loop(op) and op.results \
+                and all(isinstance(r.type, ir.RankedTensorType) and r.type.has_static_shape
+                        for r in op.results):
+            work = _nest_work(op)
+            copies: list = []
+            if work is not None and work <= max_work and _loops_in_place(op, copies):
+                found.append((op, copies))
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def _wrap(loop) -> None:
+    from aotc._mlir import ir
+
+    _skip_carry_barriers(loop)
+    with ir.InsertionPoint(loop), loop.location:
+        region = ir.Operation.create(
+            "flow.dispatch.region", results=[r.type for r in loop.results],
+            attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0]),
+                        LOOP_DISPATCH: ir.UnitAttr.get()},
+            regions=2)
+    for old, new in zip(loop.results, region.results):
+        old.replace_all_uses_with(new)
+    block = region.regions[0].blocks.append()
+    with ir.InsertionPoint(block), loop.location:
+        terminator = ir.Operation.create("flow.return", operands=list(loop.results))
+    loop.move_before(terminator)
+    _clone_captured_placeholders(loop, region)
+    _prepare_body(loop)
+
+
+def _skip_carry_barriers(loop) -> None:
+    """The loop takes its initial values without the tracer's carry barriers
+    (``ops/control._loop_input``: a workaround for IREE's ordering of a loop in its VM).
+    A barrier's result is a new value to IREE, so a dispatch tied to the barrier over a
+    constant wrote into the constant's storage, which other uses of an equal constant
+    share (a counter started at another loop's result)."""
+    from aotc._mlir import ir
+
+    offset = CARRIES_AT[loop.name]
+    for k, value in enumerate(_initial_values(loop)):
+        if isinstance(value, ir.OpResult) and CARRY_BARRIER in as_op(value.owner).attributes:
+            barrier = as_op(value.owner)
+            loop.operands[offset + k] = barrier.operands[value.result_number]
+            if not any(list(r.uses) for r in barrier.results):
+                barrier.erase()
+
+
+def _clone_captured_placeholders(loop, region) -> None:
+    """Each ``tensor.empty`` and scalar ``arith.constant`` from outside that the loop
+    uses is cloned into the region: IREE's conversion would make it an operand of the
+    dispatch, and an empty tensor there has no buffer at run time ("ref is null")."""
+    from aotc._mlir import ir
+
+    captured = {}
+
+    def visit(op):
+        for i, value in enumerate(as_op(op).operands):
+            if not isinstance(value, ir.OpResult):
+                continue
+            owner = as_op(value.owner)
+            placeholder = owner.name == "tensor.empty" or (
+                owner.name == "arith.constant"
+                and not isinstance(value.type, ir.ShapedType))
+            if placeholder and not _within(owner, region):
+                if owner not in captured:
+                    captured[owner] = owner.clone(ir.InsertionPoint(loop))
+                as_op(op).operands[i] = captured[owner].results[value.result_number]
+        return ir.WalkResult.ADVANCE
+
+    loop.walk(visit)
+
+
+def _within(op, ancestor) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _prepare_body(loop) -> None:
+    """What IREE's dispatch formation would have done to the loop's ops, and what its
+    bufferization inside a dispatch cannot take (see the module docstring)."""
+    from aotc._mlir import ir, tensor
+
+    barriers, expands = [], []
+
+    def visit(op):
+        op = as_op(op)
+        if op.name == "util.optimization_barrier":
+            barriers.append(op)
+        elif op.name == "tensor.expand_shape" and op.operands[0].type.rank == 0:
+            expands.append(op)
+        return ir.WalkResult.ADVANCE
+
+    loop.walk(visit)
+    for op in barriers:
+        for old, new in zip(op.results, op.operands):
+            old.replace_all_uses_with(new)
+        op.erase()
+    for op in expands:
+        with ir.InsertionPoint(op), op.location:
+            element = tensor.ExtractOp(op.operands[0], []).result
+            filled = tensor.FromElementsOp(op.results[0].type, [element]).result
+        op.results[0].replace_all_uses_with(filled)
+        op.erase()
+
+
+def _tie(dispatch) -> None:
+    """Ties each result of the ``flow.dispatch.workgroups`` op ``dispatch`` that is a loop
+    carry, whose initial value is a whole tensor the dispatch reads, to that tensor: the
+    loop then runs in the result's buffer. Untied (IREE's conversion ties none), the
+    initial value sits in a read-only binding and the loop's carry in a stack copy, over
+    IREE's 32 KiB stack limit from a float32[8192] on."""
+    from aotc._mlir import ir
+
+    block = dispatch.regions[0].blocks[0]
+    n_outputs = len(dispatch.results)
+    n_inputs = len(block.arguments) - n_outputs
+    tied, taken, outputs = [-1] * n_outputs, set(), []
+    for store in [as_op(o) for o in block.operations]:
+        if store.name != _STORE:
+            continue
+        output, value = store.operands[1], store.operands[0]
+        if not (isinstance(output, ir.BlockArgument) and output.arg_number >= n_inputs
+                and isinstance(value, ir.OpResult) and as_op(value.owner).name in LOOPS):
+            continue
+        loop = as_op(value.owner)
+        init = _initial_values(loop)[value.result_number]
+        if not (isinstance(init, ir.OpResult) and as_op(init.owner).name == _LOAD):
+            continue
+        source = as_op(init.owner).operands[0]
+        if not isinstance(source, ir.BlockArgument) or source.arg_number in taken \
+                or "readonly:" not in str(source.type):
+            continue
+        outside = dispatch.operands[source.arg_number]
+        if _behind_a_barrier(outside) or (isinstance(outside, ir.BlockArgument)
+                                          and not _argument_kept(dispatch, outside)):
+            continue
+        taken.add(source.arg_number)
+        source.set_type(ir.Type.parse(str(source.type).replace("readonly:", "readwrite:")))
+        store.operands[1] = source
+        tied[output.arg_number - n_inputs] = source.arg_number
+        outputs.append(output.arg_number)
+    for number in sorted(outputs, reverse=True):
+        block.erase_argument(number)
+    dispatch.attributes["tied_operands"] = ir.ArrayAttr.get(
+        [ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied])
+
+
+def _argument_kept(dispatch, argument) -> bool:
+    """Whether the dispatch may be tied to the function argument ``argument``: a donated
+    one, or one read again at the return. IREE writes a tied operand in place when
+    nothing reads it afterwards, and the caller's array would change (as for updates:
+    aotc-keep-undonated-arguments), so an undonated argument is read again by a barrier
+    over it and a returned value that is not written into a donated buffer (IREE takes
+    a barrier over the caller's buffers only). False where there is no such value."""
+    func = dispatch.parent
+    while func.name != "func.func":
+        func = func.parent
+    pairs = donated_pairs(func)
+    if argument.arg_number in pairs:
+        return True
+    ret = _terminator(func.regions[0].blocks[0])
+    free = [k for k in range(len(ret.operands)) if k not in pairs.values()]
+    if not free:
+        return False
+    barrier = insert_barrier(ret, [ret.operands[free[0]], argument])
+    ret.operands[free[0]] = barrier.results[0]
+    return True
+
+
+def _behind_a_barrier(value) -> bool:
+    """IREE gives a barrier's result its operand's storage but copies it on write only
+    for the operand (see ``_skip_carry_barriers``): a dispatch is not tied to one."""
+    from aotc._mlir import ir
+
+    return isinstance(value, ir.OpResult) and \
+        as_op(value.owner).name == "util.optimization_barrier"
+
+
+def _initial_values(loop) -> list:
+    return list(loop.operands)[CARRIES_AT[loop.name]:]
+
+
+def _dispatches(module) -> list:
+    from aotc._mlir import ir
+
+    found = []
+
+    def visit(op):
+        if LOOP_DISPATCH in as_op(op).attributes:
+            found.append(as_op(op))
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def unwrap(module) -> int:
+    """Puts the loops of the dispatches ``LoopsInDispatch`` made back into their
+    functions; returns how many there were."""
+    dispatches = _dispatches(module)
+    for dispatch in dispatches:
+        block = dispatch.regions[0].blocks[0]
+        n_inputs = len(dispatch.operands)
+        inputs = list(dispatch.operands)
+        results = [None] * len(dispatch.results)
+        tied = [int(str(a).split(":")[0]) for a in dispatch.attributes["tied_operands"]]
+        outputs = [k for k, t in enumerate(tied) if t < 0]  # in block argument order
+        for op in [as_op(o) for o in block.operations]:
+            if op.name == _LOAD:
+                op.results[0].replace_all_uses_with(inputs[op.operands[0].arg_number])
+                op.erase()
+            elif op.name == _STORE:
+                number = op.operands[1].arg_number
+                k = outputs[number - n_inputs] if number >= n_inputs else tied.index(number)
+                results[k] = op.operands[0]
+                op.erase()
+            elif op.name == "flow.return":
+                op.erase()
+            else:
+                op.move_before(dispatch)
+        for argument, value in zip(block.arguments, inputs):
+            argument.replace_all_uses_with(value)
+        for old, new in zip(dispatch.results, results):
+            old.replace_all_uses_with(new)
+        dispatch.erase()
+    return len(dispatches)
+
+
+def without_loop_dispatches(mlir: bytes) -> bytes | None:
+    """``mlir`` (bytecode or text) with the regions of ``LoopsInDispatch`` inlined, as
+    bytecode; None when it has none."""
+    import io
+
+    from aotc._mlir import ir
+
+    if LOOP_DISPATCH.encode() not in mlir:
+        return None
+    module = ir.Module.parse(mlir, context=ir.Context())
+    if not unwrap(module.operation):
+        return None
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return buffer.getvalue()
+
+
+@register
+@dataclass(frozen=True)
+class LoopsInDispatch(ModulePass):
+    """Wraps small loops in dispatch regions (see the module docstring)."""
+
+    name = "aotc-loops-in-dispatch"
+    max_work: int = MAX_WORK
+
+    @classmethod
+    def from_options(cls, options):
+        return cls(int(options.get("max-work", MAX_WORK)))
+
+    def run(self, module) -> None:
+        loops = _candidates(module, self.max_work)
+        if not loops:
+            return
+        for loop, copies in loops:
+            for value, carry in copies:
+                _copy_into(value, carry)
+            _wrap(loop)
+        from aotc._mlir import passmanager
+
+        with module.context:
+            passmanager.PassManager.parse(f"builtin.module({_TO_DISPATCHES})").run(module)
+        for dispatch in _dispatches(module):
+            _tie(dispatch)

@@ -1,0 +1,80 @@
+// aotc-loops-in-dispatch puts a loop whose ops are all small and whose carries are
+// updated in place (or are rank-0) into one flow.dispatch.workgroups, tied to the
+// carry's initial value (a function argument is then read again at the return, so IREE
+// updates a copy of it); its carry barrier and inner util.optimization_barriers go, a
+// rank-0 carry computed afresh is written into its carry by tensor.insert. A loop whose
+// carry is computed afresh, or with an op above max-work, keeps its form. Running it
+// twice changes nothing more.
+
+// RUN: %aotc-opt %s --pass-pipeline='aotc-loops-in-dispatch' | filecheck %s
+// RUN: %aotc-opt %s --pass-pipeline='aotc-loops-in-dispatch,aotc-loops-in-dispatch' | filecheck %s
+// RUN: %aotc-opt %s --pass-pipeline='aotc-loops-in-dispatch{max-work=0}' | filecheck %s --check-prefix=NONE
+
+// CHECK-LABEL: func.func @updates
+// CHECK:         %[[D:.*]]:2 = flow.dispatch.workgroups(%arg0, %{{.*}}) : (tensor<16xf32>, tensor<i32>) -> (%arg0, %{{.*}}) attributes {aotc.loop_dispatch}
+// CHECK-NEXT:      (%{{.*}}: !iree_tensor_ext.dispatch.tensor<readwrite:tensor<16xf32>>, %{{.*}}: !iree_tensor_ext.dispatch.tensor<readwrite:tensor<i32>>)
+// CHECK-NOT:       util.optimization_barrier
+// CHECK:           scf.for
+// CHECK:             tensor.insert_slice
+// CHECK:             tensor.insert %{{.*}} into %{{.*}}[] : tensor<i32>
+// CHECK:             scf.yield
+// CHECK:         %[[K:.*]]:2 = util.optimization_barrier %[[D]]#0, %arg0
+// CHECK:         return %[[K]]#0, %[[D]]#1
+// NONE-LABEL: func.func @updates
+// NONE-NOT:     flow.dispatch
+func.func @updates(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<i32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant dense<0> : tensor<i32>
+  %start = "util.optimization_barrier"(%zero) {aotc.carry_barrier} : (tensor<i32>) -> tensor<i32>
+  %r:2 = scf.for %i = %c1 to %c16 step %c1 iter_args(%a = %x, %n = %start) -> (tensor<16xf32>, tensor<i32>) {
+    %prev = tensor.extract %a[%i] : tensor<16xf32>
+    %half = arith.mulf %prev, %prev : f32
+    %one = tensor.from_elements %half : tensor<1xf32>
+    %kept = util.optimization_barrier %one : tensor<1xf32>
+    %u = tensor.insert_slice %kept into %a[%i] [1] [1] : tensor<1xf32> into tensor<16xf32>
+    %e = tensor.empty() : tensor<i32>
+    %m = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%n : tensor<i32>) outs(%e : tensor<i32>) {
+    ^bb0(%in: i32, %out: i32):
+      %c1_i32 = arith.constant 1 : i32
+      %s = arith.addi %in, %c1_i32 : i32
+      linalg.yield %s : i32
+    } -> tensor<i32>
+    scf.yield %u, %m : tensor<16xf32>, tensor<i32>
+  }
+  return %r#0, %r#1 : tensor<16xf32>, tensor<i32>
+}
+
+// CHECK-LABEL: func.func @computed_afresh
+// CHECK-NOT:     flow.dispatch
+// CHECK:         scf.for
+func.func @computed_afresh(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %x) -> (tensor<16xf32>) {
+    %e = tensor.empty() : tensor<16xf32>
+    %m = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.mulf %in, %in : f32
+      linalg.yield %s : f32
+    } -> tensor<16xf32>
+    scf.yield %m : tensor<16xf32>
+  }
+  return %r : tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @large_op
+// CHECK-NOT:     flow.dispatch
+// CHECK:         scf.for
+func.func @large_op(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %x) -> (tensor<256x256xf32>) {
+    %m = linalg.matmul ins(%a, %w : tensor<256x256xf32>, tensor<256x256xf32>) outs(%a : tensor<256x256xf32>) -> tensor<256x256xf32>
+    scf.yield %m : tensor<256x256xf32>
+  }
+  return %r : tensor<256x256xf32>
+}

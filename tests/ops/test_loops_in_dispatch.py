@@ -1,0 +1,213 @@
+"""Small loops as one dispatch (passes/loops_in_dispatch.py): the same values as numpy's
+Python loops and as the per-op form (``loop_dispatch_max_work=0``), the loop really in
+one dispatch (no silent retry without it), arguments left unchanged, donation, the
+loops that keep their form, and the compile's retry without the dispatches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import aotc
+import aotc.lax as lax
+import aotc.numpy as anp
+from aotc import compiler
+from aotc.errors import CompileError
+from aotc.passes import loops_in_dispatch
+
+
+def _recurrence(m, lax_, x):
+    def body(i, x):
+        return x.at[i].set(0.5 * x[i - 1] + x[i])
+    return lax_.fori_loop(1, x.shape[0], body, x)
+
+
+def _prefix_sums(m, lax_, x):
+    """A while loop with a counter, a scalar accumulator and an element update."""
+    def body(c):
+        i, s, y = c
+        return i + 1, s + x[i], y.at[i].set(s)
+    return lax_.while_loop(lambda c: c[0] < x.shape[0], body, (0, x[0] * 0, m.zeros_like(x)))
+
+
+def _rows(m, lax_, x):
+    """Nested loops: a row sweep whose rows are built element by element."""
+    def row(i, a):
+        return lax_.fori_loop(0, a.shape[1], lambda j, a: a.at[i, j].add(a[i - 1, j]), a)
+    return lax_.fori_loop(1, x.shape[0], row, x)
+
+
+def _scan_scalar_carry(m, lax_, x):
+    return lax_.scan(lambda c, v: (c * 0.5 + v, c), x[0] * 0, x)
+
+
+def _traced_bounds(m, lax_, x, n):
+    return lax_.fori_loop(0, n, lambda i, c: (c[0] + x[i], c[1].at[i].multiply(2)), (x[0] * 0, x))
+
+
+class NumpyLax:
+    """numpy stand-ins for the lax loops (Python loops)."""
+
+    @staticmethod
+    def fori_loop(lower, upper, body, init):
+        value = init
+        for i in range(int(lower), int(upper)):
+            value = body(i, value)
+        return value
+
+    @staticmethod
+    def while_loop(cond, body, init):
+        value = init
+        while cond(value):
+            value = body(value)
+        return value
+
+    @staticmethod
+    def scan(f, init, xs):
+        carry, ys = init, []
+        for v in xs:
+            carry, y = f(carry, v)
+            ys.append(y)
+        return carry, np.stack(ys)
+
+
+class _Updatable(np.ndarray):
+    """A numpy array with ``.at[i].set/add/multiply`` returning updated copies."""
+
+    @property
+    def at(self):
+        array = self
+
+        class Index:
+            def __getitem__(self, index):
+                def apply(fn):
+                    out = np.array(array).view(_Updatable)
+                    out[index] = fn(out[index])
+                    return out
+                return type("Update", (), {
+                    "set": staticmethod(lambda v: apply(lambda _: v)),
+                    "add": staticmethod(lambda v: apply(lambda old: old + v)),
+                    "multiply": staticmethod(lambda v: apply(lambda old: old * v)),
+                })()
+        return Index()
+
+
+def _numpy(case, *args):
+    args = [np.array(a).view(_Updatable) if isinstance(a, np.ndarray) else a for a in args]
+    return case(np, NumpyLax, *args)
+
+
+def _no_retry(monkeypatch):
+    """Fails the test if a compile falls back to the per-op form."""
+    def refuse(mlir):
+        raise AssertionError("the compile fell back to the loops' per-op form")
+    monkeypatch.setattr(loops_in_dispatch, "without_loop_dispatches", refuse)
+
+
+CASES = {
+    "recurrence": (_recurrence, lambda: (np.linspace(-1, 1, 300).astype(np.float32),)),
+    "prefix_sums": (_prefix_sums, lambda: (np.arange(1, 65, dtype=np.int32),)),
+    "rows": (_rows, lambda: (np.arange(48, dtype=np.float64).reshape(6, 8) / 7,)),
+    "scan_scalar_carry": (_scan_scalar_carry,
+                          lambda: (np.linspace(0, 3, 40).astype(np.float32),)),
+    "traced_bounds": (_traced_bounds, lambda: (np.arange(10, dtype=np.float32), np.int32(7))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_small_loop_is_one_dispatch_with_numpy_values(name, monkeypatch):
+    _no_retry(monkeypatch)
+    case, inputs = CASES[name]
+    args = inputs()
+    jitted = aotc.jit(lambda *a: case(anp, lax, *a))
+    assert "flow.dispatch.workgroups" in jitted.lower(*args).as_text()
+    got = aotc.tree_util.tree_leaves(jitted(*args))
+    want = aotc.tree_util.tree_leaves(_numpy(case, *args))
+    with aotc.config.override(loop_dispatch_max_work=0):
+        per_op = aotc.jit(lambda *a: case(anp, lax, *a))
+        assert "flow.dispatch.workgroups" not in per_op.lower(*args).as_text()
+        per_op_got = aotc.tree_util.tree_leaves(per_op(*args))
+    for g, p, w in zip(got, per_op_got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(p))
+
+
+def test_carried_argument_is_left_unchanged(monkeypatch):
+    """The dispatch updates its loop's carry in place, in a copy of the argument."""
+    _no_retry(monkeypatch)
+    x = np.linspace(-1, 1, 300).astype(np.float32)
+    kept = x.copy()
+    on_device = aotc.device_put(x)
+    jitted = aotc.jit(lambda x: _recurrence(anp, lax, x))
+    first = np.asarray(jitted(on_device))
+    second = np.asarray(jitted(on_device))
+    np.testing.assert_array_equal(x, kept)
+    np.testing.assert_array_equal(np.asarray(on_device), kept)
+    np.testing.assert_array_equal(first, second)
+
+
+def test_donated_carry(monkeypatch):
+    """Donation of a loop's carry is refused (the in-place analysis does not look into
+    loops): a warning, the values of the undonated call, the argument intact."""
+    _no_retry(monkeypatch)
+    x = np.linspace(-1, 1, 16384).astype(np.float32)
+    want = np.asarray(aotc.jit(lambda x: _recurrence(anp, lax, x))(x))
+    donated = aotc.jit(lambda x: _recurrence(anp, lax, x), donate_argnums=0)
+    state = aotc.device_put(x)
+    with pytest.warns(aotc.DonationWarning, match="scf.for"):
+        got = donated(state)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(state), x)
+
+
+def test_constant_initial_values_are_not_shared():
+    """Two loops start from equal constants (IREE stores them once): the one in a
+    dispatch does not write into the other's (a counter started at 27, not 0)."""
+    def f(x, lo, hi):
+        first = lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] + x[0]), (0, 0))
+        second = lax.fori_loop(lo, hi, lambda i, c: (c[0] + i, c[1] + x),
+                               (anp.zeros((), lo.dtype), x))
+        return first, second
+
+    x = np.array([9, 18, 16, 0, 18], np.int32)
+    got = aotc.jit(f)(x, np.int32(2), np.int32(6))
+    (count, total), (indices, sums) = [[np.asarray(v) for v in pair] for pair in got]
+    assert (count, total, indices) == (3, 27, 14)
+    np.testing.assert_array_equal(sums, 5 * x)
+
+
+@pytest.mark.parametrize("kind", ["whole_array_carry", "large_op"])
+def test_loops_that_keep_their_form(kind):
+    """A carry computed afresh each step (not updated in place), and an op whose tiled,
+    threaded dispatch is worth its launch, keep one dispatch per op."""
+    if kind == "whole_array_carry":
+        fn, args = (lambda x: lax.fori_loop(0, 5, lambda i, x: x * 0.5 + 1, x),
+                    (np.ones(64, np.float32),))
+        want = np.full(64, 1.96875, np.float32)
+    else:
+        fn, args = (lambda h, w: lax.fori_loop(0, 3, lambda i, h: anp.tanh(h @ w), h),
+                    (np.full((64, 256), 0.01, np.float32), np.eye(256, dtype=np.float32)))
+        want = np.tanh(np.tanh(np.tanh(args[0])))
+    jitted = aotc.jit(fn)
+    assert "flow.dispatch.workgroups" not in jitted.lower(*args).as_text()
+    np.testing.assert_allclose(np.asarray(jitted(*args)), want, rtol=1e-6)
+
+
+def test_failed_compile_retries_without_the_dispatches(monkeypatch):
+    """A module whose loop dispatch IREE cannot compile is compiled again with its
+    loops back in the function; the values are the same."""
+    real = compiler._compile_with_fallbacks
+    tried = []
+
+    def fail_with_dispatches(mlir, flags, name):
+        tried.append(loops_in_dispatch.LOOP_DISPATCH.encode() in mlir)
+        if tried[-1]:
+            raise CompileError("simulated failure of a loop dispatch", "")
+        return real(mlir, flags, name)
+
+    monkeypatch.setattr(compiler, "_compile_with_fallbacks", fail_with_dispatches)
+    monkeypatch.setenv("AOTC_DISABLE_CACHE", "1")  # a compile, not a disk-cache hit
+    x = np.linspace(-1, 1, 300).astype(np.float32)
+    got = np.asarray(aotc.jit(lambda x: _recurrence(anp, lax, x))(x))
+    assert tried == [True, False]
+    np.testing.assert_allclose(got, np.asarray(_numpy(_recurrence, x)), rtol=1e-6)
