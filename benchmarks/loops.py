@@ -2,19 +2,23 @@
 dispatch per op and iteration (``loop_dispatch_max_work``), interleaved, as ratios.
 
     python benchmarks/loops.py                  # table + results/loops.json + loops.png
-    python benchmarks/loops.py --only recurrence_1000 elementwise_65536_per_op
+    python benchmarks/loops.py --only recurrence_1000 rows_16x16384_per_op
 
 - ``recurrence_T``: T steps of ``x[j] = 0.5 * x[j - 1] + x[j]`` on a float32[16384]
   (64 KiB), a scalar read-modify-write per step (T = 10 .. 10^5: the trip-count curve).
-- ``rows_256x64``: a row sweep ``x[i] = 0.5 * (x[i - 1] + x[i])`` over a float32[256, 64].
-- ``elementwise_N``: 100 steps of ``x = x * 0.999 + 0.001`` over N float32 elements; with
-  ``rnn_H`` (50 steps of ``h = tanh(h @ w)``, h: [8, H]) the measurement behind the rule:
-  each also ``_per_op``, compiled with ``loop_dispatch_max_work=0`` (one dispatch per op
-  and iteration, IREE's tiled and threaded code for each op), and ``_one_dispatch``, with
-  no bound (the whole loop one kernel on one thread). Without a suffix: aotc's default.
+- ``prefix_T``: a ``while_loop`` with a counter, a scalar accumulator and an element
+  update per step over a float32[T].
+- ``rows_RxW``: a row sweep ``x[i] = 0.5 * (x[i - 1] + x[i])`` over a float32[R, W];
+  each op of an iteration covers W elements. These also run ``_per_op``, compiled with
+  ``loop_dispatch_max_work=0`` (one dispatch per op and iteration, IREE's tiled and
+  threaded code for each op), and ``_one_dispatch``, with no bound (the whole loop one
+  kernel on one thread): the measurement behind the default bound.
+- ``elementwise_N`` (100 steps of ``x = x * 0.999 + 0.001`` over N float32) and
+  ``rnn_H`` (50 steps of ``h = tanh(h @ w)``, h: [8, H]): carries computed afresh each
+  step, which keep the per-op form.
 
-aotc and JAX run ``fori_loop``; numpy runs the same loop in Python. Timing as
-benchmarks/run.py.
+aotc and JAX run ``fori_loop``/``while_loop``; numpy runs the same loop in Python.
+Timing as benchmarks/run.py.
 """
 
 from __future__ import annotations
@@ -67,6 +71,25 @@ def rows_numpy(_):
     return f
 
 
+def prefix(lax, _):
+    def f(x):
+        def body(c):
+            i, total, y = c
+            return i + 1, total + x[i], y.at[i].set(total)
+        return lax.while_loop(lambda c: c[0] < x.shape[0], body, (0, x[0] * 0, x * 0))[2]
+    return f
+
+
+def prefix_numpy(_):
+    def f(x):
+        y, total = np.zeros_like(x), np.float32(0)
+        for i in range(x.shape[0]):
+            y[i] = total
+            total = total + x[i]
+        return y
+    return f
+
+
 def elementwise(lax, _):
     return lambda x: lax.fori_loop(0, 100, lambda i, x: x * 0.999 + 0.001, x)
 
@@ -100,16 +123,21 @@ KERNELS = {
     **{f"recurrence_{t}": (recurrence, recurrence_numpy, t,
                            lambda: (_floats(N_RECURRENCE),), max(2, 20000 // t))
        for t in (10, 100, 1000, 10000, 100000)},
-    "rows_256x64": (rows, rows_numpy, None, lambda: (_floats(256, 64),), 50),
+    **{f"prefix_{t}": (prefix, prefix_numpy, None, (lambda t=t: (_floats(t),)),
+                       max(2, 20000 // t))
+       for t in (100, 4096)},
+    **{f"rows_{r}x{w}": (rows, rows_numpy, None, (lambda r=r, w=w: (_floats(r, w),)),
+                         max(2, 200000 // (r * w)))
+       for r, w in ((256, 64), (64, 1024), (16, 16384), (8, 131072))},
     **{f"elementwise_{n}": (elementwise, elementwise_numpy, None,
                             (lambda n=n: (_floats(n),)), max(2, 2_000_000 // n))
-       for n in (4096, 65536, 262144, 1048576)},
+       for n in (4096, 1048576)},
     **{f"rnn_{h}": (rnn, rnn_numpy, "lib", (lambda h=h: (_floats(8, h), _floats(h, h))), 20)
-       for h in (32, 128, 512)},
+       for h in (32, 512)},
 }
 # The forms compared for the rule: max_work for each suffix.
 FORMS = {"": None, "_per_op": 0, "_one_dispatch": 1 << 62}
-RULE_KERNELS = [k for k in KERNELS if k.startswith(("elementwise", "rnn"))]
+RULE_KERNELS = [k for k in KERNELS if k.startswith("rows")]
 WORKLOADS = {**{k: (k, None) for k in KERNELS},
              **{k + s: (k, m) for k in RULE_KERNELS for s, m in FORMS.items() if s}}
 
@@ -121,10 +149,11 @@ def workload(name: str) -> run.Workload:
     def make():
         args = inputs()
         fa = aotc.jit(build(aotc.lax, anp if arg == "lib" else arg))
-        # Compiled here, with this form's bound (the later calls reuse it).
+        # Compiled here, with this form's bound, for the device arrays the timed calls
+        # pass (which then reuse it).
         with aotc.config.override(**({} if max_work is None
                                      else {"loop_dispatch_max_work": max_work})):
-            fa(*args)
+            fa(*(aotc.device_put(a) for a in args))
         fj = None
         if run.jax is not None:
             fj = run.jax.jit(build(run.jax.lax, run.jnp if arg == "lib" else arg))

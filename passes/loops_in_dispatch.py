@@ -89,12 +89,15 @@ def op_work(op) -> int | None:
 
 
 def _nest_work(loop) -> int | None:
-    """The largest ``op_work`` of the ops nested in ``loop`` (None when one is dynamic)."""
+    """The largest ``op_work`` of the ops nested in ``loop``; None when one is dynamic or
+    is a dispatch of its own."""
     largest = 0
     for region in loop.regions:
         for block in region.blocks:
             for inner in block.operations:
                 inner = as_op(inner)
+                if inner.name.startswith("flow."):
+                    return None  # a sequential kernel's dispatch: none nests in another
                 # control flow counts by its ops; a structured op's body is its own
                 work = _nest_work(inner) if inner.name.startswith("scf.") else op_work(inner)
                 if work is None:
@@ -268,6 +271,9 @@ def _clone_captured_placeholders(loop, region) -> None:
             if placeholder and not _within(owner, region):
                 if owner not in captured:
                     captured[owner] = owner.clone(ir.InsertionPoint(loop))
+                    # (a constant the folder merged from many lines has no line: the
+                    # loop's is the user's)
+                    captured[owner].location = loop.location
                 as_op(op).operands[i] = captured[owner].results[value.result_number]
         return ir.WalkResult.ADVANCE
 

@@ -160,6 +160,9 @@ _ROWS: list[Op] = [
     *_rows("terminator", "func.return scf.yield scf.condition linalg.yield tensor.yield "
                          "iree_linalg_ext.yield flow.return"),
     Op("flow.dispatch.region", "kernel"),
+    Op("flow.dispatch.workgroups", "kernel"),  # a loop as one dispatch (loops_in_dispatch)
+    Op("iree_tensor_ext.dispatch.tensor.load", "read"),
+    Op("iree_tensor_ext.dispatch.tensor.store", "write"),
     Op("util.optimization_barrier", "barrier"),
     Op("flow.tensor.clone", "barrier"),
     # ---- reads of single elements -----------------------------------------------------------

@@ -208,7 +208,7 @@ def test_config_table_update_and_errors(monkeypatch):
     assert aotc.config.log_compiles is True  # the environment again
     aotc.config.update("explain_cache_misses", None)
     with pytest.raises(ConfigError, match="expected one of the options compile_progress, "
-                                          ".*log_compiles, x64, got 'log'"):
+                                          ".*log_compiles, loop_dispatch_max_work, x64, got 'log'"):
         aotc.config.update("log", True)
     with pytest.raises(ConfigError, match="takes a bool, got str 'yes'"):
         aotc.config.update("log_compiles", "yes")
