@@ -75,11 +75,14 @@ OPTIONS: dict[str, Option] = {o.name: o for o in (
            "least recently called one is dropped (a later call with it traces again and "
            "loads from the disk cache). 0: no bound. Read when a signature is added. See "
            "aotc/jit_cache.py."),
-    Option("loop_dispatch_max_work", 1 << 16, "AOTC_LOOP_DISPATCH_MAX_WORK", int,  # MAX_WORK
+    Option("loop_dispatch_max_work", 1, "AOTC_LOOP_DISPATCH_MAX_WORK", int,  # MAX_WORK
            "On CPU targets, a loop (fori_loop, while_loop, scan) whose every op takes at "
-           "most this many element-steps runs as one dispatch (a kernel with the loop "
-           "inside, on one thread) instead of one dispatch per op and iteration. 0: no "
-           "loop runs as one dispatch. Read when a function is compiled. See "
+           "most this many element-steps, and whose carries are updated in place or "
+           "are scalars, runs as one dispatch (a kernel with the loop inside) instead "
+           "of one dispatch per op and iteration. 1 (the default): loops of scalar "
+           "steps, the ones IREE compiles this way; larger values are tried and fall "
+           "back to the per-op form when IREE fails (a second compile). 0: no loop runs "
+           "as one dispatch. Read when a function is compiled. See "
            "passes/loops_in_dispatch.py."),
 )}
 

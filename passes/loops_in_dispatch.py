@@ -1,22 +1,29 @@
-"""aotc-loops-in-dispatch: a loop whose ops are all small runs as one dispatch.
+"""aotc-loops-in-dispatch: a loop of scalar steps runs as one dispatch.
 
 IREE runs ``scf.for``/``scf.while`` in its VM and submits every iteration's ops as
 dispatches of their own: a ``fori_loop`` updating one element of an array cost 10-60 us
 per iteration (a dispatch and its submission per op, index values read back to the
-host). Inside a ``flow.dispatch.region`` the whole loop is compiled into one kernel and
-an iteration costs nanoseconds (a 999-step scalar recurrence: 11.5 ms against 14 us).
-The kernel runs on one thread with the ops' own code, so a loop keeps its form where
-one of its ops is large enough to gain from IREE's tiling and threads: the rule is a
-work bound per op (``max_work``, element-steps: the iteration space of a structured op,
-measured in benchmarks/loops.py).
+host). As one dispatch (a ``flow.dispatch.region`` converted by IREE's own pass, its
+results tied to the loop's initial values) the whole loop nest is one kernel and an
+iteration costs nanoseconds (a 999-step scalar recurrence: 11.5 ms against 14 us).
 
-Only loops at a function's top level, outside any other loop, with results of static
-shape are wrapped; the loops nested in them come along. Inside the region, the
-``util.optimization_barrier``s (workarounds for IREE's dispatch formation, which does
-not run there) become their operands, and a rank-0 tensor expanded to unit dimensions
-becomes ``tensor.from_elements`` of its element (IREE 3.13's bufferization of the
-expand inside a dispatch fails). The region is marked ``aotc.loop_dispatch`` so that a
-compile that fails with it can retry without (``unwrap``).
+Which loops: at a function's top level, with results of static shape, every carry
+updated in place or rank-0 (``_in_place``), and every op of the nest at most
+``max_work`` element-steps (``op_work``; default 1: scalar steps). IREE 3.13 picks a
+structured op of more than one element in the dispatch as its root and distributes it
+over workgroups, and the loop's other writes then fall outside the distributed loops
+("write affecting operations on global resources are restricted to workgroup
+distributed contexts": a row update ``x[i] = x[i] * 2``); forcing its untiled pipeline
+with a ``compilation_info`` on each op crashed the compiler (SIGFPE in
+``getDefaultDistributedLevelTileSizes``) for a while loop. Such loops keep their per-op
+form, where each op gets IREE's tiled, threaded code.
+
+Inside the region, the ``util.optimization_barrier``s (workarounds for IREE's dispatch
+formation, which does not run there) become their operands, and a rank-0 tensor
+expanded to unit dimensions becomes ``tensor.from_elements`` of its element (IREE
+3.13's bufferization of the expand inside a dispatch fails). The dispatch is marked
+``aotc.loop_dispatch``: a compile that fails with it retries without (``unwrap``,
+``without_loop_dispatches``).
 
 Invariants: values are unchanged; running the pass twice changes nothing more.
 """
@@ -29,7 +36,7 @@ from dataclasses import dataclass
 from .base import ModulePass, as_op, loop_ranges, register
 from .donation.function import donated_pairs, insert_barrier
 from .drop_carry_barriers import CARRY_BARRIER
-from .opset import CARRIES_AT, DESTINATION
+from .opset import CARRIES_AT, DESTINATION, SCALAR_DIALECTS, of_group
 
 LOOP_DISPATCH = "aotc.loop_dispatch"
 LOOPS = frozenset(CARRIES_AT)  # scf.for, scf.while
@@ -41,9 +48,13 @@ _TO_DISPATCHES = "func.func(iree-dispatch-creation-convert-dispatch-regions-to-w
 # Named contractions: work is the result's size times the contracted length.
 _CONTRACTIONS = ("matmul", "matvec", "vecmat", "dot")
 _WINDOWED = ("conv", "pooling")
-# Per op, in element-steps: above it, the op's tiled, threaded dispatch is worth its
-# launch (benchmarks/loops.py).
-MAX_WORK = 1 << 16
+# Element reads and writes, empties, constants and reshapes: no loop of their own in the
+# kernel (a splat is a fill).
+_FREE = (of_group("read", "write", "source", "view", "terminator", "barrier")
+         - {"tensor.splat"})
+# Per op, in element-steps: IREE 3.13 generates code for a loop dispatch whose ops each
+# compute one element (see the module docstring).
+MAX_WORK = 1
 
 
 def _elements(value) -> int:
@@ -63,20 +74,20 @@ def _static(value) -> bool:
 
 
 def op_work(op) -> int | None:
-    """The element-steps one run of ``op`` takes (its iteration space), None when a
-    shape is dynamic."""
+    """The element-steps one run of ``op`` takes: a structured op's iteration space, a
+    slice's size, nothing for element reads and writes and reshapes; None when a shape
+    is dynamic."""
+    from aotc._mlir import ir
+
     name = op.name
     if not all(_static(v) for v in [*op.operands, *op.results]):
         return None
-    sizes = [_elements(v) for v in [*op.operands, *op.results]] or [1]
     if name == "linalg.generic":
         ranges = loop_ranges(op)
         return math.prod(r for r in ranges if r is not None) if ranges else 1
     dialect, _, kind = name.partition(".")
     if dialect == "linalg" and op.results and len(op.operands) >= 2:
         out = _elements(op.results[0])
-        from aotc._mlir import ir
-
         if any(k in kind for k in _CONTRACTIONS):
             # the contracted length is one of the left operand's last two dimensions
             # (transposed forms): the larger bounds it
@@ -85,7 +96,13 @@ def op_work(op) -> int | None:
             return out * max(shape[-2:] or [1])
         if any(k in kind for k in _WINDOWED):
             return out * _elements(op.operands[1])
-    return max(sizes)
+    if name == "tensor.insert_slice":
+        return _elements(op.operands[0])
+    if name == "tensor.extract_slice":
+        return _elements(op.results[0])
+    if name in _FREE or dialect in SCALAR_DIALECTS:
+        return 0
+    return max([_elements(v) for v in [*op.operands, *op.results]] or [1])
 
 
 def _nest_work(loop) -> int | None:

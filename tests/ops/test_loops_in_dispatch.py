@@ -176,11 +176,17 @@ def test_constant_initial_values_are_not_shared():
     np.testing.assert_array_equal(sums, 5 * x)
 
 
-@pytest.mark.parametrize("kind", ["whole_array_carry", "large_op"])
+@pytest.mark.parametrize("kind", ["whole_array_carry", "large_op", "row_update"])
 def test_loops_that_keep_their_form(kind):
-    """A carry computed afresh each step (not updated in place), and an op whose tiled,
-    threaded dispatch is worth its launch, keep one dispatch per op."""
-    if kind == "whole_array_carry":
+    """A carry computed afresh each step (not updated in place), and ops of more than
+    one element (IREE 3.13 distributes one as the dispatch's root and fails), keep one
+    dispatch per op."""
+    if kind == "row_update":
+        fn, args = (lambda x: lax.fori_loop(0, 3, lambda i, x: x.at[i].multiply(2.0), x),
+                    (np.ones((5, 6)),))
+        want = np.ones((5, 6))
+        want[:3] = 2.0
+    elif kind == "whole_array_carry":
         fn, args = (lambda x: lax.fori_loop(0, 5, lambda i, x: x * 0.5 + 1, x),
                     (np.ones(64, np.float32),))
         want = np.full(64, 1.96875, np.float32)
