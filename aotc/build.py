@@ -32,6 +32,7 @@ from .passes import (
     KeepUnusedKernelResults,
     SeparateReturnedUpdates,
     ShieldReductions,
+    ShieldStridedSlices,
     SplitBoolBroadcasts,
     run_pipeline,
 )
@@ -143,9 +144,10 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         merging = [FuseSiblings(reductions=True, returned=False)] if target.is_cpu else []
         # IREE workarounds first: loops of zero trips, reductions whose body reads no input,
         # scalar bools IREE would yield twice, results IREE's folds make arguments (before
-        # the donation analysis), carry barriers over returned updates.
+        # the donation analysis), carry barriers over returned updates, strided slices of
+        # bit extensions.
         folds = [FoldEmptyLoops(), FoldSplats(), ShieldReductions(), SplitBoolBroadcasts(),
-                 FoldToArguments(), DropCarryBarriers()]
+                 FoldToArguments(), DropCarryBarriers(), ShieldStridedSlices()]
         # The stop_gradient marks have done their job once the module is final.
         run_pipeline(module, [DropStopGradients(), *CLEANUP, *folds, *rewrites,
                               SeparateReturnedUpdates(), *merging, *checks])

@@ -32,12 +32,13 @@ from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
 from .shield_reductions import ShieldReductions
+from .shield_strided_slices import ShieldStridedSlices
 from .split_bool_broadcasts import SplitBoolBroadcasts
 
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
-    "ShieldReductions", "SplitBoolBroadcasts",
+    "ShieldReductions", "ShieldStridedSlices", "SplitBoolBroadcasts",
     "GuardKnownNans", "FoldToArguments", "DropCarryBarriers",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
     "KeepUnusedKernelResults",

@@ -97,6 +97,34 @@ def has_reduction(op) -> bool:
     return any("reduction" in str(it) for it in op.attributes["iterator_types"])
 
 
+def bit_extending(op) -> bool:
+    """Is ``op`` a generic IREE treats as a bit extension (its ``isBitExtendOrTruncateOp``):
+    all parallel, one result wider than its widest input of the highest rank, no math op?
+    IREE clones such an op into every consumer's dispatch instead of storing its result."""
+    from aotc._mlir import ir
+
+    if op.name != "linalg.generic" or len(op.results) != 1 or not all_parallel(op):
+        return False
+    n_ins, _ = operand_segments(op)
+    shaped = [v.type for v in list(op.operands)[:n_ins]
+              if isinstance(v.type, ir.RankedTensorType)]
+    rank = max((t.rank for t in shaped), default=0)
+    widths = [_bits(t.element_type) for t in shaped if t.rank == rank]
+    result = _bits(op.results[0].type.element_type)
+    if rank == 0 or None in widths or result is None:
+        return False
+    return max(widths) < result and not any(
+        as_op(o).name.startswith("math.") for o in op.regions[0].blocks[0].operations)
+
+
+def _bits(element) -> int | None:
+    from aotc._mlir import ir
+
+    if isinstance(element, (ir.IntegerType, ir.FloatType)):
+        return element.width
+    return None
+
+
 def computed_from_constants(value, memo: dict) -> bool:
     """Whether ``value`` is computed from constants only: no block argument reaches it
     (through any op or the ops nested in its regions), nor a

@@ -813,6 +813,34 @@ def test_diagonals_of_one_element():
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-15)
 
 
+def test_strided_slices_of_widened_arrays():
+    """A widening cast read through a strided slice: IREE cloned the cast into the
+    consumer's dispatch and dropped the stride (``x.astype(np.float64)[::2] + 1`` came
+    back as ``x[:4] + 1``; program 69581: ``clip`` of a bool, ``.at[0::2].add``)."""
+    rng = np.random.default_rng(7)
+    flags = np.array([False, True, False, True, False, False, True, False])
+    cases = [
+        (rng.random(8).astype(np.float32), lambda m, x: x.astype(np.float64)[0::2] + 1),
+        (rng.random(8).astype(np.float16), lambda m, x: x.astype(np.float32)[1::3] * 2),
+        (rng.integers(0, 100, 8).astype(np.uint8), lambda m, x: x.astype(np.float32)[::2] - 1),
+        (flags, lambda m, x: x.astype(np.int64)[0::2] + np.arange(4)),
+        (flags, lambda m, x: _add_at(m, m.clip(x, -2, 3), np.s_[0::2], np.arange(10, 50, 10))),
+        (rng.integers(0, 9, (6, 6)).astype(np.int8),
+         lambda m, x: x.astype(np.int32)[::2, 1::2] + 1),
+    ]
+    for x, f in cases:
+        got = np.asarray(aotc.jit(lambda x: f(anp, x))(x))
+        np.testing.assert_array_equal(got, f(np, x))
+
+
+def _add_at(m, x, index, values):
+    if m is np:
+        x = x.copy()
+        x[index] += values
+        return x
+    return x.at[index].add(values)
+
+
 # The long runs' findings of 2026-12-05 (seeds 0-59999), a batch per mode compiled as
 # one module as the long run does: programs that failed only together stay together
 # (15673+15675 and 19509+19512: the ordering barrier's copies of a dispatch's result
@@ -823,7 +851,7 @@ LONG_RUN_FINDINGS = {
                57645, 28188, 28195, 31226, 31831, 32665, 35968, 44466, 44469],
     "vmap": [17636, 21932, 26494, 35176, 49556, 49560, 49562],
     "jit": [9700, 10119, 49846, 54132, 56480],
-    "export:local-sync": [46516],
+    "export:local-sync": [46516, 69581],
     "export:local-task": [22817, 50950, 55512],
 }
 

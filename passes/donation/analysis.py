@@ -42,7 +42,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .. import opset
-from ..base import all_parallel, as_op, operand_segments, where
+from ..base import all_parallel, as_op, bit_extending, operand_segments, where
 from ..drop_carry_barriers import CARRY_BARRIER
 from ..opset import (
     CARRIES_AT,
@@ -93,31 +93,16 @@ def _is_bool(value) -> bool:
 
 def _recomputed(value) -> bool:
     """Is ``value`` computed again, from its inputs, in each dispatch that reads it? IREE
-    stores no bool tensor between dispatches, and clones a bit-extending generic (IREE's
-    ``isBitExtendOrTruncateOp``: all parallel, one result wider than its widest input of
-    the highest rank, no math op) into every consumer's dispatch (program 28188: a
-    uint8 -> float64 conversion of the donated x, returned, was also recomputed in the
-    dispatch that wrote x)."""
-    from aotc._mlir import ir
-
+    stores no bool tensor between dispatches, and clones a bit-extending generic
+    (``base.bit_extending``) into every consumer's dispatch (program 28188: a uint8 ->
+    float64 conversion of the donated x, returned, was also recomputed in the dispatch
+    that wrote x)."""
     if _is_bool(value):
         return True
     op = defining_op(value)
     if op is not None and _is_elementwise(op) and _inserted(value):
         return True
-    if (op is None or op.name != "linalg.generic" or len(op.results) != 1
-            or not all_parallel(op)):
-        return False
-    n_ins, _ = operand_segments(op)
-    shaped = [v.type for v in list(op.operands)[:n_ins]
-              if isinstance(v.type, ir.RankedTensorType)]
-    rank = max((t.rank for t in shaped), default=0)
-    widths = [_bits(t.element_type) for t in shaped if t.rank == rank]
-    if rank == 0 or None in widths or _bits(value.type.element_type) is None:
-        return False
-    body = op.regions[0].blocks[0].operations
-    return (max(widths) < _bits(value.type.element_type)
-            and not any(as_op(o).name.startswith("math.") for o in body))
+    return op is not None and bit_extending(op)
 
 
 def _inserted(value) -> bool:
@@ -133,14 +118,6 @@ def _inserted(value) -> bool:
                     owner.name == "tensor.insert_slice" and use.operand_number == 0):
                 return True
     return False
-
-
-def _bits(element) -> int | None:
-    from aotc._mlir import ir
-
-    if isinstance(element, (ir.IntegerType, ir.FloatType)):
-        return element.width
-    return None
 
 
 def _is_view(op) -> bool:
