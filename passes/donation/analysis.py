@@ -42,7 +42,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .. import opset
-from ..base import all_parallel, as_op, bit_extending, operand_segments, where
+from ..base import as_op, bit_extending, where
 from ..drop_carry_barriers import CARRY_BARRIER
 from ..opset import (
     CARRIES_AT,
