@@ -95,6 +95,19 @@ def test_a_product_that_may_underflow_to_zero_is_not_checked():
         assert got.bound[0] == first and got.bound[1] == 0.0
 
 
+def test_a_float32_product_whose_partial_products_underflow_is_not_checked():
+    """The factors below 1 of a float32 row multiply to about 1e-46: positive in float64,
+    zero in float32, so with -inf in the row the result is nan in one order and -inf in
+    numpy's (program 67680). Such an element is not checked; ordinary factors are."""
+    from tests.fuzz import bounds
+
+    x = np.array([[9.4e-38, 0.026, 0.12, 0.0034, 1e-4, -np.inf, 2.0],
+                  [0.5, 0.25, 3.0, 1.5, 0.5, -np.inf, 2.0]], np.float32)
+    got = bounds.propagate("product", lambda a: np.prod(a, axis=1), [bounds.Value(x)],
+                           np.prod(x, axis=1), np.random.default_rng(0), terms=7)
+    assert got.bound[0] == np.inf and got.bound[1] == 0.0
+
+
 def test_an_unchecked_element_may_be_nan():
     """An element with an infinite bound is not checked: NaN there is no disagreement
     (a float16 convolution overflowing in one order and not in another: inf - inf in
