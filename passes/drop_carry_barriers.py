@@ -10,7 +10,10 @@ was a donated argument's ("source and target ranges overlap within the same buff
 fuzzer programs 6513+6514, 27953+27954). Such a barrier is dropped, unless a value
 computed from the update is also computed from the loop's results: IREE then fails to
 order the update's producer ("circular dependency": 57645, where the update is not
-returned, and 9700, where it is), so that barrier stays.
+returned, and 9700, where it is), so that barrier stays. A barrier over an argument or a
+constant (what the cleanup left of a computed carry: ``trunc`` of an integer array)
+goes as well: it orders nothing, and over an argument another loop also carries, IREE
+left a result without a buffer ("ref is null": 62574+62577).
 
 Invariants: values are unchanged; only marked barriers go; running the pass twice
 changes nothing more.
@@ -60,6 +63,17 @@ def _read_with_the_loop(barrier) -> bool:
     return bool(after & _readers([barrier.operands[0]], block, skip=(barrier.operation,)))
 
 
+def _not_computed(value) -> bool:
+    """Is ``value`` an argument or a constant (the tracer's barrier was over an op the
+    cleanup folded away, ``trunc`` of an integer array)? Such a barrier orders nothing,
+    and over an argument that another loop also carries IREE 3.13 left a result
+    without a buffer at run time ("ref is null": fuzz programs 62574+62577)."""
+    from aotc._mlir import ir
+
+    return isinstance(value, ir.BlockArgument) or (
+        isinstance(value, ir.OpResult) and as_op(value.owner).name == "arith.constant")
+
+
 def _returned_update(value) -> bool:
     """Is ``value`` an update (through reshapes) that is returned (through reshapes)?"""
     from aotc._mlir import ir
@@ -94,6 +108,7 @@ class DropCarryBarriers(ModulePass):
     def run(self, module) -> None:
         for op, _ in collect_ops(module, lambda o: CARRY_BARRIER in o.attributes):
             op = as_op(op)
-            if _returned_update(op.operands[0]) and not _read_with_the_loop(op):
+            if _not_computed(op.operands[0]) or (
+                    _returned_update(op.operands[0]) and not _read_with_the_loop(op)):
                 op.results[0].replace_all_uses_with(op.operands[0])
                 op.erase()

@@ -44,3 +44,19 @@ func.func @read_with_the_loop(%x: tensor<4xf32>, %r: tensor<1xf32>) -> (tensor<4
   %s = arith.addf %l, %u : tensor<4xf32>
   return %u, %s : tensor<4xf32>, tensor<4xf32>
 }
+
+// A carry barrier over an argument (the cleanup folded its computed carry away) goes.
+// CHECK-LABEL: func.func @over_an_argument
+// CHECK-NOT:     util.optimization_barrier
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %arg0)
+func.func @over_an_argument(%x: tensor<4xi32>) -> tensor<4xi32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %b = "util.optimization_barrier"(%x) {aotc.carry_barrier} : (tensor<4xi32>) -> tensor<4xi32>
+  %l = scf.for %i = %c0 to %c3 step %c1 iter_args(%a = %b) -> (tensor<4xi32>) {
+    %d = arith.addi %a, %a : tensor<4xi32>
+    scf.yield %d : tensor<4xi32>
+  }
+  return %l : tensor<4xi32>
+}
