@@ -377,10 +377,10 @@ def _tie(dispatch) -> None:
 
 
 def _argument_kept(dispatch, argument) -> bool:
-    """Whether the dispatch may be tied to the function argument ``argument``: a donated
-    one, or one read again at the return. IREE writes a tied operand in place when
-    nothing reads it afterwards, and the caller's array would change (as for updates:
-    aotc-keep-undonated-arguments), so an undonated argument is read again by a barrier
+    """Whether the dispatch may be tied to the function argument ``argument``: one that
+    is not donated, once it is read again at the return. IREE writes a tied operand in
+    place when nothing reads it afterwards, and the caller's array would change (as for
+    updates: aotc-keep-undonated-arguments), so the argument is read again by a barrier
     over it and a returned value that is not written into a donated buffer (IREE takes
     a barrier over the caller's buffers only). False where there is no such value."""
     func = dispatch.parent
@@ -388,7 +388,10 @@ def _argument_kept(dispatch, argument) -> bool:
         func = func.parent
     pairs = donated_pairs(func)
     if argument.arg_number in pairs:
-        return True
+        # IREE writes the donated buffer's result there too: when that result is the
+        # loop's (through ops it folds away), it copied the buffer onto itself ("source
+        # and target ranges overlap within the same buffer": fuzz 66992+66995)
+        return False
     ret = _terminator(func.regions[0].blocks[0])
     free = [k for k in range(len(ret.operands)) if k not in pairs.values()]
     if not free:
