@@ -108,6 +108,21 @@ def test_a_float32_product_whose_partial_products_underflow_is_not_checked():
     assert got.bound[0] == np.inf and got.bound[1] == 0.0
 
 
+def test_a_mean_whose_partial_sums_overflow_is_not_checked():
+    """mean of [3.4e38, 8.5e37, -inf, ...] in float32: its partial sums overflow to +inf
+    in one order (then nan with -inf) and not in numpy's (-inf), though the mean of the
+    magnitudes is finite (program 78357). Such an element is not checked; a mean of
+    ordinary values with -inf is."""
+    from tests.fuzz import bounds
+
+    x = np.array([[3.4028235e38, 8.5070587e37, -np.inf, 1.0, 0.5, 2.0, -3.0, 1.0],
+                  [3.0, 8.0, -np.inf, 1.0, 0.5, 2.0, -3.0, 1.0]], np.float32)
+    with np.errstate(all="ignore"):
+        got = bounds.propagate("mean", lambda a: np.mean(a, axis=1), [bounds.Value(x)],
+                               np.mean(x, axis=1), np.random.default_rng(0), terms=8)
+    assert got.bound[0] == np.inf and got.bound[1] == 0.0
+
+
 def test_an_unchecked_element_may_be_nan():
     """An element with an infinite bound is not checked: NaN there is no disagreement
     (a float16 convolution overflowing in one order and not in another: inf - inf in

@@ -256,7 +256,7 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
         any_loose = any(bool(np.any(v.loose)) for v in operands if v.is_float)
         return Value(out, np.full(out.shape, worst), np.full(out.shape, any_loose) | (out == 0))
     eps = float(np.finfo(out.dtype).eps)
-    if kind in ("linear", "product"):
+    if kind in ("linear", "product", "mean"):
         # The summation error is within terms * eps of the terms' magnitude: the op of the
         # absolute inputs for sums of products; for differences (x - 1, loops of c*3 - 1)
         # the larger of the result and the operands.
@@ -277,6 +277,8 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
         # and on a product contracted into an fma: the element is not checked (infinite
         # and NaN inputs otherwise give the same inf or nan in any order: those are)
         high = np.abs(np.asarray(quiet(fn, *_clipped(operands, "high")), np.float64))
+        if kind == "mean":  # the partial sums, not the mean (program 78357)
+            high = high * terms
         checked = high <= float(np.finfo(out.dtype).max)
         if kind == "product":
             # (in out's precision: factors of float32 whose product is 1e-46 in float64

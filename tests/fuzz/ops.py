@@ -248,7 +248,7 @@ OPS: list[Op] = [
     # reductions
     _reduction("sum", "m.sum({a}, axis={axis}, keepdims={keepdims})", "linear"),
     _reduction("prod", "m.prod({a}, axis={axis}, keepdims={keepdims})", "product"),
-    _reduction("mean", "m.mean({a}, axis={axis}, keepdims={keepdims})", "linear"),
+    _reduction("mean", "m.mean({a}, axis={axis}, keepdims={keepdims})", "mean"),
     _reduction("max", "m.max({a}, axis={axis}, keepdims={keepdims})", "max",
                accepts=_nonempty()),
     _reduction("min", "m.min({a}, axis={axis}, keepdims={keepdims})", "max",
