@@ -272,7 +272,7 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
         # where a partial result may overflow (the finite terms' magnitudes, at least 1
         # each, exceed out's range) or, in a product, a partial product underflow to zero
         # (the nonzero factors below 1 multiply to zero, or to less than out's smallest
-        # subnormal: times an infinite factor, nan in one order and inf in another;
+        # normal: times an infinite factor, nan in one order and inf in another;
         # programs 26494, 67680), the result depends on the order
         # and on a product contracted into an fma: the element is not checked (infinite
         # and NaN inputs otherwise give the same inf or nan in any order: those are)
@@ -282,8 +282,9 @@ def _propagate(kind, fn, operands, out, rng, terms) -> Value:
         checked = high <= float(np.finfo(out.dtype).max)
         if kind == "product":
             # (in out's precision: factors of float32 whose product is 1e-46 in float64
-            # have partial products that are zero in float32; program 67680)
-            tiny = float(np.finfo(out.dtype).smallest_subnormal) if out.dtype.kind == "f" else 0
+            # have partial products that are zero in float32, program 67680; and below
+            # the smallest normal, which IREE's CPU runtime flushes to zero, 77731)
+            tiny = float(np.finfo(out.dtype).tiny) if out.dtype.kind == "f" else 0
             checked &= np.abs(np.asarray(quiet(fn, *_clipped(operands, "low")),
                                          np.float64)) > tiny
         bound = np.where(checked, bound, np.inf)
