@@ -146,8 +146,22 @@ def test_runs_on_vulkan_as_on_the_cpu(exported, on_cpu, vulkan, family):  # noqa
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_runs_on_aarch64_as_on_the_cpu(exported, on_cpu, aarch64, family, tmp_path):  # noqa: F811
+    _check_on_aarch64(exported(family, run_here_targets(family)), family, on_cpu, aarch64,
+                      tmp_path)
+
+
+def test_loops_as_one_dispatch_run_on_aarch64(exported, on_cpu, aarch64, tmp_path):  # noqa: F811
+    """An artifact for CPU targets only runs its loops of scalar steps as one dispatch
+    each (passes/loops_in_dispatch.py): the same values on aarch64 as numpy and the
+    host's run of the multi-target artifact, whose loops keep the per-op form."""
+    program = PROGRAMS["control"]
+    lowered = aotc.jit(program.fn, target="cpu,aarch64").lower(*program.inputs).as_text()
+    assert "flow.dispatch.workgroups" in lowered
+    _check_on_aarch64(exported("control", "cpu,aarch64"), "control", on_cpu, aarch64, tmp_path)
+
+
+def _check_on_aarch64(built, family, on_cpu, aarch64, tmp_path):  # noqa: F811
     p = PROGRAMS[family]
-    built = exported(family, run_here_targets(family))
     (tmp_path / "m.vmfb").write_bytes(built.vmfb)
     inputs = [value_flag("--input", a, tmp_path / f"in{i}") for i, a in enumerate(p.inputs)]
     results = built.metadata.results
