@@ -19,6 +19,20 @@ except ImportError as e:
     raise CompilerNotInstalledError.from_import_error(e) from e
 
 PARALLEL = "#linalg.iterator_type<parallel>"
+
+
+def bytecode(module: ir.Module) -> bytes:
+    """The module (an ir.Module or its operation) as MLIR bytecode."""
+    import io
+
+    buf = io.BytesIO()
+    getattr(module, "operation", module).write_bytecode(buf)
+    return buf.getvalue()
+
+
+def parse_module(data: bytes | str) -> ir.Module:
+    """A module from its bytecode (``bytecode``) or text, in a context of its own."""
+    return ir.Module.parse(data, context=ir.Context())
 REDUCTION = "#linalg.iterator_type<reduction>"
 
 

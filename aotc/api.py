@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from . import build, cache, compile_log, jit_cache, x64
+from . import _mlir, build, cache, compile_log, jit_cache, x64
 from .compiler import compile_bytecode
 from .core import is_tracing
 from .errors import AotcError
@@ -123,7 +123,7 @@ class Lowered:
     @property
     def bytecode(self) -> bytes:
         if self._bytecode is None:
-            self._bytecode = build.bytecode(self._module)
+            self._bytecode = _mlir.bytecode(self._module)
         return self._bytecode
 
     def cache_key(self) -> str:
@@ -262,7 +262,7 @@ class Compiled:
         when it is not known. IREE's own intermediate forms are not kept in the ``.vmfb``."""
         if self._bytecode is None:
             return None
-        return build.module_text(build.parse_module(self._bytecode), metadata=metadata,
+        return build.module_text(_mlir.parse_module(self._bytecode), metadata=metadata,
                                  debug_info=debug_info)
 
     def cost_analysis(self) -> dict[str, float]:

@@ -4,7 +4,6 @@ module ready for IREE."""
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 from dataclasses import dataclass, replace
 
@@ -157,8 +156,8 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     # Last: IREE rejects a kernel's result barrier some of whose results are returned,
     # clones shared update destinations wrongly and cannot splat complex128 constants
     # (the barriers these add are scalars').
-    # Small loops become one dispatch each on CPU targets (their GPU code is not
-    # measured); a compile that fails with them retries without (compiler.py).
+    # Loops of scalar steps become one dispatch each on CPU targets (their GPU code is
+    # not measured); a compile that fails with them retries without (compiler.py).
     max_work = config.value("loop_dispatch_max_work")
     loops = [LoopsInDispatch(max_work)] if target.is_cpu and max_work > 0 else []
     run_pipeline(module, [FuseSiblings(reductions=False, returned=True), KeepUnusedKernelResults(),
@@ -224,15 +223,6 @@ def function_metadata(module: ir.Module, name: str) -> FunctionMetadata:
     raise KeyError(name)
 
 
-def bytecode(module: ir.Module) -> bytes:
-    buf = io.BytesIO()
-    module.operation.write_bytecode(buf)
-    return buf.getvalue()
-
-
-def parse_module(data: bytes | str) -> ir.Module:
-    """A module from its bytecode (``bytecode``) or text, in a context of its own."""
-    return ir.Module.parse(data, context=ir.Context())
 
 
 def clone_module(module: ir.Module):

@@ -6,7 +6,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from . import build, cache, compile_log
+from . import _mlir, build, cache, compile_log
 from .api import _symbol_name
 from .compiler import compile_bytecode
 from .errors import AotcError
@@ -139,7 +139,7 @@ def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
             flags = build.finish_module(module, tgt, contractions,
                                         strict_donation=strict_donation)
             functions = {fname: build.function_metadata(module, fname) for fname in functions}
-        bytecode = build.bytecode(module)
+        bytecode = _mlir.bytecode(module)
         with stages("disk cache"):
             key = cache.program_key(bytecode, flags) if cache.enabled() else None
             vmfb = cache.load(key) if key else None

@@ -431,13 +431,15 @@ def _dispatches(module) -> list:
 def unwrap(module) -> int:
     """Puts the loops of the dispatches ``LoopsInDispatch`` made back into their
     functions; returns how many there were."""
+    from aotc._mlir import ir
+
     dispatches = _dispatches(module)
     for dispatch in dispatches:
         block = dispatch.regions[0].blocks[0]
         n_inputs = len(dispatch.operands)
         inputs = list(dispatch.operands)
         results = [None] * len(dispatch.results)
-        tied = [int(str(a).split(":")[0]) for a in dispatch.attributes["tied_operands"]]
+        tied = [ir.IntegerAttr(a).value for a in dispatch.attributes["tied_operands"]]
         outputs = [k for k, t in enumerate(tied) if t < 0]  # in block argument order
         for op in [as_op(o) for o in block.operations]:
             if op.name == _LOAD:
@@ -461,26 +463,20 @@ def unwrap(module) -> int:
 
 
 def without_loop_dispatches(mlir: bytes) -> bytes | None:
-    """``mlir`` (bytecode or text) with the regions of ``LoopsInDispatch`` inlined, as
-    bytecode; None when it has none."""
-    import io
-
-    from aotc._mlir import ir
+    """``mlir`` (bytecode or text) with the dispatches of ``LoopsInDispatch`` put back
+    into their functions, as bytecode; None when it has none."""
+    from aotc._mlir import bytecode, parse_module
 
     if LOOP_DISPATCH.encode() not in mlir:
         return None
-    module = ir.Module.parse(mlir, context=ir.Context())
-    if not unwrap(module.operation):
-        return None
-    buffer = io.BytesIO()
-    module.operation.write_bytecode(buffer)
-    return buffer.getvalue()
+    module = parse_module(mlir)
+    return bytecode(module) if unwrap(module.operation) else None
 
 
 @register
 @dataclass(frozen=True)
 class LoopsInDispatch(ModulePass):
-    """Wraps small loops in dispatch regions (see the module docstring)."""
+    """Makes loops of scalar steps one dispatch each (see the module docstring)."""
 
     name = "aotc-loops-in-dispatch"
     max_work: int = MAX_WORK
@@ -493,6 +489,7 @@ class LoopsInDispatch(ModulePass):
         loops = _candidates(module, self.max_work)
         if not loops:
             return
+        earlier = _dispatches(module)  # tied already (a new loop since an earlier run)
         for loop, copies in loops:
             for value, carry in copies:
                 _copy_into(value, carry)
@@ -502,4 +499,5 @@ class LoopsInDispatch(ModulePass):
         with module.context:
             passmanager.PassManager.parse(f"builtin.module({_TO_DISPATCHES})").run(module)
         for dispatch in _dispatches(module):
-            _tie(dispatch)
+            if dispatch not in earlier:
+                _tie(dispatch)

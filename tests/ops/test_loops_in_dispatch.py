@@ -1,4 +1,4 @@
-"""Small loops as one dispatch (passes/loops_in_dispatch.py): the same values as numpy's
+"""Loops of scalar steps as one dispatch (passes/loops_in_dispatch.py): the same values as numpy's
 Python loops and as the per-op form (``loop_dispatch_max_work=0``), the loop really in
 one dispatch (no silent retry without it), arguments left unchanged, donation, the
 loops that keep their form, and the compile's retry without the dispatches."""
@@ -14,87 +14,48 @@ import aotc.numpy as anp
 from aotc import compiler
 from aotc.errors import CompileError
 from aotc.passes import loops_in_dispatch
+from tests.fuzz.helpers import AotcHelpers, NumpyHelpers
+
+from .test_control_flow import PyLax
 
 
-def _recurrence(m, lax_, x):
-    def body(i, x):
-        return x.at[i].set(0.5 * x[i - 1] + x[i])
-    return lax_.fori_loop(1, x.shape[0], body, x)
+# Each case is written once over (m, lax, h): aotc.numpy, aotc.lax and the fuzzer's .at
+# helpers, or numpy, test_control_flow's Python-loop PyLax and their numpy twins.
+
+def _recurrence(m, lax_, h, x):
+    return lax_.fori_loop(1, x.shape[0], lambda i, x: h.at_set(x, i, 0.5 * x[i - 1] + x[i]), x)
 
 
-def _prefix_sums(m, lax_, x):
+def _prefix_sums(m, lax_, h, x):
     """A while loop with a counter, a scalar accumulator and an element update."""
     def body(c):
         i, s, y = c
-        return i + 1, s + x[i], y.at[i].set(s)
+        return i + 1, s + x[i], h.at_set(y, i, s)
     return lax_.while_loop(lambda c: c[0] < x.shape[0], body, (0, x[0] * 0, m.zeros_like(x)))
 
 
-def _rows(m, lax_, x):
+def _rows(m, lax_, h, x):
     """Nested loops: a row sweep whose rows are built element by element."""
     def row(i, a):
-        return lax_.fori_loop(0, a.shape[1], lambda j, a: a.at[i, j].add(a[i - 1, j]), a)
+        return lax_.fori_loop(0, a.shape[1], lambda j, a: h.at_add(a, (i, j), a[i - 1, j]), a)
     return lax_.fori_loop(1, x.shape[0], row, x)
 
 
-def _scan_scalar_carry(m, lax_, x):
+def _scan_scalar_carry(m, lax_, h, x):
     return lax_.scan(lambda c, v: (c * 0.5 + v, c), x[0] * 0, x)
 
 
-def _traced_bounds(m, lax_, x, n):
-    return lax_.fori_loop(0, n, lambda i, c: (c[0] + x[i], c[1].at[i].multiply(2)), (x[0] * 0, x))
+def _traced_bounds(m, lax_, h, x, n):
+    return lax_.fori_loop(0, n, lambda i, c: (c[0] + x[i], h.at_multiply(c[1], i, 2)),
+                          (x[0] * 0, x))
 
 
-class NumpyLax:
-    """numpy stand-ins for the lax loops (Python loops)."""
-
-    @staticmethod
-    def fori_loop(lower, upper, body, init):
-        value = init
-        for i in range(int(lower), int(upper)):
-            value = body(i, value)
-        return value
-
-    @staticmethod
-    def while_loop(cond, body, init):
-        value = init
-        while cond(value):
-            value = body(value)
-        return value
-
-    @staticmethod
-    def scan(f, init, xs):
-        carry, ys = init, []
-        for v in xs:
-            carry, y = f(carry, v)
-            ys.append(y)
-        return carry, np.stack(ys)
-
-
-class _Updatable(np.ndarray):
-    """A numpy array with ``.at[i].set/add/multiply`` returning updated copies."""
-
-    @property
-    def at(self):
-        array = self
-
-        class Index:
-            def __getitem__(self, index):
-                def apply(fn):
-                    out = np.array(array).view(_Updatable)
-                    out[index] = fn(out[index])
-                    return out
-                return type("Update", (), {
-                    "set": staticmethod(lambda v: apply(lambda _: v)),
-                    "add": staticmethod(lambda v: apply(lambda old: old + v)),
-                    "multiply": staticmethod(lambda v: apply(lambda old: old * v)),
-                })()
-        return Index()
+def _traced(case):
+    return lambda *args: case(anp, lax, AotcHelpers, *args)
 
 
 def _numpy(case, *args):
-    args = [np.array(a).view(_Updatable) if isinstance(a, np.ndarray) else a for a in args]
-    return case(np, NumpyLax, *args)
+    return case(np, PyLax, NumpyHelpers, *args)
 
 
 def _no_retry(monkeypatch):
@@ -119,12 +80,12 @@ def test_small_loop_is_one_dispatch_with_numpy_values(name, monkeypatch):
     _no_retry(monkeypatch)
     case, inputs = CASES[name]
     args = inputs()
-    jitted = aotc.jit(lambda *a: case(anp, lax, *a))
+    jitted = aotc.jit(_traced(case))
     assert "flow.dispatch.workgroups" in jitted.lower(*args).as_text()
     got = aotc.tree_util.tree_leaves(jitted(*args))
     want = aotc.tree_util.tree_leaves(_numpy(case, *args))
     with aotc.config.override(loop_dispatch_max_work=0):
-        per_op = aotc.jit(lambda *a: case(anp, lax, *a))
+        per_op = aotc.jit(_traced(case))
         assert "flow.dispatch.workgroups" not in per_op.lower(*args).as_text()
         per_op_got = aotc.tree_util.tree_leaves(per_op(*args))
     for g, p, w in zip(got, per_op_got, want):
@@ -138,7 +99,7 @@ def test_carried_argument_is_left_unchanged(monkeypatch):
     x = np.linspace(-1, 1, 300).astype(np.float32)
     kept = x.copy()
     on_device = aotc.device_put(x)
-    jitted = aotc.jit(lambda x: _recurrence(anp, lax, x))
+    jitted = aotc.jit(_traced(_recurrence))
     first = np.asarray(jitted(on_device))
     second = np.asarray(jitted(on_device))
     np.testing.assert_array_equal(x, kept)
@@ -151,8 +112,8 @@ def test_donated_carry(monkeypatch):
     loops): a warning, the values of the undonated call, the argument intact."""
     _no_retry(monkeypatch)
     x = np.linspace(-1, 1, 16384).astype(np.float32)
-    want = np.asarray(aotc.jit(lambda x: _recurrence(anp, lax, x))(x))
-    donated = aotc.jit(lambda x: _recurrence(anp, lax, x), donate_argnums=0)
+    want = np.asarray(aotc.jit(_traced(_recurrence))(x))
+    donated = aotc.jit(_traced(_recurrence), donate_argnums=0)
     state = aotc.device_put(x)
     with pytest.warns(aotc.DonationWarning, match="scf.for"):
         got = donated(state)
@@ -214,6 +175,6 @@ def test_failed_compile_retries_without_the_dispatches(monkeypatch):
     monkeypatch.setattr(compiler, "_compile_with_fallbacks", fail_with_dispatches)
     monkeypatch.setenv("AOTC_DISABLE_CACHE", "1")  # a compile, not a disk-cache hit
     x = np.linspace(-1, 1, 300).astype(np.float32)
-    got = np.asarray(aotc.jit(lambda x: _recurrence(anp, lax, x))(x))
+    got = np.asarray(aotc.jit(_traced(_recurrence))(x))
     assert tried == [True, False]
     np.testing.assert_allclose(got, np.asarray(_numpy(_recurrence, x)), rtol=1e-6)
