@@ -58,8 +58,8 @@ def __getattr__(name: str):
     if name in _LAZY:
         module, attr = _LAZY[name]
         if module in _DIFFERENTIATION:
-            # numpy.linalg's factorizations get their derivatives (custom_jvp rules,
-            # which aotc.linalg cannot import itself: they import it).
+            # the linalg factorizations get their derivatives (custom_jvp rules, which
+            # aotc.linalg_kernels cannot import itself: they import it).
             importlib.import_module("aotc.linalg_derivatives")
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value

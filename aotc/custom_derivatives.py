@@ -216,17 +216,30 @@ class custom_jvp(_CustomDerivative):
         def backward(primals, cotangents):
             from . import numpy as anp
 
+            # Integer outputs have no tangents (their cotangents are float0): the map
+            # transposed is the one onto the floating-point outputs' tangents.
+            is_leaf = lambda x: x is None  # noqa: E731
+            ct_leaves, ct_tree = tree_util.tree_flatten(cotangents, is_leaf=is_leaf)
+            floats = [i for i, c in enumerate(ct_leaves)
+                      if getattr(c, "dtype", None) != float0]
+
             def tangent_out(*tangents):
                 out = self.jvp(*nondiff, tuple(primals), tuple(tangents))
                 if not (isinstance(out, (tuple, list)) and len(out) == 2):
                     raise DifferentiationError(
                         f"custom_jvp {self._name}: the jvp rule must return a pair "
                         f"(primal_out, tangent_out), got {type(out).__name__}")
-                return out[1]
+                leaves, tree = tree_util.tree_flatten(out[1], is_leaf=is_leaf)
+                if len(leaves) != len(ct_leaves):
+                    raise DifferentiationError(
+                        f"custom_jvp {self._name}: the jvp rule's tangent output has "
+                        f"structure {tree_util.describe(tree)}, but the function's output "
+                        f"has {tree_util.describe(ct_tree)}; give it the output's structure")
+                return tuple(leaves[i] for i in floats)
 
             zeros = tree_util.tree_map(lambda p: anp.zeros_like(p), tuple(primals))
             _, pullback = vjp(tangent_out, *zeros)
-            grads = pullback(cotangents)
+            grads = pullback(tuple(ct_leaves[i] for i in floats))
             # Integer arguments have no tangents (float0): no cotangent either.
             return tuple(tree_util.tree_map(
                 lambda g: None if getattr(g, "dtype", None) == float0 else g, g_i)

@@ -11,11 +11,9 @@ import numpy as np
 from . import namespaces as _namespaces
 from .core import Tracer, make_public
 from .errors import TracingError, UnsupportedOpError
-from .linalg import matrices, qr_modes, square_matrices
-from .ops import eigen as _eigen
+from .linalg_kernels import KERNELS, matrices, qr_modes, square_matrices, svd_kernel
 from .ops import elementwise as ew
 from .ops import lu as _lu
-from .ops import svd as _svd
 from .ops import triangular
 from .ops.array_api import matrix_transpose
 from .ops.arguments import as_tracer
@@ -34,7 +32,7 @@ def cholesky(x, *, symmetrize_input=True) -> Tracer:
     """jax.lax.linalg.cholesky: the lower Cholesky factor (of (x + x^T) / 2 with
     ``symmetrize_input``, else of x's lower triangle); NaN where not positive definite."""
     m = square_matrices(x, "lax.linalg.cholesky")
-    return triangular.cholesky(_symmetrized(m) if symmetrize_input else m)
+    return KERNELS["cholesky"](_symmetrized(m) if symmetrize_input else m)
 
 
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
@@ -45,7 +43,7 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
     half-open range)."""
     m = square_matrices(x, "lax.linalg.eigh")
     m = _symmetrized(m) if symmetrize_input else (m if lower else matrix_transpose(m))
-    w, v = _eigen.eigh(m)
+    w, v = KERNELS["eigh"](m)
     if subset_by_index is not None:
         first, stop = (int(i) for i in subset_by_index)
         if not 0 <= first <= stop <= m.shape[-1]:
@@ -95,7 +93,7 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorit
     """jax.lax.linalg.svd: ``(u, s, vh)`` or s, singular values descending (one-sided
     Jacobi); ``subset_by_index=(first, stop)`` keeps those."""
     m = matrices(x, "lax.linalg.svd")
-    out = _svd.svd(m, bool(full_matrices), bool(compute_uv))
+    out = svd_kernel(m, bool(full_matrices), bool(compute_uv))
     if subset_by_index is None:
         return tuple(out) if compute_uv else out
     first, stop = (int(i) for i in subset_by_index)

@@ -25,13 +25,15 @@ from . import dtypes, x64
 from . import namespaces as _namespaces
 from .core import Tracer, make_public
 from .errors import TracingError
+from .linalg_kernels import (KERNELS, broadcast_batches, lower_triangle_source,
+                             matrices, qr_modes, square_matrices, svd_kernel)
 from .ops import elementwise as ew
-from .ops import array_api, contraction, creation, differences, lu, matrix, matrix_products
-from .ops import eigen, qr as _qr, reductions, svd as _svd, triangular
+from .ops import array_api, contraction, creation, differences, matrix, matrix_products
+from .ops import reductions, triangular
 from .ops.arguments import as_tracer, normalize_axis
 from .ops.array_api import matrix_transpose
 from .ops.selection import where
-from .ops.shape import (broadcast_to, concatenate, expand_dims, moveaxis, ravel, reshape,
+from .ops.shape import (expand_dims, moveaxis, ravel, reshape,
                         squeeze, transpose)
 from .ops.statistics import _keep_dims, _to_last_axis
 
@@ -91,7 +93,7 @@ def _matrix_norm(x: Tracer, ord, axis: tuple, keepdims: bool) -> Tracer:
         result = ew.ufunc("sqrt", _sum_of_squares(x, (row, col)))
     elif ((isinstance(ord, str) and ord == "nuc")
           or (not isinstance(ord, str) and ord in _SVD_ORDERS)):
-        values = _svd.svd(moveaxis(x, (row, col), (-2, -1)), False, False)
+        values = KERNELS["svdvals"](moveaxis(x, (row, col), (-2, -1)))
         combine = {2: reductions.max, -2: reductions.min, "nuc": reductions.sum}[ord]
         result = combine(values, axis=-1)
     elif not isinstance(ord, str) and ord in _MATRIX_SUM_ORDERS:
@@ -153,48 +155,6 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tracer:
     return norm(x, axis=(-2, -1), keepdims=keepdims, ord=ord)
 
 
-def _solve(a: Tracer, b: Tracer) -> Tracer:
-    return lu.solve_factored(*lu.lu(a), b)
-
-
-def _slogdet(a: Tracer) -> tuple:
-    return tuple(lu.slogdet(a))
-
-
-def _eigh(a: Tracer) -> tuple:
-    return tuple(eigen.eigh(a))
-
-
-# The factorizations the functions below call on float stacks, by name. These are the
-# plain kernels; aotc.linalg_derivatives replaces them with the same functions carrying
-# their derivatives (custom_jvp rules) when aotc's differentiation is imported: they
-# cannot be made here, as custom_jvp's module imports this one.
-KERNELS = {"inverse": lu.inverse, "solve": _solve, "det": lu.det, "slogdet": _slogdet,
-           "cholesky": triangular.cholesky, "eigh": _eigh, "eigvalsh": eigen.eigvalsh}
-
-
-def matrices(a, where: str) -> Tracer:
-    """``a`` as a float stack of (possibly rectangular) matrices (..., m, n)."""
-    t = triangular.float_input(as_tracer(a, where), where)
-    if t.ndim < 2:
-        raise TracingError(f"{where}: expected a matrix (..., m, n), got a "
-                           f"{t.ndim}-dimensional array of shape {t.shape}")
-    return t
-
-
-def square_matrices(a, where: str) -> Tracer:
-    """``a`` as a float stack of square matrices (..., n, n), or numpy's LinAlgError
-    message as a TracingError."""
-    t = triangular.float_input(as_tracer(a, where), where)
-    if t.ndim < 2:
-        raise TracingError(f"{where}: {t.ndim}-dimensional array given. Array must be at "
-                           f"least two-dimensional")
-    if t.shape[-1] != t.shape[-2]:
-        raise TracingError(f"{where}: Last 2 dimensions of the array must be square, got "
-                           f"shape {t.shape}")
-    return t
-
-
 def cholesky(a, /, *, upper=False) -> Tracer:
     """numpy.linalg.cholesky: the lower factor L with ``L @ L.T == a`` (``upper=True``:
     ``L.T``), from ``a``'s lower triangle, for every matrix of a stack (..., n, n). Where
@@ -232,20 +192,6 @@ def solve(a, b) -> Tracer:
     return squeeze(x, -1) if vector else x
 
 
-def broadcast_batches(a: Tracer, b: Tracer, where: str) -> tuple[Tracer, Tracer]:
-    """``a`` and ``b`` in their common dtype, with their batch dimensions (all but the last
-    two) broadcast against each other."""
-    dtype = dtypes.result_type(a.dtype, b.dtype)
-    try:
-        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        raise TracingError(f"{where}: the stacks of a {a.shape} and b {b.shape} do not "
-                           f"broadcast: their leading dimensions {a.shape[:-2]} and "
-                           f"{b.shape[:-2]} must") from None
-    return (broadcast_to(ew.astype(a, dtype), batch + a.shape[-2:]),
-            broadcast_to(ew.astype(b, dtype), batch + b.shape[-2:]))
-
-
 def inv(a) -> Tracer:
     """numpy.linalg.inv of every matrix of a stack (..., n, n); singular: inf/NaN."""
     return KERNELS["inverse"](square_matrices(a, "linalg.inv"))
@@ -268,12 +214,6 @@ def slogdet(a) -> SlogdetResult:
     return SlogdetResult(*KERNELS["slogdet"](square_matrices(a, "linalg.slogdet")))
 
 
-class QRResult(NamedTuple):
-    """numpy.linalg.qr's result for modes 'reduced' and 'complete'."""
-    Q: Tracer
-    R: Tracer
-
-
 QR_MODES = ("reduced", "complete", "r", "raw")
 
 
@@ -289,43 +229,10 @@ def qr(a, mode="reduced"):
     return qr_modes(matrices(a, "linalg.qr"), mode)
 
 
-def qr_modes(m: Tracer, mode: str):
-    """The QR of float matrices ``m`` in one of numpy's modes (``QR_MODES``)."""
-    rows, cols = m.shape[-2:]
-    k = min(rows, cols)
-    q_width, r_rows = (rows, rows) if mode == "complete" else (k, k)
-    batch = m.shape[:-2]
-    if k == 0:  # nothing to reflect: Q is the identity's columns, R is empty
-        if mode == "raw":
-            return (creation.zeros(batch + (cols, rows), m.dtype),
-                    creation.zeros(batch + (0,), m.dtype))
-        q = broadcast_to(creation.eye(rows, q_width, dtype=m.dtype), batch + (rows, q_width))
-        r = creation.zeros(batch + (r_rows, cols), m.dtype)
-        return r if mode == "r" else QRResult(q, r)
-    factors, t = _qr.qr(m)
-    if mode == "raw":
-        return matrix_transpose(factors), matrix.diagonal(t, 0, -2, -1)
-    r = _qr.upper(factors, k)
-    if r_rows > k:  # complete mode of a tall matrix: R's rows below the k-th are zero
-        r = concatenate([r, creation.zeros(batch + (r_rows - k, cols), m.dtype)], -2)
-    if mode == "r":
-        return r
-    return QRResult(_qr.q_columns(factors, t, q_width), r)
-
-
 class EighResult(NamedTuple):
     """numpy.linalg.eigh's result: ``a @ eigenvectors == eigenvectors * eigenvalues``."""
     eigenvalues: Tracer
     eigenvectors: Tracer
-
-
-def lower_triangle_source(a, uplo: str, where: str) -> Tracer:
-    """The square float matrices whose lower triangle holds what ``uplo`` ('L' or 'U')
-    names of ``a`` (the upper triangle of ``a`` is the lower one of its transpose)."""
-    if uplo not in ("L", "U"):
-        raise TracingError(f"{where}: UPLO argument must be 'L' or 'U', got {uplo!r}")
-    m = square_matrices(a, where)
-    return m if uplo == "L" else matrix_transpose(m)
 
 
 def eigh(a, UPLO="L") -> EighResult:
@@ -356,13 +263,13 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     general method serves symmetric matrices too)."""
     m = matrices(a, "linalg.svd")
     if compute_uv:
-        return SVDResult(*_svd.svd(m, bool(full_matrices), True))
-    return _svd.svd(m, False, False)
+        return SVDResult(*svd_kernel(m, bool(full_matrices), True))
+    return svd_kernel(m, False, False)
 
 
 def svdvals(x, /) -> Tracer:
     """numpy.linalg.svdvals: the singular values, descending."""
-    return _svd.svd(matrices(x, "linalg.svdvals"), False, False)
+    return KERNELS["svdvals"](matrices(x, "linalg.svdvals"))
 
 
 def _epsilon(dtype) -> float:
@@ -381,7 +288,7 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue) -> Tracer:
     rows, cols = m.shape[-2:]
     if rows == 0 or cols == 0:
         return creation.zeros(m.shape[:-2] + (cols, rows), m.dtype)
-    u, s, vh = _svd.svd(m, False, True)
+    u, s, vh = KERNELS["svd"](m)
     cutoff = expand_dims(ew.astype(rcond, m.dtype), -1) * reductions.max(s, axis=-1,
                                                                          keepdims=True)
     inverse = _reciprocal_above(s, cutoff)
@@ -441,7 +348,7 @@ def lstsq(a, b, rcond=None) -> tuple:
     m, rhs = ew.astype(m, dtype), ew.astype(rhs, dtype)
     rows, cols = m.shape
     rcond = _epsilon(dtype) * max(rows, cols) if rcond is None else rcond
-    u, s, vh = _svd.svd(m, False, True)
+    u, s, vh = KERNELS["svd"](m)
     cutoff = ew.astype(rcond, dtype) * reductions.max(s)
     inverse = _reciprocal_above(s, cutoff)
     x = contraction.matmul(matrix_transpose(vh), expand_dims(inverse, -1) *
@@ -467,7 +374,7 @@ def cond(x, p=None) -> Tracer:
     else:
         t = square_matrices(t, "linalg.cond")
         r = (_matrix_norm(t, p, (-2, -1), False)
-             * _matrix_norm(lu.inverse(t), p, (-2, -1), False))
+             * _matrix_norm(KERNELS["inverse"](t), p, (-2, -1), False))
     has_nan = reductions.any(ew.ufunc("isnan", t), axis=(-2, -1))
     return where(ew.ufunc("logical_and", ew.ufunc("isnan", r), ew.ufunc("logical_not", has_nan)),
                  ew.astype(np.inf, r.dtype), r)
@@ -535,7 +442,7 @@ def matrix_power(a, n) -> Tracer:
         raise TracingError(f"linalg.matrix_power: the last 2 dimensions of the array must "
                            f"be square, got shape {t.shape}")
     return matrix_products.matrix_power(
-        t, n, lambda m: lu.inverse(square_matrices(m, "linalg.matrix_power")))
+        t, n, lambda m: KERNELS["inverse"](square_matrices(m, "linalg.matrix_power")))
 
 
 def multi_dot(arrays, *, out=None) -> Tracer:
@@ -555,7 +462,7 @@ def tensorinv(a, ind=2) -> Tracer:
                            f"positive number of leading axes")
     rows = int(np.prod(t.shape[ind:]))
     matrix_ = square_matrices(reshape(t, (rows, -1) if rows else (0, 0)), "linalg.tensorinv")
-    return reshape(lu.inverse(matrix_), t.shape[ind:] + t.shape[:ind])
+    return reshape(KERNELS["inverse"](matrix_), t.shape[ind:] + t.shape[:ind])
 
 
 def tensorsolve(a, b, axes=None) -> Tracer:

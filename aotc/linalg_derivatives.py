@@ -14,7 +14,7 @@ whose rule gives the tangent in closed form, the formulas JAX's rules use:
     eigh      dw = diag(V^T dS V), dV = V (F o V^T dS V) (F_ij = 1 / (w_j - w_i), i != j)
 
 Importing this module (``aotc/__init__`` does when a differentiation name is first used)
-puts them in ``linalg.KERNELS``, in place of the plain kernels.
+puts them in ``linalg_kernels.KERNELS``, in place of the plain kernels.
 
 Each tangent is a product of the tangents with factors computed from the primal values
 (the inverse, the factor, the eigenvectors), so reverse mode transposes it (custom_jvp's
@@ -37,9 +37,29 @@ copy, which keeps its rule: the rules are differentiable too (``hessian``,
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 from .custom_derivatives import _differentiating, custom_jvp
+
+
+# How many factorizations' plain bodies are being traced: inside one, the blocked
+# algorithms' leaves are plain kernels too (the factorization's own rule gives its
+# derivative; leaves with rules there would only multiply the traced rules, 10x the
+# compile time of a Cholesky's gradient).
+_kernel_bodies = [0]
+
+
+def _body(plain: Callable) -> Callable:
+    """``plain``, counted in ``_kernel_bodies`` while it is traced."""
+    @functools.wraps(plain)
+    def body(*args):
+        _kernel_bodies[0] += 1
+        try:
+            return plain(*args)
+        finally:
+            _kernel_bodies[0] -= 1
+    return body
 
 
 def _twice(plain: Callable, rule_with: Callable) -> Callable:
@@ -48,6 +68,7 @@ def _twice(plain: Callable, rule_with: Callable) -> Callable:
     rule made the other way round. Where something differentiates, the first one
     computes its own values with the second one too (a differentiated program keeps a
     custom_jvp function's values: forward mode over reverse mode differentiates them)."""
+    plain = _body(plain)
     second = custom_jvp(plain)
 
     def values(*args):
@@ -57,7 +78,11 @@ def _twice(plain: Callable, rule_with: Callable) -> Callable:
     first = custom_jvp(values)
     first.defjvp(rule_with(second))
     second.defjvp(rule_with(first))
-    return first
+
+    @functools.wraps(plain)
+    def call(*args):
+        return plain(*args) if _kernel_bodies[0] else first(*args)
+    return call
 
 
 def _numpy():
@@ -154,15 +179,149 @@ def _eigvalsh_rule(eigvalsh_again):
     return rule
 
 
+def _upper_solve_right(r, b):
+    """b r^-1 for upper triangular r: (r^-T b^T)^T, a solve by the blocked algorithm
+    (differentiable through its leaves)."""
+    from .ops import triangular
+
+    return _swap(triangular.solve(r, _swap(b), lower=False, transposed=True))
+
+
+def _qr_tangents(q, r, da):
+    """(dQ, dR) of the reduced QR (q, r) of a square or tall matrix (JAX's rule:
+    dA R^-1 = Q (Q^T dA R^-1) + (I - Q Q^T) dA R^-1, the first part split into a
+    skew-symmetric dO (Q^T dQ) and an upper triangular dR R^-1)."""
+    anp = _numpy()
+    da_rinv = _upper_solve_right(r, da)
+    rotated = _swap(q) @ da_rinv
+    below = anp.tril(rotated, -1)
+    skew = below - _swap(below)
+    return q @ (skew - rotated) + da_rinv, (rotated - skew) @ r
+
+
+def _with_complement(full, d_first):
+    """The tangent of orthonormal columns ``full`` (..., m, m) whose first k have the
+    tangent ``d_first`` (..., m, k): the rest (a basis of the complement, not unique) get
+    -Q (dQ^T Q_rest), the turn that keeps them orthogonal to the first k without turning
+    among themselves (full^T d_full stays skew-symmetric), so that a function of the
+    complement as a subspace (its projector) has its exact derivative."""
+    k = d_first.shape[-1]
+    if full.shape[-1] == k:
+        return d_first
+    first, rest = full[..., :k], full[..., k:]
+    return _numpy().concatenate([d_first, -(first @ (_swap(d_first) @ rest))], axis=-1)
+
+
+def _qr_rule(qr_again):
+    """The tangents of a QR (reduced, or complete: Q's columns beyond n by
+    ``_with_complement``, R's zero rows zero)."""
+    def rule(primals, tangents):
+        (a,), (da,) = primals, tangents
+        anp = _numpy()
+        q, r = qr_again(a)
+        rows, cols = a.shape[-2:]
+        k = min(rows, cols)
+        if rows >= cols:
+            dq, dr = _qr_tangents(q[..., :k], r[..., :k, :], da)
+            dr = anp.concatenate([dr, anp.zeros_like(r[..., k:, :])], axis=-2)
+            return (q, r), (_with_complement(q, dq), dr)
+        # wide: a = [X | Y] with X square, X = Q R_X and R = [R_X | Q^T Y]
+        dq, dr_square = _qr_tangents(q, r[..., :rows], da[..., :rows])
+        dr_rest = _swap(dq) @ a[..., rows:] + _swap(q) @ da[..., rows:]
+        return (q, r), (dq, anp.concatenate([dr_square, dr_rest], axis=-1))
+    return rule
+
+
+def _svd_rule(svd_again):
+    """The SVD's tangents (JAX's rule for real matrices): with dS = U^T dA V,
+    ds = diag(dS), dU = U (F o (dS s + s dS^T)) + (I - U U^T) dA V / s, dV likewise with
+    dS^T (F_ij = 1 / (s_j^2 - s_i^2), i != j); repeated singular values give inf/NaN
+    vector derivatives, as JAX's. ``full_matrices`` U or Vh: their vectors beyond
+    min(m, n) by ``_with_complement``."""
+    def rule(primals, tangents):
+        (a,), (da,) = primals, tangents
+        anp = _numpy()
+        u_all, s, vh_all = svd_again(a)
+        k = s.shape[-1]
+        u, vh = u_all[..., :k], vh_all[..., :k, :]
+        v = _swap(vh)
+        rotated = _swap(u) @ da @ v
+        ds = anp.diagonal(rotated, 0, -2, -1)
+        row, col = s[..., None, :], s[..., :, None]  # s_j, s_i at (i, j)
+        off_diagonal = ~anp.eye(k, dtype=bool)
+        f = anp.where(off_diagonal, 1 / anp.where(off_diagonal, (row + col) * (row - col), 1), 0)
+        rotated_s, s_rotated = rotated * row, col * rotated
+        du = u @ (f * (rotated_s + _swap(rotated_s)))
+        dv = v @ (f * (s_rotated + _swap(s_rotated)))
+        rows, cols = a.shape[-2:]
+        if rows > cols:
+            dav = da @ v
+            du = du + (dav - u @ (_swap(u) @ dav)) / row
+        if cols > rows:
+            dau = _swap(da) @ u
+            dv = dv + (dau - v @ (vh @ dau)) / row
+        return (u_all, s, vh_all), (_with_complement(u_all, du), ds,
+                                    _swap(_with_complement(_swap(vh_all), dv)))
+    return rule
+
+
+def _svdvals_rule(svdvals_again):
+    def rule(primals, tangents):
+        (a,), (da,) = primals, tangents
+        s = svdvals_again(a)
+        u, _, vh = _DIFFERENTIABLE["svd"](a)
+        return s, _numpy().diagonal(_swap(u) @ da @ _swap(vh), 0, -2, -1)
+    return rule
+
+
+def _lower_inverse_rule(lower_inverse_again):
+    """d(L^-1) = -L^-1 dL L^-1, dL the lower triangle of the tangent (the leaf reads
+    only that)."""
+    def rule(primals, tangents):
+        (factor,), (d_factor,) = primals, tangents
+        y = lower_inverse_again(factor)
+        return y, -(y @ _numpy().tril(d_factor) @ y)
+    return rule
+
+
+def _lu_panel_rule(panel_again):
+    """The tangent of a tall panel's LU a[order] = L U (L (m, n) unit lower, U (n, n)):
+    with X = L1^-1 da[order][:n] U^-1 (L1 L's top square), dL1 = L1 tril(X, -1) and dU =
+    triu(X) U (JAX's rule), and the rows below, L2 = a2 U^-1: dL2 = (da2 - L2 dU) U^-1.
+    The row order is an integer: no tangent."""
+    from .ops import triangular
+
+    def rule(primals, tangents):
+        (a,), (da,) = primals, tangents
+        anp = _numpy()
+        factors, order = panel_again(a)
+        n = a.shape[-1]
+        da = anp.take_along_axis(da, order[..., :, None], axis=-2)
+        square = factors[..., :n, :]
+        unit_lower, upper = triangular.unit_diagonal(anp.tril(square)), anp.triu(square)
+        x = _upper_solve_right(upper, triangular.solve_lower(unit_lower, da[..., :n, :]))
+        du = anp.triu(x) @ upper
+        d_square = unit_lower @ anp.tril(x, -1) + du
+        d_rest = _upper_solve_right(upper, da[..., n:, :] - factors[..., n:, :] @ du)
+        return ((factors, order),
+                (anp.concatenate([d_square, d_rest], axis=-2), anp.zeros_like(order)))
+    return rule
+
+
 def _install() -> None:
-    from . import linalg
+    from . import linalg_kernels
+    from .ops import triangular
 
     rules = {"inverse": _inverse_rule, "solve": _solve_rule, "det": _det_rule,
              "slogdet": _slogdet_rule, "cholesky": _cholesky_rule, "eigh": _eigh_rule,
-             "eigvalsh": _eigvalsh_rule}
-    plain = dict(linalg.KERNELS)
+             "eigvalsh": _eigvalsh_rule, "qr": _qr_rule, "svd": _svd_rule,
+             "svdvals": _svdvals_rule, "qr_complete": _qr_rule, "svd_full": _svd_rule}
+    plain = dict(linalg_kernels.KERNELS)
     _DIFFERENTIABLE.update({name: _twice(plain[name], rule) for name, rule in rules.items()})
-    linalg.KERNELS.update(_DIFFERENTIABLE)
+    linalg_kernels.KERNELS.update(_DIFFERENTIABLE)
+    leaves = {"lower_inverse": _lower_inverse_rule, "lu_panel": _lu_panel_rule}
+    triangular.LEAVES.update({name: _twice(triangular.LEAVES[name], rule)
+                              for name, rule in leaves.items()})
 
 
 # name -> the differentiable function (the rules call each other's)

@@ -175,6 +175,35 @@ def test_custom_jvp_rules_in_reverse_and_forward_mode():
                 np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-6)
 
 
+def _rounded_and_index_program(api, m):
+    """A custom_jvp function with an integer output (its tangent: zeros, as JAX's
+    float0): reverse and forward mode differentiate through the float output."""
+    @api.custom_jvp
+    def scaled_and_argmax(x):
+        return 2 * x, m.argmax(x)
+
+    @scaled_and_argmax.defjvp
+    def rule(primals, tangents):
+        (x,), (t,) = primals, tangents
+        y, i = scaled_and_argmax(x)
+        return (y, i), (3 * t, m.zeros_like(i))  # 3, not 2: the rule is what is used
+
+    def program(x):
+        loss = lambda x: m.sum(scaled_and_argmax(x)[0] ** 2)  # noqa: E731
+        return (api.grad(loss)(x), scaled_and_argmax(x)[1],
+                api.jvp(lambda x: scaled_and_argmax(x)[0], (x,), (m.ones_like(x),))[1])
+
+    return program
+
+
+def test_custom_jvp_with_an_integer_output():
+    x = np.array([0.5, -1.5, 2.0])
+    grad, index, tangent = map(np.asarray, aotc.jit(_rounded_and_index_program(aotc, anp))(x))
+    np.testing.assert_allclose(grad, 2 * (2 * x) * 3, rtol=1e-12)
+    assert index == 2
+    np.testing.assert_allclose(tangent, [3.0, 3.0, 3.0], rtol=1e-12)
+
+
 def _rules_under_vmap_program(api, m):
     clip_gradient, scaled, _ = _custom_vjp_functions(api, m)
     log1pexp, f, _ = _custom_jvp_functions(api, m)

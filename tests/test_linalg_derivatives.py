@@ -1,6 +1,7 @@
-"""Derivatives of numpy.linalg's factorizations (aotc/linalg_derivatives.py): reverse
-mode against central finite differences of numpy's functions and against JAX, forward
-mode, per-example gradients under vmap against a loop, and second derivatives.
+"""Derivatives of numpy.linalg's, scipy.linalg's and lax.linalg's factorizations
+(aotc/linalg_derivatives.py): reverse mode against central finite differences of numpy's
+and scipy's functions and against JAX, forward mode, per-example gradients under vmap
+against a loop, and second derivatives.
 
 Each table is one compiled program returning every case's gradient."""
 
@@ -8,11 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 import aotc
 import aotc.numpy as anp
 
 from tests.gradient_checks import check_gradients, finite_difference, jax, jnp, reference
+
+if jax is not None:
+    import jax.scipy.linalg
 
 RNG = np.random.default_rng(11)
 N = 4
@@ -43,6 +48,126 @@ CASES = {
     "eigvalsh": lambda m, a, b: m.sum(m.exp(m.linalg.eigvalsh(_spd(m, a), UPLO="U"))),
     "stacked solve": lambda m, a, b: m.sum(m.linalg.solve(m.stack([a, 2 * a + b[0, 0]]), b)),
 }
+
+
+def _sl(m):
+    """The scipy.linalg of the numpy-like module ``m``."""
+    return {anp: aotc.scipy.linalg, np: scipy.linalg}.get(m) or jax.scipy.linalg
+
+
+def _projector_of_last(q, k):
+    """Q_rest Q_rest^T for the columns of ``q`` from the k-th on: what is unique about a
+    complete factor's extra columns (they span the complement; their basis is not)."""
+    return q[..., :, k:] @ q[..., :, k:].swapaxes(-1, -2)
+
+
+TALL = RNG.uniform(-1, 1, (5, 3))
+WIDE = RNG.uniform(-1, 1, (3, 5))
+L5 = RNG.uniform(0.5, 1.5, (5, 5))
+
+# QR, SVD and what is built on them, and scipy's factorizations, at a square, a tall and
+# a wide matrix: f(m, a, t, w) -> scalar. Signs of Q and R are LAPACK's (fixed by the
+# algorithm: differentiable); singular vectors enter squared or as projectors.
+FACTORIZATIONS = {
+    "qr square": lambda m, a, t, w: m.sum(WEIGHTS * m.linalg.qr(a)[0])
+    + m.sum(WEIGHTS * m.linalg.qr(a)[1]),
+    "qr tall": lambda m, a, t, w: m.sum(L5[:, :3] * m.linalg.qr(t)[0])
+    + m.sum(L5[:3, :3] * m.linalg.qr(t, mode="r")),
+    "qr wide": lambda m, a, t, w: m.sum(L5[:3, :3] * m.linalg.qr(w)[0])
+    + m.sum(L5[:3] * m.linalg.qr(w)[1]),
+    "svd": lambda m, a, t, w: m.sum(L5[:, :3] * m.linalg.svd(t, full_matrices=False)[0] ** 2)
+    + m.sum(L5[0, :3] * m.linalg.svd(t, full_matrices=False)[1])
+    + m.sum(L5[:3] * m.linalg.svd(w, full_matrices=False)[2] ** 2),
+    "svdvals": lambda m, a, t, w: m.sum(m.linalg.svdvals(a) ** 3),
+    "pinv": lambda m, a, t, w: m.sum(L5[:3] * m.linalg.pinv(t)),
+    "lstsq": lambda m, a, t, w: m.sum(L5[:3, :2] * m.linalg.lstsq(t, L5[:, :2])[0]),
+    "norms": lambda m, a, t, w: m.linalg.norm(w, 2) + m.linalg.norm(w, "nuc")
+    + m.linalg.cond(w),
+    "lu": lambda m, a, t, w: m.sum(L5[:, :3] * _sl(m).lu(t)[1])
+    + m.sum(L5[:3, :3] * _sl(m).lu(t)[2]) + m.sum(L5[:3] * _sl(m).lu(w)[2]),
+    "lu_factor and lu_solve": lambda m, a, t, w: m.sum(WEIGHTS * _sl(m).lu_factor(a)[0])
+    + m.sum(_sl(m).lu_solve(_sl(m).lu_factor(a), t[:4, :2], trans=1)),
+    "solve_triangular": lambda m, a, t, w: m.sum(_sl(m).solve_triangular(a, t[:4], lower=True))
+    + m.sum(_sl(m).solve_triangular(a, t[:4, :2], trans=1, unit_diagonal=True)),
+    "cho_solve": lambda m, a, t, w: m.sum(
+        _sl(m).cho_solve(_sl(m).cho_factor(_spd(m, a)), t[:4])),
+    "scipy solve pos": lambda m, a, t, w: m.sum(
+        L5[:4, :3] * _sl(m).solve(_spd(m, a), t[:4], assume_a="pos")),
+}
+# Complete factors of non-square matrices (JAX refuses their derivatives): the extra
+# columns through their projector; scipy's generalized eigenproblem (JAX has none).
+BEYOND_JAX = {
+    "qr complete": lambda m, a, t, w: m.sum(L5 * _projector_of_last(
+        m.linalg.qr(t, mode="complete")[0], 3)),
+    "svd full_matrices": lambda m, a, t, w: m.sum(L5 * _projector_of_last(m.linalg.svd(t)[0], 3))
+    + m.sum(L5 * _projector_of_last(m.linalg.svd(w)[2].swapaxes(-1, -2), 3))
+    + m.sum(m.linalg.svd(w)[1]),
+    "generalized eigh": lambda m, a, t, w: m.sum(WEIGHTS[0] * _sl(m).eigh(
+        _spd(m, a), _spd(m, t[:4, :3] @ w[:, :4]), eigvals_only=True)),
+}
+
+
+@pytest.mark.parametrize("table", ["jax", "beyond jax"])
+def test_factorization_gradients_match_finite_differences(table):
+    cases = FACTORIZATIONS if table == "jax" else BEYOND_JAX
+
+    @aotc.jit
+    def gradients(a, t, w):
+        return {name: aotc.grad(lambda *args, f=f: f(anp, *args), argnums=(0, 1, 2))(a, t, w)
+                for name, f in cases.items()}
+
+    got = gradients(A, TALL, WIDE)
+    if table == "jax":
+        check_gradients(got, cases, (A, TALL, WIDE), atol=1e-7, jax_rtol=1e-8, jax_atol=1e-10)
+        return
+    for name, f in cases.items():
+        for argnum in range(3):
+            np.testing.assert_allclose(
+                np.asarray(got[name][argnum]),
+                finite_difference(lambda *a, f=f: f(np, *a), (A, TALL, WIDE), argnum),
+                rtol=1e-6, atol=1e-7, err_msg=f"{name} argument {argnum}")
+
+
+# Forward mode through Q, the singular vectors and the LU factors (whose pivot order is
+# an integer output: no tangent), and second derivatives through the singular values
+# (their rule calls the SVD's: rules of rules).
+FORWARD_FACTORIZATIONS = {
+    "qr": lambda m, t: m.sum(L5[:, :3] * m.linalg.qr(t)[0]) + m.sum(m.linalg.qr(t)[1] ** 2),
+    "svd": lambda m, t: m.sum(L5[:, :3] * m.linalg.svd(t, full_matrices=False)[0] ** 2),
+    "lu": lambda m, t: m.sum(_sl(m).lu(t)[1] ** 2) + m.sum(L5[:3, :3] * _sl(m).lu(t)[2]),
+}
+
+
+def _singular_values_cubed(m, t):
+    return m.sum(m.linalg.svd(t, compute_uv=False) ** 3)
+
+
+def test_factorization_forward_mode_and_second_derivatives():
+    dt = RNG.uniform(-1, 1, TALL.shape)
+
+    @aotc.jit
+    def derivatives(t, dt):
+        tangents = {name: aotc.jvp(lambda t, f=f: f(anp, t), (t,), (dt,))[1]
+                    for name, f in FORWARD_FACTORIZATIONS.items()}
+        return tangents, aotc.hessian(lambda t: _singular_values_cubed(anp, t))(t)
+
+    tangents, hessian = derivatives(TALL, dt)
+    eps = 1e-6
+    for name, f in FORWARD_FACTORIZATIONS.items():
+        expected = (f(np, TALL + eps * dt) - f(np, TALL - eps * dt)) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(tangents[name]), expected, rtol=1e-6,
+                                   err_msg=name)
+    # d/dt of 3 s^2 ds/dt, ds/dt = u v^T: finite differences of that closed form
+    gradient = lambda t: sum(3 * s ** 2 * np.outer(u, v) for u, s, v in  # noqa: E731
+                             zip(*(np.linalg.svd(t, full_matrices=False)[0].T,
+                                   np.linalg.svd(t)[1], np.linalg.svd(t)[2])))
+    expected = np.stack([finite_difference(lambda t: gradient(t)[i], (TALL,), 0)
+                         for i in np.ndindex(5, 3)])
+    np.testing.assert_allclose(np.asarray(hessian).reshape(15, 15), expected.reshape(15, 15),
+                               rtol=1e-5, atol=1e-6)
+    if jax is not None:
+        want = reference(jax.hessian(lambda t: _singular_values_cubed(jnp, t)), TALL)
+        np.testing.assert_allclose(np.asarray(hessian), want, rtol=1e-9, atol=1e-10)
 
 
 def test_gradients_match_finite_differences_and_jax():

@@ -34,7 +34,7 @@ from .matrix import diagonal
 from .selection import take_along_axis, where
 from .shape import broadcast_to, concatenate, expand_dims
 from .sorting import argsort
-from .triangular import (BLOCK, kernel_results, once_per_scope, solve, solve_lower,
+from .triangular import (BLOCK, LEAVES, kernel_results, once_per_scope, solve, solve_lower,
                          unit_diagonal, _split)
 
 
@@ -43,12 +43,21 @@ def _rows(x: Tracer, order: Tracer) -> Tracer:
     return take_along_axis(x, expand_dims(order, -1), axis=-2)
 
 
+def _panel(a: Tracer) -> tuple[Tracer, Tracer]:
+    """(factors, order) of a panel (..., m, n), n <= BLOCK <= m, by one kernel."""
+    m, n = a.shape[-2:]
+    return tuple(kernel_results("lu_panel", a, m * n * n - n ** 3 / 3,
+                                [((m, n), a.dtype), ((m,), np.dtype(np.int32))]))
+
+
+LEAVES["lu_panel"] = _panel
+
+
 def _tall(a: Tracer) -> tuple[Tracer, Tracer]:
     """(factors, order) of ``a`` (..., m, n), m >= n."""
     m, n = a.shape[-2:]
     if n <= BLOCK:
-        return tuple(kernel_results("lu_panel", a, m * n * n - n ** 3 / 3,
-                                    [((m, n), a.dtype), ((m,), np.dtype(np.int32))]))
+        return LEAVES["lu_panel"](a)
     k = _split(n)
     f1, p1 = _tall(a[..., :k])
     right = _rows(a[..., k:], p1)

@@ -125,11 +125,22 @@ def _join_lower(l11: Tracer, l21: Tracer, l22: Tracer) -> Tracer:
                         concatenate([l21, l22], axis=-1)], axis=-2)
 
 
+def _leaf_lower_inverse(factor: Tracer) -> Tracer:
+    return _kernel("lower_inverse", factor, factor.shape[-1] ** 3 / 6)
+
+
+# The sequential leaves the blocked algorithms call, by name (lu.py adds its panel).
+# Everything above a leaf is matmuls, slices and concatenations, which differentiate as
+# any other ops; aotc.linalg_derivatives puts versions carrying a derivative rule
+# (custom_jvp) in the leaves' place, so every blocked algorithm differentiates.
+LEAVES: dict[str, Callable] = {"lower_inverse": _leaf_lower_inverse}
+
+
 def lower_inverse(factor: Tracer) -> Tracer:
     """The inverse of the lower triangular ``factor`` (..., n, n)."""
     n = factor.shape[-1]
     if n <= BLOCK:
-        return _kernel("lower_inverse", factor, n ** 3 / 6)
+        return LEAVES["lower_inverse"](factor)
     l11, l21, l22 = _blocks(factor, _split(n))
     i11, i22 = lower_inverse(l11), lower_inverse(l22)
     return _join_lower(i11, -matmul(i22, matmul(l21, i11)), i22)

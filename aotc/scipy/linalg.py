@@ -14,11 +14,9 @@ from .. import dtypes
 from .. import namespaces as _namespaces
 from ..core import Tracer, make_public
 from ..errors import TracingError, UnsupportedOpError
-from ..linalg import (broadcast_batches, lower_triangle_source, matrices, qr_modes,
-                      square_matrices)
+from ..linalg_kernels import (KERNELS, broadcast_batches, lower_triangle_source, matrices, qr_modes,
+                      square_matrices, svd_kernel, with_zero_rows)
 from ..ops import elementwise as ew
-from ..ops import eigen
-from ..ops import svd as _svd
 from ..ops import lu as _lu
 from ..ops import triangular
 from ..ops.array_api import matrix_transpose
@@ -76,7 +74,7 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True) -> Tracer:
     """scipy.linalg.cholesky: the upper factor U with ``U.T @ U == a`` (``lower=True``:
     the lower factor), from ``a``'s lower triangle. Not positive definite: NaN where
     scipy raises LinAlgError."""
-    factor = triangular.cholesky(square_matrices(a, "scipy.linalg.cholesky"))
+    factor = KERNELS["cholesky"](square_matrices(a, "scipy.linalg.cholesky"))
     return factor if lower else matrix_transpose(factor)
 
 
@@ -181,7 +179,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     rhs, vector = _right_sides(b, m.shape[-1], m.ndim - 2, "scipy.linalg.solve b")
     m, rhs = broadcast_batches(*_common(m, rhs), "scipy.linalg.solve")
     if kind in _POSITIVE:
-        factor = triangular.cholesky(m if lower else matrix_transpose(m))
+        factor = KERNELS["cholesky"](m if lower else matrix_transpose(m))
         y = triangular.solve(factor, rhs, lower=True, transposed=False)
         x = triangular.solve(factor, y, lower=True, transposed=True)
     else:
@@ -192,12 +190,12 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 
 def inv(a, overwrite_a=False, check_finite=True) -> Tracer:
     """scipy.linalg.inv of every matrix of a stack (..., n, n)."""
-    return _lu.inverse(square_matrices(a, "scipy.linalg.inv"))
+    return KERNELS["inverse"](square_matrices(a, "scipy.linalg.inv"))
 
 
 def det(a, overwrite_a=False, check_finite=True) -> Tracer:
     """scipy.linalg.det of every matrix of a stack (..., n, n)."""
-    return _lu.det(square_matrices(a, "scipy.linalg.det"))
+    return KERNELS["det"](square_matrices(a, "scipy.linalg.det"))
 
 
 # scipy.linalg.qr's modes, as numpy.linalg.qr's.
@@ -218,7 +216,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
                            f"{', '.join(map(repr, _QR_MODES))}")
     m = matrices(a, "scipy.linalg.qr")
     if mode == "r":
-        return (qr_modes(m, "complete").R,)
+        return (with_zero_rows(qr_modes(m, "r"), m.shape[-2]),)
     if mode == "raw":  # one factorization for both (triangular.once_per_scope)
         h, tau = qr_modes(m, "raw")
         return (matrix_transpose(h), tau), qr_modes(m, "r")
@@ -243,16 +241,17 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
     uplo = "L" if lower else "U"
     m = lower_triangle_source(a, uplo, f"{where_} a")
     if b is None:
-        values, vectors = eigen.eigh(m) if not eigvals_only else (eigen.eigvalsh(m), None)
+        values, vectors = (KERNELS["eigh"](m) if not eigvals_only
+                           else (KERNELS["eigvalsh"](m), None))
     else:
-        factor = triangular.cholesky(lower_triangle_source(b, uplo, f"{where_} b"))
+        factor = KERNELS["cholesky"](lower_triangle_source(b, uplo, f"{where_} b"))
         full = where(_below_diagonal(m.shape[-1], m.shape[-1]), m, matrix_transpose(m))
         half = triangular.solve_lower(factor, full)  # L^-1 a
         reduced = triangular.solve_lower(factor, matrix_transpose(half))  # L^-1 a L^-T
         if eigvals_only:
-            values, vectors = eigen.eigvalsh(reduced), None
+            values, vectors = KERNELS["eigvalsh"](reduced), None
         else:
-            values, y = eigen.eigh(reduced)
+            values, y = KERNELS["eigh"](reduced)
             vectors = triangular.solve(factor, y, lower=True, transposed=True)
     if subset_by_index is not None:
         first, last = (int(i) for i in subset_by_index)
@@ -275,13 +274,13 @@ def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=
                            f"got {lapack_driver!r}")
     m = matrices(a, "scipy.linalg.svd")
     if compute_uv:
-        return tuple(_svd.svd(m, bool(full_matrices), True))
-    return _svd.svd(m, False, False)
+        return tuple(svd_kernel(m, bool(full_matrices), True))
+    return svd_kernel(m, False, False)
 
 
 def svdvals(a, overwrite_a=False, check_finite=True) -> Tracer:
     """scipy.linalg.svdvals: the singular values, descending."""
-    return _svd.svd(matrices(a, "scipy.linalg.svdvals"), False, False)
+    return KERNELS["svdvals"](matrices(a, "scipy.linalg.svdvals"))
 
 
 make_public("scipy.linalg", globals(), __all__)  # eager outside a trace (aotc/eager.py)
