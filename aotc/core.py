@@ -340,6 +340,13 @@ def is_tracing() -> bool:
     return bool(_stack())
 
 
+def differentiating() -> bool:
+    """Whether a trace on the stack is a derivative's function (``Trace.differentiates``):
+    custom derivatives keep their rules there, and ops without a derivative rule take a
+    form that has one."""
+    return any(t.differentiates for t in _stack())
+
+
 @dataclass(eq=False)
 class View:
     """How a view (numpy's basic indexing, transposes, reshapes) reads its base and writes

@@ -35,9 +35,9 @@ from .autodiff import DifferentiationError, float0, trace_vjp, vjp
 
 
 def _differentiating() -> bool:
-    from .core import _stack
+    from .core import differentiating
 
-    return any(t.differentiates for t in _stack())
+    return differentiating()
 
 
 def _resolve_kwargs(fun: Callable, args: tuple, kwargs: dict, name: str) -> tuple:

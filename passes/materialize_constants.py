@@ -5,7 +5,7 @@ IREE 3.13 cannot splat 16-byte elements: a complex128 splat returned or stored
 (``zeros(3, complex128)``, ``full(n, 1j)``) failed to compile ("'stream.async.splat' op
 operand #0 must be ... 64-bit signless integer, but got 'i128'"). An explicit copy is
 folded back into the constant. This pass gives each such use ``runtime_copy(c)``:
-``select(b, 0, c)`` per element, where ``b`` is a ``false`` behind a
+``select(b, float(b), c)`` per element, where ``b`` is a ``false`` behind a
 ``util.optimization_barrier``, one parallel generic writing a fresh buffer at run time
 (aotc-copy-shared-destinations uses it too). A use as an input of a ``linalg.generic``
 stays: IREE folds the splat into the generic's body.
@@ -31,16 +31,20 @@ def _element_bytes(element) -> int:
     return getattr(element, "width", 0) // 8
 
 
-def _zero(element):
-    """A zero scalar of ``element`` (what the copy would take if the barrier'd flag held)."""
+def _from_flag(element, flag):
+    """A scalar of ``element`` computed from the barrier'd ``flag`` (what the copy would
+    take if the flag held). Not a constant: a constant equal to the copied splat folded
+    the copy back into that splat, which IREE hoisted into a global, and the update the
+    copy was for then wrote into the global (two scatter-adds into one such zeros
+    accumulated into each other: an adjoint in tests/test_autodiff.py)."""
     from aotc._mlir import arith, complex_dialect, ir
 
     if isinstance(element, ir.ComplexType):
-        part = ir.FloatAttr.get(element.element_type, 0.0)
-        return complex_dialect.ConstantOp(element, ir.ArrayAttr.get([part, part])).result
+        part = arith.uitofp(element.element_type, flag)
+        return complex_dialect.CreateOp(element, part, part).result
     if isinstance(element, ir.IntegerType):
-        return arith.constant(element, 0)
-    return arith.constant(element, 0.0)
+        return flag if element.width == 1 else arith.extui(element, flag)
+    return arith.uitofp(element, flag)
 
 
 def runtime_copy(op, value):
@@ -54,14 +58,14 @@ def runtime_copy(op, value):
         false = arith.constant(ir.IntegerType.get_signless(1), 0)
         hidden = ir.Operation.create("util.optimization_barrier", results=[false.type],
                                      operands=[false]).results[0]
-        zero = _zero(kind.element_type)
+        alternative = _from_flag(kind.element_type, hidden)
         init = tensor.EmptyOp(kind.shape, kind.element_type).result
         identity = dim_map(rank, list(range(rank)))
         copy = linalg.GenericOp([value.type], [value], [init], affine_maps([identity, identity]),
                                 iterator_types([PARALLEL] * rank))
         block = copy.regions[0].blocks.append(kind.element_type, kind.element_type)
         with ir.InsertionPoint(block):
-            linalg.YieldOp([arith.select(hidden, zero, block.arguments[0])])
+            linalg.YieldOp([arith.select(hidden, alternative, block.arguments[0])])
     return copy.results[0]
 
 

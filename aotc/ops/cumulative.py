@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from .. import dtypes, x64
 from .._mlir import ir
-from ..core import Tracer
+from ..core import Tracer, differentiating
 from ..errors import TracingError
 from ..lowering import add_work, empty, fill, wrap
 from . import elementwise as ew
 from .arguments import as_tracer, normalize_axis
+from .indexing import getitem
 from .linalg_ext import linalg_ext
 from .reductions import _numpy_result_dtype, reshape_flat
 from .scalar import UFUNC_RULES
@@ -31,6 +32,8 @@ def inclusive_scan(x: Tracer, axis: int, ufunc: str, identity) -> Tracer:
     """Inclusive scan of ``x`` along ``axis`` with numpy ufunc ``ufunc``, in x's dtype."""
     if x.shape[axis] <= 1 or x.size == 0:
         return x  # nothing to combine
+    if ufunc != "add" and dtypes.is_float(x.dtype) and differentiating():
+        return _log_step_scan(x, axis, ufunc)
     rows = [d for i, d in enumerate(x.shape) if i != axis]
     combine = UFUNC_RULES[ufunc]
     ty = x.value.type.element_type
@@ -41,6 +44,26 @@ def inclusive_scan(x: Tracer, axis: int, ufunc: str, identity) -> Tracer:
     )
     add_work(x.size)
     return wrap(result, x.shape, x.dtype)
+
+
+def _log_step_scan(x: Tracer, axis: int, ufunc: str) -> Tracer:
+    """The inclusive scan in ceil(log2 n) steps (Hillis and Steele's), each combining
+    every element with the one d = 1, 2, 4, ... before it: slices, one elementwise op and
+    a concatenation, which all differentiate. A derivative's trace scans a product,
+    maximum, minimum or logaddexp this way (the scan op's derivative is a cumulative sum
+    only; JAX differentiates its cumulative ops through an associative scan too); the
+    values round differently from the sequential scan's, by the usual reassociation."""
+    n = x.shape[axis]
+    step = 1
+    while step < n:
+        combined = ew.ufunc(ufunc, _along(x, axis, 0, n - step), _along(x, axis, step, n))
+        x = concatenate([_along(x, axis, 0, step), combined], axis=axis)
+        step *= 2
+    return x
+
+
+def _along(x: Tracer, axis: int, start: int, stop: int) -> Tracer:
+    return getitem(x, (slice(None),) * axis + (slice(start, stop),))
 
 
 def _accumulate(name: str, ufunc: str, identity, a, axis, dtype,

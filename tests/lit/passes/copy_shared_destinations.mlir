@@ -1,6 +1,6 @@
 // aotc-copy-shared-destinations gives an update whose destination is also used otherwise
-// a copy made at run time (select(b, 0, v) per element in a generic, b a false behind a
-// barrier), so that IREE never clones it: a constant updated and returned, a computed
+// a copy made at run time (select(b, int(b), v) per element in a generic, b a false behind
+// a barrier), so that IREE never clones it: a constant updated and returned, a computed
 // value updated twice. A destination with no other use and an argument's update stay.
 // Running it twice changes nothing more.
 
@@ -12,8 +12,9 @@
 // CHECK-LABEL: func.func @shared
 // CHECK:         %[[C:.*]] = arith.constant dense<1> : tensor<3x4xi64>
 // CHECK:         %[[B:.*]] = util.optimization_barrier %false : i1
+// CHECK:         %[[ALT:.*]] = arith.extui %[[B]] : i1 to i64
 // CHECK:         %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[C]] : tensor<3x4xi64>)
-// CHECK:           arith.select %[[B]], %{{.*}}, %in : i64
+// CHECK:           arith.select %[[B]], %[[ALT]], %in : i64
 // CHECK:         %[[U:.*]] = tensor.insert_slice %arg0 into %[[COPY]][1, 0]
 // CHECK:         %[[D:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<3x4xf32>)
 // CHECK:         %[[C1:.*]] = linalg.generic {{.*}} ins(%[[D]] : tensor<3x4xf32>)

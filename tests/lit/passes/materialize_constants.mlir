@@ -1,6 +1,7 @@
 // aotc-materialize-constants gives every stored use of a complex128 splat (not an input
-// of a generic) a copy made at run time: select(b, 0, c) per element in a generic, b a
-// false behind a barrier. The splat read by a generic stays. Running it twice changes
+// of a generic) a copy made at run time: select(b, float(b), c) per element in a generic,
+// b a false behind a barrier (the alternative is computed from b: a constant one equal to
+// the splat would fold the copy back into it). The splat read by a generic stays. Running it twice changes
 // nothing more.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-materialize-constants' | filecheck %s
@@ -12,8 +13,10 @@
 // CHECK:         %[[Z:.*]] = arith.constant dense<(1.000000e+00,2.000000e+00)> : tensor<4xcomplex<f64>>
 // CHECK:         linalg.generic {{.*}} ins(%[[Z]], %arg0 :
 // CHECK:         %[[B:.*]] = util.optimization_barrier %false : i1
+// CHECK:         %[[F:.*]] = arith.uitofp %[[B]] : i1 to f64
+// CHECK:         %[[ALT:.*]] = complex.create %[[F]], %[[F]] : complex<f64>
 // CHECK:         %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[Z]] : tensor<4xcomplex<f64>>)
-// CHECK:           arith.select %[[B]], %{{.*}}, %in : complex<f64>
+// CHECK:           arith.select %[[B]], %[[ALT]], %in : complex<f64>
 // CHECK:         return %[[COPY]], %{{.*}} :
 func.func @complex128(%x: tensor<4xcomplex<f64>>) -> (tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>) {
   %z = arith.constant dense<(1.0, 2.0)> : tensor<4xcomplex<f64>>
