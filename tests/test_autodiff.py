@@ -376,6 +376,9 @@ def test_errors_name_the_cause_and_the_fix():
     with pytest.raises(aotc.CompileError, match=r"computes arith.\w+ \(a float rebuilt "
                                                 r"from the bits of a differentiated value\)"):
         aotc.grad(lambda v: anp.sum(anp.remainder(v, 0.7)))(x)
+    with pytest.raises(aotc.CompileError, match=r"cannot differentiate iree_linalg_ext.scatter "
+                                                r".*pass unique_indices=True"):
+        aotc.grad(lambda v: anp.sum(v.at[anp.array([0, 0])].multiply(v[:2])))(x)
     with pytest.raises(aotc.CompileError, match=r"cannot differentiate flow.dispatch.region "
                                                 r"at .*no reverse-mode rule.*@rule"):
         aotc.grad(lambda v: anp.sum(anp.linalg.qr(anp.eye(3) + anp.outer(v, v), mode="raw")[0]))(x)
@@ -471,12 +474,22 @@ SCATTERS = {
     "set": lambda m, a, v: m.sum((a.at[m.array([0, 2]), 1].set(v[:2] * 3)) ** 2),
     "rows": lambda m, a, v: m.sum((a.at[m.array([2, 0])].add(
         m.stack([v, v * 2, v, v], axis=1)[:2])) ** 3),
+    "subtract": lambda m, a, v: m.sum((a.at[m.array([0, 2, 0]), 1].subtract(v)) ** 2),
+    "multiply": lambda m, a, v: m.sum((a.at[m.array([0, 2]), 3].multiply(
+        v[:2] * 3, unique_indices=True)) ** 2),
+    # repeated indices: the largest of the update and the two updates there wins
+    "max": lambda m, a, v: m.sum(m.arange(12.0).reshape(3, 4)
+                                 * a.at[m.array([1, 2, 1]), 2].max(v * 2)),
+    "min rows": lambda m, a, v: m.sum(m.arange(12.0).reshape(3, 4) * a.at[m.array([2, 0])].min(
+        m.stack([v, v * 2, v, -v], axis=1)[:2])),
 }
 
 
 def test_gradients_of_scatters():
     """x.at[idx].add/set: the updates' adjoint is a gather of the cotangent, the
-    original's the cotangent (add) or the cotangent outside the written rows (set)."""
+    original's the cotangent (add) or the cotangent outside the written rows (set);
+    subtract, multiply (unique indices) and min/max as scatters of those (the tangent of
+    an element split among the values equal to the result there, as JAX's)."""
     a, v = RNG.standard_normal((3, 4)), RNG.standard_normal(3)
 
     @aotc.jit
@@ -502,3 +515,20 @@ def test_gradients_of_scatters():
             for argnum in (0, 1):
                 np.testing.assert_allclose(np.asarray(got[name][argnum]), expected_jax[argnum],
                                            rtol=1e-12, atol=1e-12, err_msg=f"{name} vs jax")
+
+
+def test_scatter_extrema_split_ties_and_keep_their_values():
+    """Where the operand and updates tie for the maximum, each gets an equal share of the
+    tangent (JAX's rule, not a finite difference's); the values keep -0.0."""
+    def loss(x, u):
+        out = x.at[anp.array([2, 2, 0])].max(u)
+        return anp.sum(anp.array([1.0, 2.0, 3.0]) * out), out
+
+    grads, value = aotc.jit(aotc.grad(loss, argnums=(0, 1), has_aux=True))(
+        np.array([1.0, 2.0, 3.0]), np.array([3.0, 3.0, 0.5]))
+    np.testing.assert_array_equal(np.asarray(grads[0]), [1.0, 2.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(grads[1]), [1.0, 1.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(value), [1.0, 2.0, 3.0])
+    _, value = aotc.jit(aotc.grad(loss, has_aux=True))(np.full(3, -0.0),
+                                                         np.array([-1.0, -2.0, -3.0]))
+    assert np.all(np.signbit(np.asarray(value)))

@@ -26,7 +26,7 @@ import builtins
 import numpy as np
 
 from .. import dtypes
-from ..core import Tracer
+from ..core import Tracer, differentiating
 from ..errors import TracingError
 from ..lowering import add_work, extract_slice, insert_slice, wrap
 from . import elementwise as ew
@@ -304,9 +304,68 @@ def _scatter(x: Tracer, items, v: Tracer, method: str, drop: bool, unique: bool,
         # scatter writes into x itself (in place when x is donated), with no copy of x.
         keep = shape_ops.reshape(valid, (count,))
         updates, indices = _dropped_change_nothing(x, updates, indices, keep, method)
+    if differentiating() and dtypes.is_float(x.dtype) and method in _DIFFERENTIABLE_FORMS:
+        return _DIFFERENTIABLE_FORMS[method](x, indices, updates, depth, unique)
     result = scatter(x, indices, updates, depth, METHODS[method][0], unique)
     add_work(updates.size)
     return result
+
+
+# ---- scatters in a derivative's trace ------------------------------------------------------
+# The scatter op's derivative rules cover set and add. Where something differentiates, the
+# other float methods become scatters of those, gathers and elementwise ops with the same
+# values and JAX's derivatives.
+
+def _rows_at(x: Tracer, indices: Tracer, depth: int) -> Tracer:
+    """The rows of ``x`` at the scatter's index matrix (count, depth): (count, *rows)."""
+    return x[tuple(indices[:, d] for d in range(depth))]
+
+
+def _subtract_form(x, indices, updates, depth, unique):
+    # a - b is a + (-b), bit for bit
+    return scatter(x, indices, ew.ufunc("negative", updates), depth, "add", unique)
+
+
+def _multiply_form(x, indices, updates, depth, unique):
+    """With ``unique_indices=True``: x[i] = x[i] * u as a gather and a scatter-set (JAX
+    differentiates the updates of a multiply only then: with repeated indices each
+    update's derivative is the product of the others). Otherwise the scatter itself, which
+    the derivative refuses, naming the fix."""
+    if not unique:
+        return scatter(x, indices, updates, depth, "multiply", unique)
+    return scatter(x, indices, ew.ufunc("multiply", _rows_at(x, indices, depth), updates),
+                   depth, None, unique)
+
+
+def _extremum_form(ufunc: str):
+    def form(x, indices, updates, depth, unique):
+        """The scatter's values r, plus zero-valued terms whose derivative is JAX's: each
+        element's tangent is shared equally by the operand and the updates equal to r
+        there (ties split). The terms are -0.0 (``-(stop(v) - v)``), so r + them is r
+        bit for bit, -0.0 and NaN included."""
+        from .lax_ops import _stop_gradient
+
+        r = _stop_gradient(scatter(x, indices, updates, depth, ufunc, unique))
+        x_wins = ew.ufunc("equal", x, r)
+        u_wins = ew.ufunc("equal", updates, _rows_at(r, indices, depth))
+        minus_zero = np.asarray(-0.0, x.dtype)
+
+        def zero_valued(v, wins):  # -0.0 where v wins, carrying v's tangent
+            return ew.elementwise_where(
+                wins, ew.ufunc("negative", ew.ufunc("subtract", _stop_gradient(v), v)),
+                minus_zero)
+
+        x_ties = ew.astype(x_wins, x.dtype)
+        ties = scatter(x_ties, indices, ew.astype(u_wins, x.dtype), depth, "add", unique)
+        spread = scatter(zero_valued(x, x_wins), indices, zero_valued(updates, u_wins), depth,
+                         "add", unique)
+        add_work(updates.size)
+        return ew.ufunc("add", r, ew.ufunc("divide", spread, ties))
+    return form
+
+
+_DIFFERENTIABLE_FORMS = {"subtract": _subtract_form, "multiply": _multiply_form,
+                         "min": _extremum_form("minimum"), "max": _extremum_form("maximum")}
 
 
 # Update value that leaves an element unchanged when combined by each method (-0.0 for add:

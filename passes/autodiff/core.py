@@ -30,6 +30,14 @@ Rule = Callable[["Adjoint", object, list], None]
 RULES: dict[str, Rule] = {}
 
 
+# Why a scatter other than an add or a set has no derivative here: the frontend emits
+# the others as adds, sets and gathers where something differentiates (ops/updates.py),
+# except a multiply with repeated indices (as JAX, which differentiates its updates only
+# with unique indices).
+SCATTER_REFUSAL = ("a scatter-multiply has a derivative only with unique indices: pass "
+                   "unique_indices=True to .at[...].multiply when the indices do not repeat")
+
+
 def registrar(kind: str, table: dict):
     """A decorator factory: ``@register(*names)`` puts a function into ``table`` under
     each op name and attaches it to the op's row as its ``kind`` rule (an op without a

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from .. import opset
 from ..base import PassError, as_op, operand_segments, where
-from .core import activity, activity_of, clone_block, element_type, float_constant, is_float, \
-    reads, region_reads, registrar, zeros
+from .core import SCATTER_REFUSAL, activity, activity_of, clone_block, element_type, \
+    float_constant, is_float, reads, region_reads, registrar, zeros
 from .scalar import TANGENTS, propagate, tangent_of
 from .stop_gradient import stops_gradient
 
@@ -405,7 +405,7 @@ def _linear(fw: Forward, op) -> None:
     from aotc._mlir import ir
 
     if op.name == "iree_linalg_ext.scatter" and not _adds_or_sets(op):
-        fw.refuse(op, "only .at[...].set and .at[...].add scatters are differentiable")
+        fw.refuse(op, SCATTER_REFUSAL)
     if op.name == "iree_linalg_ext.scan" and not _adds(op):
         fw.refuse(op, "only cumulative sums are differentiable (not cumprod, cummax, ...)")
     data = LINEAR[op.name]

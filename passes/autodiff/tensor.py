@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .builders import (ones_like, pad_with_zeros, reassociation_of, reversed_along, scatter_add,
                        segments)
-from .core import Adjoint, float_constant, rule, zeros
+from .core import SCATTER_REFUSAL, Adjoint, float_constant, rule, zeros
 
 _SLICE_ATTRS = ("static_offsets", "static_sizes", "static_strides")
 
@@ -260,7 +260,7 @@ def _scatter(ad: Adjoint, op, adjoints: list) -> None:
           and set(body[0].operands) == set(block_args)):
         kind = "add"
     else:
-        ad.refuse(op, "only .at[...].set and .at[...].add scatters are differentiable")
+        ad.refuse(op, SCATTER_REFUSAL)
     depth = len(list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"])))
     if list(ir.DenseI64ArrayAttr(op.attributes["dimension_map"])) != list(range(depth)):
         ad.refuse(op, "a scatter whose indices name dimensions out of order")
