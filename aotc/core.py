@@ -9,7 +9,6 @@ the func.func built here is the program.
 from __future__ import annotations
 
 import contextlib
-import dis
 import functools
 import importlib
 import os
@@ -24,7 +23,7 @@ from . import dtypes, x64
 from ._mlir import func, ir
 from .constants import dense_constant
 from .errors import (NotTracingError, TracedValueStoredError, TracerConversionError,
-                     TracingError)
+                     TracingError, stored_into_numpy_array, stores_into_numpy_array)
 from . import tree_util
 
 _AOTC_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -142,23 +141,6 @@ def _run_eagerly(fn: Callable, public: tuple[str, str], args: tuple, kwargs: dic
         # it is bound late, by name, the first time a public function runs eagerly.
         _eager = importlib.import_module("aotc.eager")
     return _eager.call_public(fn, public, args, kwargs)
-
-
-def stores_into_numpy_array(frame) -> bool:
-    """Whether the user's line ``frame`` is executing ``a[i] = v``: numpy converts a traced
-    ``v`` (``float()``, ``__array__``) to store it into the numpy array ``a``."""
-    return frame is not None and dis.opname[frame.f_code.co_code[frame.f_lasti]] == "STORE_SUBSCR"
-
-
-def stored_into_numpy_array(t: "Tracer", where: str) -> TracedValueStoredError:
-    # Not a TypeError: numpy swallows those while converting and reports "setting an
-    # array element with a sequence" instead.
-    return TracedValueStoredError(
-        f"a traced array {t.dtype.name}{list(t.shape)} was stored into a numpy array at "
-        f"{where} (in function '{t._trace.fn_name}'): a numpy array holds values, and a "
-        f"traced array has none until the compiled code runs. Fix: create the array being "
-        f"written from a traced one (np.zeros_like(x), np.empty_like(x), x.copy()) or with "
-        f"aotc.numpy (anp.zeros(shape, dtype)), so that it is traced too")
 
 
 class Trace:

@@ -1,6 +1,9 @@
-"""aotc's user-facing errors. Each class says in its docstring what causes it and the fix."""
+"""aotc's user-facing errors. Each class says in its docstring what causes it and the fix;
+the functions at the end build the error of a traced value stored into a numpy array."""
 
 from __future__ import annotations
+
+import dis
 
 
 class AotcError(Exception):
@@ -121,3 +124,20 @@ class ConfigError(AotcError, ValueError):
     """An ``aotc.config`` option that does not exist, a value of the wrong type, or an
     environment variable that does not parse. The message lists the options or says
     what the option takes."""
+
+
+def stores_into_numpy_array(frame) -> bool:
+    """Whether the user's line ``frame`` is executing ``a[i] = v``: numpy converts a traced
+    ``v`` (``float()``, ``__array__``) to store it into the numpy array ``a``."""
+    return frame is not None and dis.opname[frame.f_code.co_code[frame.f_lasti]] == "STORE_SUBSCR"
+
+
+def stored_into_numpy_array(t, where: str) -> TracedValueStoredError:
+    # Not a TypeError: numpy swallows those while converting and reports "setting an
+    # array element with a sequence" instead.
+    return TracedValueStoredError(
+        f"a traced array {t.dtype.name}{list(t.shape)} was stored into a numpy array at "
+        f"{where} (in function '{t._trace.fn_name}'): a numpy array holds values, and a "
+        f"traced array has none until the compiled code runs. Fix: create the array being "
+        f"written from a traced one (np.zeros_like(x), np.empty_like(x), x.copy()) or with "
+        f"aotc.numpy (anp.zeros(shape, dtype)), so that it is traced too")

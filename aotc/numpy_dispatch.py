@@ -21,7 +21,8 @@ from typing import Any, Callable
 import numpy as np
 
 from . import dtypes
-from .core import Tracer, stored_into_numpy_array, stores_into_numpy_array, user_frame
+from .core import Tracer, user_frame
+from .errors import stored_into_numpy_array, stores_into_numpy_array
 from .ops import views
 from .errors import TracerConversionError, UnsupportedOpError
 
