@@ -68,6 +68,32 @@ def is_float(t) -> bool:
     return isinstance(t, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
 
 
+def is_complex(t) -> bool:
+    """Whether values of type ``t`` are complex: they depend on what is differentiated
+    (the activity follows them) but carry no derivative yet (``COMPLEX_REFUSAL``)."""
+    from aotc._mlir import ir
+
+    if isinstance(t, ir.RankedTensorType):
+        t = t.element_type
+    return isinstance(t, ir.ComplexType)
+
+
+# Where a derivative would pass through complex values. Refused rather than cut: a real
+# loss of complex intermediates (abs(fft(x)) ** 2) was silently constant otherwise.
+COMPLEX_REFUSAL = ("the derivative passes through complex values, which have no "
+                   "derivative rules yet; differentiate a function of the real and "
+                   "imaginary parts computed in real arithmetic, or keep the complex part "
+                   "out of the differentiated path (lax.stop_gradient)")
+
+
+def through_complex(op, active) -> bool:
+    """Whether ``op`` computes complex values from ``active`` ones, or reads an active
+    complex value."""
+    read = [v for v in reads(op) if v in active]
+    return bool(read) and (any(is_complex(v.type) for v in read)
+                           or any(is_complex(r.type) for r in op.results))
+
+
 def element_type(t):
     from aotc._mlir import ir
 
@@ -113,6 +139,8 @@ class Adjoint:
             return
         if not any(v in self.active for v in reads(op)):
             return
+        if through_complex(op, self.active):
+            self.refuse(op, COMPLEX_REFUSAL)
         fn = RULES.get(op.name)
         if fn is None:
             raise PassError(self.no_rule(op))
@@ -164,8 +192,8 @@ def activity(block, seeds: set) -> set:
 
 
 def activity_of(ops: list, seeds: set) -> set:
-    """The floating-point values ``ops`` (in order) compute from ``seeds``, and the
-    floating-point seeds themselves."""
+    """The floating-point (and complex: ``is_complex``) values ``ops`` (in order) compute
+    from ``seeds``, and the floating-point seeds themselves."""
     from .stop_gradient import stops_gradient
 
     active = {v for v in seeds if is_float(v.type)}
@@ -173,7 +201,7 @@ def activity_of(ops: list, seeds: set) -> set:
         if stops_gradient(op):
             continue
         if any(v in active for v in reads(op)):
-            active.update(r for r in op.results if is_float(r.type))
+            active.update(r for r in op.results if is_float(r.type) or is_complex(r.type))
     return active
 
 

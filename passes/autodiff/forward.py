@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from .. import opset
 from ..base import PassError, as_op, operand_segments, where
-from .core import SCATTER_REFUSAL, activity, activity_of, clone_block, element_type, \
-    float_constant, is_float, reads, region_reads, registrar, zeros
+from .core import COMPLEX_REFUSAL, SCATTER_REFUSAL, activity, activity_of, clone_block, \
+    element_type, float_constant, is_complex, is_float, reads, region_reads, registrar, zeros
 from .scalar import TANGENTS, propagate, tangent_of
 from .stop_gradient import stops_gradient
 
@@ -72,6 +72,8 @@ class Forward:
             after = ops[i + 1] if i + 1 < len(ops) else end
             if stops_gradient(op) or not any(v in self.tangents for v in reads(op)):
                 continue
+            if any(is_complex(r.type) for r in op.results):
+                self.refuse(op, COMPLEX_REFUSAL)
             if not len(op.regions) and not any(is_float(r.type) for r in op.results):
                 continue  # a comparison, an integer cast: nothing has a tangent
             rule = FORWARD.get(op.name) or (_scalar if op.name in TANGENTS else None)
