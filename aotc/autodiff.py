@@ -96,7 +96,7 @@ class _Pullback:
         from .core import Tracer
 
         outs, rest = self._invoke(tangents)
-        floats = [k for k, a in enumerate(self.out_avals) if np.dtype(a.dtype).kind == "f"]
+        floats = [k for k, a in enumerate(self.out_avals) if np.dtype(a.dtype).kind in "fc"]
         return outs, {k: Tracer(v, self.out_avals[k].shape, self.out_avals[k].dtype, self.trace)
                       for k, v in zip(floats, rest)}
 
@@ -144,11 +144,7 @@ def _classify(name: str, flat: list, paths: list[str], positions: list[int],
         leaf = _Leaf(path, value, tracer)
         if pos in argnums:
             kind = np.dtype(tracer.dtype).kind
-            if kind == "c":
-                raise DifferentiationError(
-                    f"{name}: argument {path} is {tracer.dtype}; differentiating complex "
-                    f"values is not supported yet (split it into real and imaginary parts)")
-            if kind == "f":
+            if kind in "fc":
                 leaf.differentiated = True
             elif integer_inputs == "refuse":
                 raise DifferentiationError(
@@ -163,9 +159,11 @@ def _classify(name: str, flat: list, paths: list[str], positions: list[int],
 
 def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bool,
               name: str, integer_inputs: str, *, through_closures: bool = False,
-              forward: bool = False) -> _Pullback:
+              forward: bool = False, complex_outputs: bool = False) -> _Pullback:
     """Traces ``fun(*primals)`` and builds its reverse-mode function in the caller (with
     ``forward``, its forward-mode function: ``aotc-jvp``; see ``_Pullback.call``).
+    Outputs are real unless ``complex_outputs`` (``vjp``; ``grad`` needs real ones, as
+    JAX's without ``holomorphic``).
     With ``through_closures`` (``checkpoint``), the floating-point arrays ``fun`` closes
     over are differentiated too (their adjoints follow the arguments'), and ``fun``'s
     traced function moves into the caller as well (``_Pullback.primal_symbol``)."""
@@ -218,7 +216,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     out_tree = traced.out_tree
     n_out = out_tree.children()[0].num_leaves if has_aux else out_tree.num_leaves
     for k, aval in enumerate(traced.out_avals[:n_out]):
-        if np.dtype(aval.dtype).kind != "f" and not forward:
+        if np.dtype(aval.dtype).kind not in ("fc" if complex_outputs else "f") and not forward:
             raise DifferentiationError(
                 f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
                 f"np.floating), but output {k} of {fn_name} is {np.dtype(aval.dtype)}; "
@@ -226,7 +224,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     wrt = [i for i, lf in enumerate(arrays) if lf.differentiated]
     if through_closures:
         wrt += [len(arrays) + k for k, (c, _) in enumerate(inner.captures)
-                if np.dtype(c.dtype).kind == "f"]
+                if np.dtype(c.dtype).kind in "fc"]
     _build(name, scratch, primal, backward, wrt, n_out, forward)
     outer.residual_bytes += inner.residual_bytes + (
         0 if forward else recorded_residual_bytes(scratch, backward))
@@ -319,7 +317,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False):
     name = f"vjp({getattr(fun, '__name__', 'function')})"
     if not _tracing():
         return _eager_vjp(fun, primals, has_aux)
-    pb = trace_vjp(fun, primals, range(len(primals)), has_aux, name, "skip")
+    pb = trace_vjp(fun, primals, range(len(primals)), has_aux, name, "skip",
+                   complex_outputs=True)
     outs = _primal_outputs(pb)
     out_tree = pb.out_tree
     result = out_tree.unflatten(outs[:out_tree.num_leaves])

@@ -250,6 +250,16 @@ CPU_EXPANSION = {how: frozenset(o.name for o in OPS.values() if how in o.cpu_exp
                  for how in ("f64", "f32", "f32-own", "f32-guard")}
 CPU_MISSING_F64 = frozenset(o.name for o in OPS.values() if not o.cpu_f64)
 # Conversions between floats and integers or bits (see Op.bits), and flat ops.
+# The ops whose reverse-mode rules take complex values (the generic's, with the tangent
+# rules of autodiff/complex_scalar.py; views and placements; the named matmuls): JAX's
+# convention makes a linear map's transpose the unconjugated one, so they keep their
+# real forms. A derivative through complex values of any other op is refused.
+COMPLEX_DERIVATIVES = frozenset({
+    "linalg.generic", "linalg.matmul", "linalg.batch_matmul", "linalg.transpose",
+    "linalg.broadcast", "linalg.copy", "linalg.fill", "tensor.extract_slice",
+    "tensor.insert_slice", "tensor.collapse_shape", "tensor.expand_shape", "tensor.cast",
+    "tensor.concat", "tensor.pad", "tensor.extract", "tensor.from_elements",
+    "util.optimization_barrier", "flow.tensor.clone"})
 FLOAT_FROM_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("from", "both"))
 FLOAT_TO_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("to", "both"))
 FLAT_OPS = having("flat")

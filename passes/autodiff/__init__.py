@@ -7,11 +7,12 @@ vocabulary (``passes/opset.py``): ``generic`` (the rule of ``linalg.generic``), 
 (the named linalg ops), ``convolution`` (channels-last convolutions), ``control``
 (``scf.if``, ``scf.for``), ``tensor`` (views, placements, ``cumsum``, scatters, barriers),
 ``calls`` (calls with a custom derivative: custom_vjp, custom_jvp, checkpoint);
-``scalar`` holds the derivatives of the scalar ops in linalg bodies, ``builders`` the IR
+``scalar`` and ``complex_scalar`` hold the derivatives of the scalar ops in linalg bodies
+(real and complex), ``builders`` the IR
 the rules share.
 """
 
-from . import calls, control, convolution, forward, named, tensor  # noqa: F401  (rules)
+from . import calls, complex_scalar, control, convolution, forward, named, tensor  # noqa: F401
 from .calls import DropCustomDerivatives
 from .jvp import Jvp
 from .stop_gradient import DropStopGradients

@@ -5,7 +5,7 @@ scatter-add of contributions. Each builds at the current insertion point; none i
 
 from __future__ import annotations
 
-from .core import float_constant, zeros  # noqa: F401  (zeros: re-exported for rules)
+from .core import add_scalars, float_constant, zeros  # noqa: F401  (zeros: re-exported)
 
 
 def dilated(ct, dim: int, stride: int):
@@ -103,7 +103,7 @@ def stack_columns(columns: list, sizes: list, count: int, depth: int):
 def scatter_add(updates, indices, target, depth: int):
     """``iree_linalg_ext.scatter`` adding ``updates[i]`` into ``target`` at
     ``indices[i]`` (repeated indices accumulate)."""
-    from aotc._mlir import arith, ir
+    from aotc._mlir import ir
 
     # IREE 3.13's CPU code fuses the producers of the updates and indices into the
     # scatter's dispatch and keeps them on the stack (over the 32 KiB limit): computed
@@ -119,7 +119,7 @@ def scatter_add(updates, indices, target, depth: int):
     block = op.regions[0].blocks.append(elem, elem)
     with ir.InsertionPoint(block):
         ir.Operation.create("iree_linalg_ext.yield",
-                            operands=[arith.addf(block.arguments[1], block.arguments[0])])
+                            operands=[add_scalars(block.arguments[1], block.arguments[0])])
     return op.results[0]
 
 
@@ -190,7 +190,7 @@ def ones_like(t):
 def summed(value, init, out_map, kept: set):
     """``value`` (indexed by the loops, one per dimension) added into ``init`` (read at
     ``out_map``) over the loop dimensions not in ``kept``."""
-    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, arith, dim_map, ir, \
+    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, dim_map, ir, \
         iterator_types, linalg
 
     rank = ir.RankedTensorType(value.type).rank
@@ -201,5 +201,5 @@ def summed(value, init, out_map, kept: set):
                                          for d in range(rank)]))
     block = g.regions[0].blocks.append(elem, elem)
     with ir.InsertionPoint(block):
-        linalg.YieldOp([arith.addf(block.arguments[1], block.arguments[0])])
+        linalg.YieldOp([add_scalars(block.arguments[1], block.arguments[0])])
     return g.results[0]

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..base import ModulePass, PassError, collect_ops, find_function, register, where
-from .core import is_float, rule, zeros
+from .core import differentiable, rule, zeros
 
 MARK = "aotc.custom_vjp"
 
@@ -91,13 +91,13 @@ def call_rule(ad, op, adjoints) -> None:
     results = list(op.results)
     cotangents = [a if a is not None else zeros(r.type)
                   for a, r in zip(adjoints[:spec.outputs], results[:spec.outputs])
-                  if is_float(r.type)]
+                  if differentiable(r.type)]
     backward, _ = find_function(module_of(op), spec.backward, ad.pass_name)
     types = list(ir.FunctionType(ir.TypeAttr(backward.attributes["function_type"]).value).results)
     grads = func.CallOp(types, spec.backward,
                         results[spec.outputs:] + cotangents
                         + operands[spec.arguments + spec.captures:]).results
-    explicit = [v for v in operands[:spec.arguments] if is_float(v.type)]
+    explicit = [v for v in operands[:spec.arguments] if differentiable(v.type)]
     for operand, g in zip(explicit, grads):
         ad.add(operand, g)
     # Differentiated here, the call is ordinary code to any enclosing derivative (as in

@@ -21,7 +21,7 @@ entered with and sweeps it backward (``core.sweep``).
 from __future__ import annotations
 
 from ..base import as_op
-from .core import (Adjoint, add_tensors, clone_block, is_float, reads, region_reads, rule,
+from .core import (Adjoint, add_tensors, clone_block, differentiable, reads, region_reads, rule,
                    sweep, zeros)
 from .tensor import extract_slice, insert_slice
 
@@ -34,7 +34,7 @@ def _outside_reads(ad: Adjoint, op) -> list:
         if v in seen:
             continue
         seen.add(v)
-        if v in ad.active and is_float(v.type):
+        if v in ad.active and differentiable(v.type):
             out.append(v)
     return out
 
@@ -98,7 +98,7 @@ def _for(ad: Adjoint, op, adjoints: list) -> None:
             ad.refuse(op, f"a loop carrying a scalar ({c.type}) cannot be reversed yet; "
                           f"carry a 0-d array")
     captured = _outside_reads(ad, op)
-    floats = [j for j, c in enumerate(carries) if is_float(c.type)]
+    floats = [j for j, c in enumerate(carries) if differentiable(c.type)]
     if trips == 0:
         for j in floats:
             ad.add(inits[j], adjoints[j])

@@ -78,6 +78,11 @@ def is_complex(t) -> bool:
     return isinstance(t, ir.ComplexType)
 
 
+def differentiable(t) -> bool:
+    """Float or complex: values of type ``t`` have tangents where a rule supports them."""
+    return is_float(t) or is_complex(t)
+
+
 # Where a derivative would pass through complex values. Refused rather than cut: a real
 # loss of complex intermediates (abs(fft(x)) ** 2) was silently constant otherwise.
 COMPLEX_REFUSAL = ("the derivative passes through complex values, which have no "
@@ -88,7 +93,11 @@ COMPLEX_REFUSAL = ("the derivative passes through complex values, which have no 
 
 def through_complex(op, active) -> bool:
     """Whether ``op`` computes complex values from ``active`` ones, or reads an active
-    complex value."""
+    complex value, and has no rule for them (``opset.COMPLEX_DERIVATIVES``)."""
+    from .. import opset
+
+    if op.name in opset.COMPLEX_DERIVATIVES:
+        return False
     read = [v for v in reads(op) if v in active]
     return bool(read) and (any(is_complex(v.type) for v in read)
                            or any(is_complex(r.type) for r in op.results))
@@ -196,12 +205,12 @@ def activity_of(ops: list, seeds: set) -> set:
     from ``seeds``, and the floating-point seeds themselves."""
     from .stop_gradient import stops_gradient
 
-    active = {v for v in seeds if is_float(v.type)}
+    active = {v for v in seeds if differentiable(v.type)}
     for op in ops:
         if stops_gradient(op):
             continue
         if any(v in active for v in reads(op)):
-            active.update(r for r in op.results if is_float(r.type) or is_complex(r.type))
+            active.update(r for r in op.results if differentiable(r.type))
     return active
 
 
@@ -249,7 +258,7 @@ def sweep(parent: Adjoint, src_block, mapping: dict, cotangents: list, wanted: l
     parent.saved.extend(child.saved)
     out = []
     for v in wanted:
-        if not is_float(v.type):
+        if not differentiable(v.type):
             out.append(None)
             continue
         g = child.adjoint_of(v)
@@ -261,10 +270,24 @@ def sweep(parent: Adjoint, src_block, mapping: dict, cotangents: list, wanted: l
 # Builders the rules share
 # ---------------------------------------------------------------------------------------
 
-def float_constant(t, value: float):
-    from aotc._mlir import arith, ir
+def float_constant(t, value: float, imaginary: float = 0.0):
+    """A scalar constant of the float or complex type ``t``."""
+    from aotc._mlir import arith, complex_dialect, ir
 
+    if isinstance(t, ir.ComplexType):
+        parts = [ir.FloatAttr.get(t.element_type, value),
+                 ir.FloatAttr.get(t.element_type, imaginary)]
+        return complex_dialect.ConstantOp(t, ir.ArrayAttr.get(parts)).result
     return arith.ConstantOp(t, ir.FloatAttr.get(t, value)).result
+
+
+def add_scalars(a, b):
+    """a + b for float or complex scalars."""
+    from aotc._mlir import arith, complex_dialect, ir
+
+    if isinstance(a.type, ir.ComplexType):
+        return complex_dialect.AddOp(a, b).result
+    return arith.addf(a, b)
 
 
 def zeros(t):
@@ -293,8 +316,8 @@ def elementwise(result_type, inputs: list, body) -> object:
 
 
 def add_tensors(a, b):
-    from aotc._mlir import arith, ir
+    from aotc._mlir import ir
 
     if not isinstance(a.type, ir.RankedTensorType):
-        return arith.addf(a, b)
-    return elementwise(a.type, [a, b], lambda x, y: arith.addf(x, y))
+        return add_scalars(a, b)
+    return elementwise(a.type, [a, b], add_scalars)

@@ -5,7 +5,7 @@ its checks."""
 from __future__ import annotations
 
 from ..base import ModulePass, PassError, find_function
-from .core import is_float
+from .core import differentiable
 
 
 class DerivativePass(ModulePass):
@@ -36,7 +36,7 @@ class DerivativePass(ModulePass):
         """``indices`` (an option naming arguments or results of ``types``), each a float
         one; ``why`` says what only floats have."""
         for i in indices:
-            if i >= len(types) or not is_float(types[i]):
+            if i >= len(types) or not differentiable(types[i]):
                 what = f"no such {kind}" if i >= len(types) else f"its type is {types[i]}"
                 raise PassError(f"{self.name}: {option}={i} of @{self.func}: {what}; only "
                                 f"floating-point {kind}s {why}")
@@ -45,7 +45,7 @@ class DerivativePass(ModulePass):
     def wrt_of(self, wrt, inputs: list) -> tuple:
         """The ``wrt`` option (default: every floating-point argument), checked."""
         if wrt is None:
-            return tuple(i for i, t in enumerate(inputs) if is_float(t))
+            return tuple(i for i, t in enumerate(inputs) if differentiable(t))
         return self.checked("wrt", wrt, inputs, "argument", "have derivatives")
 
     def clone(self, module, src):

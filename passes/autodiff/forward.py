@@ -31,7 +31,8 @@ from __future__ import annotations
 from .. import opset
 from ..base import PassError, as_op, operand_segments, where
 from .core import COMPLEX_REFUSAL, SCATTER_REFUSAL, activity, activity_of, clone_block, \
-    element_type, float_constant, is_complex, is_float, reads, region_reads, registrar, zeros
+    differentiable, element_type, float_constant, reads, region_reads, registrar, \
+    through_complex, zeros
 from .scalar import TANGENTS, propagate, tangent_of
 from .stop_gradient import stops_gradient
 
@@ -51,7 +52,7 @@ class Forward:
         return self.tangents.get(value)
 
     def set(self, value, tangent) -> None:
-        if tangent is not None and is_float(value.type):
+        if tangent is not None and differentiable(value.type):
             self.tangents[value] = tangent
 
     def or_zero(self, value):
@@ -72,9 +73,9 @@ class Forward:
             after = ops[i + 1] if i + 1 < len(ops) else end
             if stops_gradient(op) or not any(v in self.tangents for v in reads(op)):
                 continue
-            if any(is_complex(r.type) for r in op.results):
+            if through_complex(op, self.tangents):
                 self.refuse(op, COMPLEX_REFUSAL)
-            if not len(op.regions) and not any(is_float(r.type) for r in op.results):
+            if not len(op.regions) and not any(differentiable(r.type) for r in op.results):
                 continue  # a comparison, an integer cast: nothing has a tangent
             rule = FORWARD.get(op.name) or (_scalar if op.name in TANGENTS else None)
             if rule is None:
@@ -117,7 +118,7 @@ def _generic(fw: Forward, op) -> None:
     ins, outs = operands[:n_in], operands[n_in:]
     maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
     moving = [k for k, v in enumerate(ins) if fw.of(v) is not None]
-    floats = [j for j, v in enumerate(outs) if is_float(v.type)]
+    floats = [j for j, v in enumerate(outs) if differentiable(v.type)]
     if (_dear(op) and _linear_form(fw, op, n_in, maps, moving, floats)) \
             or _tangent_only(fw, op, n_in, maps, moving, floats):
         return
@@ -225,7 +226,7 @@ def _tangent_only(fw: Forward, op, n_in: int, maps: list, moving: list, floats: 
 def _zero_scalar(t):
     from aotc._mlir import arith, ir
 
-    if is_float(t):
+    if differentiable(t):
         return float_constant(t, 0.0)
     return arith.ConstantOp(t, ir.IntegerAttr.get(t, 0)).result
 
@@ -563,7 +564,7 @@ def _call(fw: Forward, op) -> None:
         fw.refuse(op, f"{spec.name} closes over a value being differentiated; its custom "
                       f"rule covers its explicit arguments only (pass the value as one)")
     results = list(op.results)
-    outputs = [r for r in results[:spec.outputs] if is_float(r.type)]
+    outputs = [r for r in results[:spec.outputs] if differentiable(r.type)]
     residuals = results[spec.outputs:]
     module = module_of(op)
     backward, funcs = find_function(module, spec.backward, fw.pass_name)
@@ -575,7 +576,7 @@ def _call(fw: Forward, op) -> None:
         first = len(residuals)
         Vjp(func=spec.backward, vjp=transposed, wrt=tuple(range(first, first + n_cts)),
             seeded=tuple(range(len(bwd_types)))).run(module)
-    explicit = [v for v in operands[:spec.arguments] if is_float(v.type)]
+    explicit = [v for v in operands[:spec.arguments] if differentiable(v.type)]
     call = func.CallOp(bwd_types + [r.type for r in outputs], transposed,
                        residuals + [zeros(r.type) for r in outputs]
                        + operands[spec.arguments + spec.captures:]

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from ..base import as_op, operand_segments
 from .builders import (collapse_all, dilated, filled, reversed_along, scatter_add,
                        stack_columns, summed, zero_padded)
-from .core import Adjoint, float_constant, is_float, reads, remap, zeros
+from .core import (Adjoint, add_scalars, differentiable, float_constant, is_complex, reads,
+                   remap, zeros)
 from .scalar import FROM_BITS, propagate
 
 COMBINERS = {
-    "arith.addf": "sum",
+    "arith.addf": "sum", "complex.add": "sum",
     "arith.maximumf": "extremum", "arith.maxnumf": "extremum",
     "arith.minimumf": "extremum", "arith.minnumf": "extremum",
     "arith.mulf": "product",
@@ -82,7 +83,7 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
     args = list(s.body.arguments)
     outputs = [_classify(ad, op, s, j, yields[j], args[n_in + j], adjoints[j], body_ops)
                for j in range(len(s.results))
-               if adjoints[j] is not None and is_float(s.results[j].type)]
+               if adjoints[j] is not None and differentiable(s.results[j].type)]
     for o in outputs:
         if o.kind == "unchanged":
             ad.add(s.inits[o.index], o.cotangent)
@@ -104,7 +105,7 @@ def differentiate(ad: Adjoint, op, s: Structured, adjoints: list) -> None:
             o.count, o.others = _product_parts(s, o, needed, roots)
     operands = s.inputs + s.inits
     for k, value in enumerate(operands):
-        if value not in ad.active or not is_float(value.type):
+        if value not in ad.active or not differentiable(value.type):
             continue
         if k >= n_in:
             j = k - n_in
@@ -546,7 +547,7 @@ def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, root
     """One generic over ``s``'s loops accumulating, at ``out_map``, the cotangents times
     the derivative of the outputs with respect to the body value ``seed`` (a block
     argument: an operand's adjoint; an element read: a gather's updates)."""
-    from aotc._mlir import arith
+    from aotc._mlir import arith, complex_dialect, ir
     from aotc.ops.scalar_builders import cmpf, select
 
     n_in = len(s.inputs)
@@ -560,10 +561,10 @@ def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, root
             extras += [(s.results[o.index], result_map), (o.count, result_map),
                        (o.others, result_map)]
 
-    def body(mapping, values, acc):
+    def along(mapping, values, direction):
+        """sum_j Re(cotangent_j * d e_j) for the seed's tangent ``direction``, or None."""
         try:
-            tangents = propagate(mapping.cloned,
-                                 {mapping[seed]: float_constant(mapping[seed].type, 1.0)})
+            tangents = propagate(mapping.cloned, {mapping[seed]: direction})
         except KeyError as e:
             what = ("a float rebuilt from the bits of a differentiated value"
                     if e.args[0] in FROM_BITS else "an op")
@@ -587,11 +588,23 @@ def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, root
                     d = arith.mulf(d, _product_slope(mapping[o.value], r, zeros_, others))
             if d is None:
                 continue
-            term = arith.mulf(ct, d)
+            term = _real_product(ct, d)
             total = term if total is None else arith.addf(total, term)
-        if total is None:
+        return total
+
+    def body(mapping, values, acc):
+        # A complex seed's adjoint is dL/dx - i dL/dy: its real and imaginary directions.
+        parts = [along(mapping, values, float_constant(mapping[seed].type, *direction))
+                 for direction in ((1.0,), (0.0, 1.0))[:2 if is_complex(acc.type) else 1]]
+        if all(p is None for p in parts):
             return acc
         contributed.append(True)
+        if is_complex(acc.type):
+            zero = float_constant(ir.ComplexType(acc.type).element_type, 0.0)
+            re = parts[0] if parts[0] is not None else zero
+            im = arith.negf(parts[1]) if parts[1] is not None else zero
+            return add_scalars(acc, complex_dialect.CreateOp(acc.type, re, im).result)
+        total = parts[0]
         if total.type != acc.type:  # an input read in another precision than it computes
             cast = arith.truncf if total.type.width > acc.type.width else arith.extf
             total = cast(acc.type, total)
@@ -603,6 +616,17 @@ def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, root
         as_op(result.owner).erase()
         return None
     return result
+
+
+def _real_product(ct, d):
+    """Re(ct * d) of a cotangent and a tangent of one (float or complex) type: what the
+    tangent ``d`` of an output adds to the derivative of a real loss."""
+    from aotc._mlir import arith, complex_dialect as cx
+
+    if not is_complex(ct.type):
+        return arith.mulf(ct, d)
+    return arith.subf(arith.mulf(cx.ReOp(ct).result, cx.ReOp(d).result),
+                      arith.mulf(cx.ImOp(ct).result, cx.ImOp(d).result))
 
 
 class _Mapping(dict):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..base import as_op, register
-from .core import is_float
+from .core import differentiable
 from .derivative import DerivativePass, options as derivative_options
 from .forward import Forward
 
@@ -58,7 +58,7 @@ class Jvp(DerivativePass):
             fw = Forward(self.name, self.func, {args[i]: t for i, t in zip(wrt, tangents)})
             fw.sweep(ops[:-1], ret)
             values = list(ret.operands)
-            floats = [v for v in values if is_float(v.type)]
+            floats = [v for v in values if differentiable(v.type)]
             with ir.InsertionPoint(ret):
                 outs = [fw.or_zero(v) for v in floats]
                 func.ReturnOp(values + outs)

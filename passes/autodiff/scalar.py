@@ -32,42 +32,57 @@ tangent = registrar("tangent", TANGENTS)
 # ---- small builders (None is a zero tangent) ------------------------------------------
 
 def _c(like, value: float):
-    from aotc._mlir import arith, ir
+    from .core import float_constant
 
-    t = like.type
-    return arith.ConstantOp(t, ir.FloatAttr.get(t, value)).result
+    return float_constant(like.type, value)
+
+
+def _binary(real: str, complex_: str):
+    """The arith op ``real`` on floats, the complex dialect's ``complex_`` on complex
+    values (the rules below serve both: ``complex.add`` is ``arith.addf``'s rule)."""
+    def build(a, b):
+        from aotc._mlir import arith, complex_dialect, ir
+
+        if isinstance(a.type, ir.ComplexType):
+            return getattr(complex_dialect, complex_)(a, b).result
+        return getattr(arith, real)(a, b)
+    return build
+
+
+_addf, _subf, _mulf, _divf = (_binary(r, c) for r, c in (
+    ("addf", "AddOp"), ("subf", "SubOp"), ("mulf", "MulOp"), ("divf", "DivOp")))
+
+
+def _neg(x):
+    from aotc._mlir import arith, complex_dialect, ir
+
+    if isinstance(x.type, ir.ComplexType):
+        return complex_dialect.NegOp(x).result
+    return arith.negf(x)
 
 
 def _add(a, b):
-    from aotc._mlir import arith
-
     if a is None:
         return b
     if b is None:
         return a
-    return arith.addf(a, b)
+    return _addf(a, b)
 
 
 def _sub(a, b):
-    from aotc._mlir import arith
-
     if b is None:
         return a
     if a is None:
-        return arith.negf(b)
-    return arith.subf(a, b)
+        return _neg(b)
+    return _subf(a, b)
 
 
 def _mul(t, x):
-    from aotc._mlir import arith
-
-    return None if t is None else arith.mulf(t, x)
+    return None if t is None else _mulf(t, x)
 
 
 def _div(t, x):
-    from aotc._mlir import arith
-
-    return None if t is None else arith.divf(t, x)
+    return None if t is None else _divf(t, x)
 
 
 def _select(cond, a, b, like):
@@ -86,34 +101,32 @@ def _ops():
 
 # ---- arith ------------------------------------------------------------------------------
 
-@tangent("arith.addf")
-def _addf(op, t):
+@tangent("arith.addf", "complex.add")
+def _add_rule(op, t):
     return _add(t[0], t[1])
 
 
-@tangent("arith.subf")
-def _subf(op, t):
+@tangent("arith.subf", "complex.sub")
+def _sub_rule(op, t):
     return _sub(t[0], t[1])
 
 
-@tangent("arith.mulf")
-def _mulf(op, t):
+@tangent("arith.mulf", "complex.mul")
+def _mul_rule(op, t):
     a, b = op.operands
     return _add(_mul(t[0], b), _mul(t[1], a))
 
 
-@tangent("arith.divf")
-def _divf(op, t):
-    arith, _ = _ops()
+@tangent("arith.divf", "complex.div")
+def _div_rule(op, t):
     a, b = op.operands
     # d(a/b) = (da - (a/b) db) / b
     return _div(_sub(t[0], _mul(t[1], op.results[0])), b)
 
 
-@tangent("arith.negf")
-def _negf(op, t):
-    arith, _ = _ops()
-    return arith.negf(t[0])
+@tangent("arith.negf", "complex.neg")
+def _neg_rule(op, t):
+    return _neg(t[0])
 
 
 @tangent("arith.remf")
@@ -323,14 +336,14 @@ def propagate(ops: list, tangents: dict) -> dict:
 
 
 def tangent_of(op, tangents: list):
-    """The tangent of ``op``'s (single float) result, or None; an op without a rule
-    raises ``KeyError`` with its name."""
-    from .core import is_float
+    """The tangent of ``op``'s (single float or complex) result, or None; an op without a
+    rule raises ``KeyError`` with its name."""
+    from .core import is_complex, is_float
 
     if all(t is None for t in tangents):
         return None
     results = list(op.results)
-    if len(results) != 1 or not is_float(results[0].type):
+    if len(results) != 1 or not (is_float(results[0].type) or is_complex(results[0].type)):
         return None
     rule = TANGENTS.get(op.name)
     if rule is None:
