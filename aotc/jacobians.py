@@ -10,24 +10,45 @@ from typing import Callable
 import numpy as np
 
 from . import tree_util
-from .autodiff import _argnums, _jit, _tracing, jvp, vjp
+from .autodiff import (DifferentiationError, _argnums, _jit, _tracing, check_complex, jvp,
+                       vjp)
 
 
-def jacrev(fun: Callable, argnums=0, has_aux: bool = False):
+def jacrev(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Jacobian by reverse mode (``jax.jacrev``): one pullback per output element,
-    batched with ``vmap``; result shape ``out.shape + arg.shape``."""
-    return _jacobian(fun, argnums, has_aux, "jacrev")
+    batched with ``vmap``; result shape ``out.shape + arg.shape``. Complex outputs need
+    ``holomorphic`` (and complex arguments), as JAX's."""
+    return _jacobian(fun, argnums, has_aux, "jacrev", holomorphic)
 
 
-def jacfwd(fun: Callable, argnums=0, has_aux: bool = False):
+def jacfwd(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Jacobian by forward mode (``jax.jacfwd``): one tangent per input element,
-    batched with ``vmap``; result shape ``out.shape + arg.shape``."""
-    return _jacobian(fun, argnums, has_aux, "jacfwd")
+    batched with ``vmap``; result shape ``out.shape + arg.shape``. Complex arguments need
+    ``holomorphic`` (and complex outputs), as JAX's."""
+    return _jacobian(fun, argnums, has_aux, "jacfwd", holomorphic)
 
 
-def hessian(fun: Callable, argnums=0, has_aux: bool = False):
+def hessian(fun: Callable, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """``jacfwd(jacrev(fun))`` (``jax.hessian``)."""
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
+
+
+def _check_dtypes(name: str, kind: str, holomorphic: bool, inputs, outputs) -> None:
+    """JAX's rules: holomorphic Jacobians of complex functions of complex arguments;
+    otherwise jacrev's outputs and jacfwd's inputs are real (a complex one's Jacobian as
+    a real-linear map is not one complex matrix)."""
+    if holomorphic:
+        check_complex(name, "inputs", inputs)
+        check_complex(name, "outputs", outputs)
+        return
+    what, values = ("outputs", outputs) if kind == "jacrev" else ("inputs", inputs)
+    for v in tree_util.tree_leaves(values):
+        if np.dtype(getattr(v, "dtype", None) or np.result_type(v)).kind == "c":
+            raise DifferentiationError(
+                f"{name} requires real-valued {what} ({what[:-1]} dtype that is a sub-dtype "
+                f"of np.floating), but got {np.dtype(v.dtype).name}. For holomorphic "
+                f"differentiation, pass holomorphic=True; for a non-holomorphic function, "
+                f"use {'vjp' if kind == 'jacrev' else 'jvp'} directly")
 
 
 def _basis(x):
@@ -45,7 +66,7 @@ def _one_hot(leaves: list, k: int, value) -> list:
     return [value if j == k else anp.zeros(np.shape(q), q.dtype) for j, q in enumerate(leaves)]
 
 
-def _jacobian(fun, argnums, has_aux, kind):
+def _jacobian(fun, argnums, has_aux, kind, holomorphic):
     from .vmapping import vmap
 
     @functools.wraps(fun)
@@ -70,6 +91,7 @@ def _jacobian(fun, argnums, has_aux, kind):
             out, aux = fun(*args), None
         out_flat, out_tree = tree_util.tree_flatten(out)
         in_flat, in_tree = tree_util.tree_flatten(selected)
+        _check_dtypes(name, kind, holomorphic, in_flat, out_flat)
         differentiated = (lambda *s: partial_fun(*s)[0]) if has_aux else partial_fun
         if kind == "jacrev":  # one pullback per output element
             per_out = []

@@ -8,9 +8,11 @@ vmap against a loop."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import aotc
 import aotc.numpy as anp
+from aotc.autodiff import DifferentiationError
 
 from tests.gradient_checks import finite_difference, jax, jnp, reference
 
@@ -115,3 +117,43 @@ def test_per_example_complex_gradients_under_vmap_match_a_loop():
     for i in range(3):
         np.testing.assert_allclose(np.asarray(batched[i]), np.asarray(one(X, zs[i])),
                                    rtol=1e-12, atol=1e-12, err_msg=f"example {i}")
+
+
+def test_holomorphic_derivatives_and_their_dtype_rules():
+    """holomorphic=True: f'(z) of a complex function of complex arguments (grad, jacrev,
+    jacfwd, hessian), against the closed form and JAX; JAX's dtype errors otherwise."""
+    z = Z[:3]
+
+    def f(m):
+        return lambda z: m.sum(m.sin(z) * z ** 2)
+
+    def g(m):
+        return lambda z: m.exp(z) * z[::-1]
+
+    @aotc.jit
+    def derivatives(z):
+        return (aotc.grad(f(anp), holomorphic=True)(z),
+                aotc.jacrev(g(anp), holomorphic=True)(z),
+                aotc.jacfwd(g(anp), holomorphic=True)(z),
+                aotc.hessian(f(anp), holomorphic=True)(z))
+
+    first, jac_rev, jac_fwd, second = map(np.asarray, derivatives(z))
+    np.testing.assert_allclose(first, np.cos(z) * z ** 2 + 2 * z * np.sin(z), rtol=1e-13)
+    expected = np.diag(np.exp(z) * z[::-1]) + np.exp(z)[:, None] * np.eye(3)[::-1]
+    np.testing.assert_allclose(jac_rev, expected, rtol=1e-13)
+    np.testing.assert_allclose(jac_fwd, expected, rtol=1e-13)
+    np.testing.assert_allclose(
+        second, np.diag(-np.sin(z) * z ** 2 + 4 * z * np.cos(z) + 2 * np.sin(z)), rtol=1e-12,
+        atol=1e-15)
+    if jax is not None:
+        want = reference(jax.hessian(f(jnp), holomorphic=True), z)
+        np.testing.assert_allclose(second, want, rtol=1e-12, atol=1e-15)
+    with pytest.raises(DifferentiationError, match="holomorphic=True requires inputs with "
+                                                   "complex dtype, but got float64"):
+        aotc.grad(f(anp), holomorphic=True)(z.real)
+    with pytest.raises(DifferentiationError, match=r"jacrev\(<lambda>\) requires real-valued "
+                                                   r"outputs .* pass holomorphic=True"):
+        aotc.jacrev(g(anp))(z)
+    with pytest.raises(DifferentiationError, match=r"jacfwd\(<lambda>\) requires real-valued "
+                                                   r"inputs"):
+        aotc.jacfwd(g(anp))(z)
