@@ -33,13 +33,15 @@ from .passes import (
     ShieldReductions,
     ShieldStridedSlices,
     SplitBoolBroadcasts,
+    TileMatmuls,
     run_pipeline,
 )
 from .passes.base import collect_ops, is_private, read_metadata, write_metadata
 from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
-from .targets import Target, compile_flags, device_targets_attribute, inner_tiling
+from .targets import (DATA_TILING, Target, compile_flags, device_targets_attribute,
+                      inner_tiling, tiles_matmuls)
 
 
 @dataclass
@@ -171,6 +173,10 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     if inner:
         run_pipeline(module, [IsolateMatmuls()])
     flags = compile_flags(target, contractions, inner)
+    # float32 matmuls of few rows: the tiles measured fastest on x86 with AVX-512, where
+    # no data tiling repacks them (passes/matmul_tiles.py).
+    if tiles_matmuls(target) and DATA_TILING[0] not in flags:
+        run_pipeline(module, [TileMatmuls()])
     if any(t.family.is_cpu for t in target.targets) and has_dynamic_arguments(module):
         flags += DYNAMIC_SHAPE_CPU_FLAGS
     return flags

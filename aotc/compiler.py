@@ -122,21 +122,29 @@ PROCESS_WIDE_FLAGS = ("--iree-hal-external-resources-mappable", "--iree-hal-link
 def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") -> bytes:
     """Compiles MLIR (text or bytecode) to .vmfb bytes, sealed with their SHA-256
     (``runtime.integrity.seal``: every artifact and disk-cache entry carries it, and the
-    runtime checks it on load); raises CompileError with diagnostics. A module whose
-    loops aotc-loops-in-dispatch put in dispatches of their own that fails to compile
-    is compiled again without them (IREE's code generation of a loop inside a dispatch
-    covers less than its VM's)."""
+    runtime checks it on load); raises CompileError with diagnostics. A module that
+    fails to compile with what aotc added for speed alone (loops that
+    aotc-loops-in-dispatch put in dispatches of their own: IREE's code generation of a
+    loop inside a dispatch covers less than its VM's; aotc-tile-matmuls' tile settings)
+    is compiled again without it."""
     try:
         return seal(_compile_with_fallbacks(mlir, tuple(flags), name))
     except CompileError:
         from .passes.loops_in_dispatch import without_loop_dispatches
+        from .passes.matmul_tiles import without_tile_settings
 
-        plain = without_loop_dispatches(mlir)
-        if plain is None:
+        plain, dropped = mlir, []
+        for what, drop in (("its loops as dispatches of their own", without_loop_dispatches),
+                           ("its matmuls' tile settings", without_tile_settings)):
+            simpler = drop(plain)
+            if simpler is not None:
+                plain = simpler
+                dropped.append(what)
+        if not dropped:
             raise
         logging.getLogger("aotc").log(
-            config.log_level(), "%s: IREE could not compile its loops as dispatches of "
-            "their own; compiling them as one dispatch per op", name)
+            config.log_level(), "%s: IREE could not compile %s; compiling without",
+            name, " and ".join(dropped))
         return seal(_compile_with_fallbacks(plain, tuple(flags), name))
 
 

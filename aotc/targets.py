@@ -423,15 +423,20 @@ _X86_LEVELS = {"x86-64-v2": ("sse4_2", "popcnt"), "x86-64-v3": ("avx2", "fma", "
                "x86-64-v4": ("avx512f", "avx512bw", "avx512vl")}
 
 
-def _cpu_flags() -> set[str]:
+def _cpuinfo(field: str) -> str:
+    """The first ``field`` line's value in /proc/cpuinfo ("" where there is none)."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
+                if line.startswith(field):
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return set()
+    return ""
+
+
+def _cpu_flags() -> set[str]:
+    return set(_cpuinfo("flags").split())
 
 
 def _runs_here(t: Target) -> tuple[bool, str]:
@@ -524,6 +529,24 @@ def inner_tiling(target: Target, contractions: Sequence[Contraction]) -> bool:
     100 at 1024^3; benchmarks/f64_contractions.py)."""
     return (_tiles(target) and wants_inner_tiling(contractions)
             and _architecture(target) == "x86_64" and has_avx512(target))
+
+
+# CPUs on which aotc-tile-matmuls' settings were measured faster (AMD Zen 5; Zen 4 has
+# the same AVX-512 units at half width per cycle, the register tiles fit it as well).
+_TILED_MATMUL_CPUS = frozenset({"znver4", "znver5"})
+
+
+def tiles_matmuls(target: Target) -> bool:
+    """Whether float32 matmuls of few rows get aotc-tile-matmuls' tile settings: a single
+    CPU target for an AMD CPU with AVX-512 (``host`` code on one, or ``znver4``/
+    ``znver5``), where they were measured; other CPUs keep IREE's choice."""
+    if not (target.is_cpu and not target.parts and _architecture(target) == "x86_64"):
+        return False
+    level = next((f.split("=", 1)[1] for f in target.device_flags
+                  if f.startswith(CPU_FLAG + "=")), "")
+    if level == "host":
+        return _cpuinfo("vendor_id") == "AuthenticAMD" and "avx512f" in _cpu_flags()
+    return level in _TILED_MATMUL_CPUS
 
 
 def has_avx512(target: Target) -> bool:

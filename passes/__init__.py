@@ -27,6 +27,7 @@ from .fuse_siblings import FuseSiblings
 from .guard_known_nans import GuardKnownNans
 from .isolate_matmuls import IsolateMatmuls
 from .loops_in_dispatch import LoopsInDispatch
+from .matmul_tiles import TileMatmuls
 from .kernel_barriers import KeepUnusedKernelResults
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
@@ -41,7 +42,7 @@ __all__ = [
     "ShieldReductions", "ShieldStridedSlices", "SplitBoolBroadcasts",
     "GuardKnownNans", "FoldToArguments", "DropCarryBarriers",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
-    "KeepUnusedKernelResults",
+    "KeepUnusedKernelResults", "TileMatmuls",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",
