@@ -34,7 +34,7 @@ MIN_COLUMNS = 128
 SETTING = ("#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
            "distribution = [32, 128, 0], vector_common_parallel = [8, 32, 0], "
            "vector_reduction = [0, 0, 1]>, translation_info = #iree_codegen.translation_info<"
-           "pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>>")
+           "pipeline = #iree_cpu.pipeline<DoubleTilingExpert>" ">>")  # (not a doctest prompt)
 ATTRIBUTE = "compilation_info"
 
 
