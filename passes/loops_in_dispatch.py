@@ -21,7 +21,10 @@ form, where each op gets IREE's tiled, threaded code.
 Inside the region, the ``util.optimization_barrier``s (workarounds for IREE's dispatch
 formation, which does not run there) become their operands, and a rank-0 tensor
 expanded to unit dimensions becomes ``tensor.from_elements`` of its element (IREE
-3.13's bufferization of the expand inside a dispatch fails). The dispatch is marked
+3.13's bufferization of the expand inside a dispatch fails). A computed initial value
+that other ops read too is copied at run time first (``runtime_copy``), and the loop runs
+in the copy: tied to the value itself, the loop overwrote it before a reader IREE had
+scheduled after the dispatch (fuzz programs 95761+95771). The dispatch is marked
 ``aotc.loop_dispatch``: a compile that fails with it retries without (``unwrap``,
 ``without_loop_dispatches``).
 
@@ -36,6 +39,7 @@ from dataclasses import dataclass
 from .base import ModulePass, as_op, loop_ranges, register
 from .donation.function import donated_pairs, insert_barrier
 from .drop_carry_barriers import CARRY_BARRIER
+from .materialize_constants import runtime_copy
 from .opset import CARRIES_AT, DESTINATION, SCALAR_DIALECTS, of_group
 
 LOOP_DISPATCH = "aotc.loop_dispatch"
@@ -365,6 +369,12 @@ def _tie(dispatch) -> None:
         if _behind_a_barrier(outside) or (isinstance(outside, ir.BlockArgument)
                                           and not _argument_kept(dispatch, outside)):
             continue
+        if isinstance(outside, ir.OpResult) and _read_elsewhere(outside, dispatch):
+            # The loop would overwrite a value other ops read; IREE ordered them after
+            # the dispatch beside other work (fuzz programs 95761+95771: x.mean() read
+            # after a fori_loop from it had run in its buffer). The dispatch gets a
+            # copy of its own to run in.
+            dispatch.operands[source.arg_number] = runtime_copy(dispatch, outside)
         taken.add(source.arg_number)
         source.set_type(ir.Type.parse(str(source.type).replace("readonly:", "readwrite:")))
         store.operands[1] = source
@@ -374,6 +384,11 @@ def _tie(dispatch) -> None:
         block.erase_argument(number)
     dispatch.attributes["tied_operands"] = ir.ArrayAttr.get(
         [ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied])
+
+
+def _read_elsewhere(value, dispatch) -> bool:
+    """Whether an op other than ``dispatch`` reads ``value``."""
+    return any(as_op(use.owner).operation != dispatch.operation for use in value.uses)
 
 
 def _argument_kept(dispatch, argument) -> bool:

@@ -2,9 +2,9 @@
 // updated in place (or are rank-0) into one flow.dispatch.workgroups, tied to the
 // carry's initial value (a function argument is then read again at the return, so IREE
 // updates a copy of it); its carry barrier and inner util.optimization_barriers go, a
-// rank-0 carry computed afresh is written into its carry by tensor.insert. A loop whose
-// carry is computed afresh, or with an op above max-work, keeps its form. Running it
-// twice changes nothing more.
+// rank-0 carry computed afresh is written into its carry by tensor.insert; an initial
+// value other ops read is copied first. A loop whose carry is computed afresh, or with
+// an op above max-work, keeps its form. Running it twice changes nothing more.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-loops-in-dispatch' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-loops-in-dispatch,aotc-loops-in-dispatch' | filecheck %s
@@ -77,4 +77,41 @@ func.func @large_op(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<
     scf.yield %m : tensor<256x256xf32>
   }
   return %r : tensor<256x256xf32>
+}
+
+// A computed initial value another op reads is copied at run time (a generic selecting
+// it unless a barrier'd flag holds) and the dispatch runs in the copy: IREE had ordered
+// the reader after the loop that overwrote it.
+// CHECK-LABEL: func.func @initial_value_read_elsewhere
+// CHECK:         %[[M:.*]] = linalg.generic
+// CHECK:         %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<f32>)
+// CHECK:         %[[D:.*]] = flow.dispatch.workgroups(%[[COPY]]) : (tensor<f32>) -> %[[COPY]]
+// CHECK:         %[[R:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<f32>)
+// CHECK:         return %[[D]], %[[R]]
+func.func @initial_value_read_elsewhere(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %e = tensor.empty() : tensor<f32>
+  %mean = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%x : tensor<f32>) outs(%e : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %h = arith.mulf %in, %in : f32
+    linalg.yield %h : f32
+  } -> tensor<f32>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%c = %mean) -> (tensor<f32>) {
+    %e2 = tensor.empty() : tensor<f32>
+    %n = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%c : tensor<f32>) outs(%e2 : tensor<f32>) {
+    ^bb0(%in: f32, %out: f32):
+      %t = arith.addf %in, %in : f32
+      linalg.yield %t : f32
+    } -> tensor<f32>
+    scf.yield %n : tensor<f32>
+  }
+  %e3 = tensor.empty() : tensor<f32>
+  %after = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%mean : tensor<f32>) outs(%e3 : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.negf %in : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %r, %after : tensor<f32>, tensor<f32>
 }
