@@ -7,13 +7,15 @@ carry's producer fused with values read after the loop). But when the carry is a
 (``tensor.insert_slice``, a scatter, or a reshape of one) that is also returned, IREE
 copied the update's buffer into itself at run time behind that barrier, when the buffer
 was a donated argument's ("source and target ranges overlap within the same buffer":
-fuzzer programs 6513+6514, 27953+27954). Such a barrier is dropped, unless a value
-computed from the update is also computed from the loop's results: IREE then fails to
-order the update's producer ("circular dependency": 57645, where the update is not
-returned, and 9700, where it is), so that barrier stays. A barrier over an argument or a
-constant (what the cleanup left of a computed carry: ``trunc`` of an integer array)
-goes as well: it orders nothing, and over an argument another loop also carries, IREE
-left a result without a buffer ("ref is null": 62574+62577).
+fuzzer programs 6513+6514, 27953+27954). Such a barrier is dropped, unless other ops
+read both the update and the loop's results: IREE then fails to order the update's
+producer ("circular dependency": 57645, where a value is computed from both and the
+update is not returned; 9700, where it is; 95552, where one op reads the update,
+``argmax(u)``, and another the loop's result, ``roll(loop(u))``), so that barrier stays.
+A barrier over an argument or a constant (what the cleanup left of a computed carry:
+``trunc`` of an integer array) goes as well: it orders nothing, and over an argument
+another loop also carries, IREE left a result without a buffer ("ref is null":
+62574+62577).
 
 Invariants: values are unchanged; only marked barriers go; running the pass twice
 changes nothing more.
@@ -53,14 +55,16 @@ def _readers(values, block, skip: tuple = ()) -> set:
 
 
 def _read_with_the_loop(barrier) -> bool:
-    """Does some op read both the barrier's source and a result of the loop it feeds?"""
+    """Do ops other than the loop and the return read both the barrier's source and a
+    result of the loop it feeds?"""
     block = barrier.operation.block
     loops = [_top_level(as_op(use.owner), block) for use in barrier.results[0].uses]
     after = set()
     for loop in loops:
         if loop is not None:
             after |= _readers(loop.results, block)
-    return bool(after & _readers([barrier.operands[0]], block, skip=(barrier.operation,)))
+    update_readers = _readers([barrier.operands[0]], block, skip=(barrier.operation,))
+    return bool(after) and bool(update_readers)
 
 
 def _not_computed(value) -> bool:

@@ -45,6 +45,27 @@ func.func @read_with_the_loop(%x: tensor<4xf32>, %r: tensor<1xf32>) -> (tensor<4
   return %u, %s : tensor<4xf32>, tensor<4xf32>
 }
 
+// So does one whose update and loop result are each read by another op (fuzz 95552:
+// argmax of the update, roll of the loop's result).
+// CHECK-LABEL: func.func @read_beside_the_loop
+// CHECK:         %[[U:.*]] = tensor.insert_slice
+// CHECK:         %[[B:.*]] = util.optimization_barrier {aotc.carry_barrier} %[[U]]
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[B]])
+func.func @read_beside_the_loop(%x: tensor<4xf32>, %r: tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %u = tensor.insert_slice %r into %x[1] [1] [1] : tensor<1xf32> into tensor<4xf32>
+  %bu = "util.optimization_barrier"(%u) {aotc.carry_barrier} : (tensor<4xf32>) -> tensor<4xf32>
+  %l = scf.for %i = %c0 to %c3 step %c1 iter_args(%a = %bu) -> (tensor<4xf32>) {
+    %d = arith.addf %a, %a : tensor<4xf32>
+    scf.yield %d : tensor<4xf32>
+  }
+  %s = arith.mulf %l, %l : tensor<4xf32>
+  %t = arith.negf %u : tensor<4xf32>
+  return %u, %s, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
 // A carry barrier over an argument (the cleanup folded its computed carry away) goes.
 // CHECK-LABEL: func.func @over_an_argument
 // CHECK-NOT:     util.optimization_barrier
