@@ -279,6 +279,13 @@ def roll(a, shift, axis=None) -> Tracer:
     """numpy.roll: elements shifted along axes (static shifts), wrapping around."""
     x = as_tracer(a, "roll")
     if axis is None:
+        long = [d for d, n in enumerate(x.shape) if n > 1]
+        if x.ndim and len(long) <= 1:
+            # The flat order is that axis' order: no reshapes. IREE 3.13 failed to compile
+            # the concatenation expanded back to a trailing unit dimension and sliced
+            # ("expected rank to be smaller or equal to the other rank": np.roll(x, 1)[0]
+            # of a [31, 1] array, fuzz program 109070).
+            return roll(x, shift, long[0] if long else 0)
         return reshape(roll(ravel(x), shift, 0), x.shape)
     shifts = static_ints(shift, "roll", "shift")
     axes = static_ints(axis, "roll", "axis")

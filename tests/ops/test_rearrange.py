@@ -88,6 +88,7 @@ MOVE_OPS = {
     "roll(t, (1, 1), (2, 2))": lambda m, s, v, x, t, z, one, w: m.roll(t, (1, 1), (2, 2)),
     "roll(t, 2, (0, 1))": lambda m, s, v, x, t, z, one, w: m.roll(t, 2, (0, 1)),
     "roll(s, 1)": lambda m, s, v, x, t, z, one, w: m.roll(s, 1),
+    "roll(one, 1)": lambda m, s, v, x, t, z, one, w: m.roll(one, 1),
     "roll(z, 1, axis=1)": lambda m, s, v, x, t, z, one, w: m.roll(z, 1, axis=1),
     "roll(x, 4, axis=1)": lambda m, s, v, x, t, z, one, w: m.roll(x, 4, axis=1),
     "rot90(x)": lambda m, s, v, x, t, z, one, w: m.rot90(x),
@@ -174,6 +175,19 @@ STACK_OPS = {
 }
 
 ALL_OPS = {**PAD_OPS, **REPLICATE_OPS, **MOVE_OPS, **STACK_OPS}
+
+
+def test_roll_of_a_column_then_a_slice():
+    """``roll(a, k)`` (axis None) of an array with one axis longer than 1 rolls along it:
+    the flat form, a concatenation expanded back to [31, 1] and sliced, failed to compile
+    in IREE 3.13 (fuzz program 109070)."""
+    a = np.arange(31, dtype=np.int8).reshape(31, 1)
+
+    def f(m, a):
+        return m.roll(a, 1)[0], m.diagonal(m.roll(a, -3)), m.roll(a[None], (2, 1))
+
+    for got, want in zip(aotc.jit(lambda a: f(anp, a))(a), f(np, a)):
+        np.testing.assert_array_equal(np.asarray(got), want)
 
 
 def inputs(dtype):
