@@ -861,7 +861,7 @@ def test_strided_slices_of_widened_arrays():
         np.testing.assert_array_equal(got, f(np, NumpyHelpers, x))
 
 
-# The long runs' findings of 2026-12-05 and -06 (seeds 0-99999), a batch per mode
+# The long runs' findings of 2026-12-05 and -06 (seeds 0-109999), a batch per mode
 # compiled as one module as the long run does: programs that failed only together stay
 # together (15673+15675 and 19509+19512: the ordering barrier's copies of a dispatch's
 # result updated in place and of a reader's update; 49556+49560+49562: a returned value
@@ -872,7 +872,7 @@ LONG_RUN_FINDINGS = {
                57645, 28188, 28195, 31226, 31831, 32665, 35968, 44466, 44469, 66992, 66995,
                95552],
     "vmap": [17636, 21932, 26494, 35176, 49556, 49560, 49562, 61763, 78357],
-    "jit": [9700, 10119, 49846, 54132, 56480, 67680, 95761, 95771],
+    "jit": [9700, 10119, 49846, 54132, 56480, 67680, 95761, 95771, 109070],
     "export:local-sync": [46516, 69581],
     "export:local-task": [22817, 50950, 55512, 62574, 62577, 63831, 63833, 77731],
 }
