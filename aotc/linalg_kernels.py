@@ -91,10 +91,10 @@ class QRResult(NamedTuple):
 
 
 def qr_modes(m: Tracer, mode: str):
-    """The QR of float matrices ``m`` in one of numpy's modes (``QR_MODES``): 'reduced',
-    'r' and a wide or square matrix's 'complete' from the reduced factors (``KERNELS``'
-    "qr", which has a derivative); a tall matrix's 'complete' Q, whose last columns are
-    not unique, and 'raw' from kernels of their own."""
+    """The QR of float matrices ``m`` in one of numpy's modes (``linalg.QR_MODES``):
+    'reduced', 'r' and a wide or square matrix's 'complete' from ``KERNELS``' "qr"; a
+    tall matrix's 'complete' from "qr_complete" (its Q's last columns are not unique);
+    'raw' (no derivative) from the Householder kernels directly."""
     rows, cols = m.shape[-2:]
     if mode == "raw":
         return _qr_factors(m, "raw")
@@ -143,9 +143,10 @@ def lower_triangle_source(a, uplo: str, where: str) -> Tracer:
 
 
 def svd_kernel(m: Tracer, full_matrices: bool, compute_uv: bool):
-    """(U, s, Vh) or s of the float matrices ``m`` from ``KERNELS``: "svd" (reduced, with
-    a derivative), "svd_full" (a non-square matrix's complete U or Vh, whose extra
-    vectors are not unique: no derivative) or "svdvals"."""
+    """(U, s, Vh) or s of the float matrices ``m`` from ``KERNELS``: "svd" (reduced),
+    "svd_full" (a non-square matrix's complete U or Vh, whose extra vectors are not
+    unique: aotc.linalg_derivatives gives them the tangent that keeps them orthonormal)
+    or "svdvals"."""
     if not compute_uv:
         return KERNELS["svdvals"](m)
     square = m.shape[-1] == m.shape[-2]

@@ -423,6 +423,7 @@ _X86_LEVELS = {"x86-64-v2": ("sse4_2", "popcnt"), "x86-64-v3": ("avx2", "fma", "
                "x86-64-v4": ("avx512f", "avx512bw", "avx512vl")}
 
 
+@functools.lru_cache(maxsize=None)
 def _cpuinfo(field: str) -> str:
     """The first ``field`` line's value in /proc/cpuinfo ("" where there is none)."""
     try:
@@ -531,29 +532,28 @@ def inner_tiling(target: Target, contractions: Sequence[Contraction]) -> bool:
             and _architecture(target) == "x86_64" and has_avx512(target))
 
 
-# CPUs on which aotc-tile-matmuls' settings were measured faster (AMD Zen 5; Zen 4 has
-# the same AVX-512 units at half width per cycle, the register tiles fit it as well).
-_TILED_MATMUL_CPUS = frozenset({"znver4", "znver5"})
+def _cpu_level(target: Target) -> str:
+    """The ``--iree-llvmcpu-target-cpu`` a target names ("" where it names none)."""
+    return next((f.split("=", 1)[1] for f in target.device_flags
+                 if f.startswith(CPU_FLAG + "=")), "")
 
 
 def tiles_matmuls(target: Target) -> bool:
     """Whether float32 matmuls of few rows get aotc-tile-matmuls' tile settings: a single
-    CPU target for an AMD CPU with AVX-512 (``host`` code on one, or ``znver4``/
-    ``znver5``), where they were measured; other CPUs keep IREE's choice."""
+    CPU target for AMD Zen 5 (``host`` code on one, CPU family 26, or ``znver5``), where
+    they were measured; other CPUs keep IREE's choice."""
     if not (target.is_cpu and not target.parts and _architecture(target) == "x86_64"):
         return False
-    level = next((f.split("=", 1)[1] for f in target.device_flags
-                  if f.startswith(CPU_FLAG + "=")), "")
+    level = _cpu_level(target)
     if level == "host":
-        return _cpuinfo("vendor_id") == "AuthenticAMD" and "avx512f" in _cpu_flags()
-    return level in _TILED_MATMUL_CPUS
+        return _cpuinfo("vendor_id") == "AuthenticAMD" and _cpuinfo("cpu family") == "26"
+    return level == "znver5"
 
 
 def has_avx512(target: Target) -> bool:
     """Whether an x86 CPU target's code may use AVX-512: ``host`` code where this CPU has
     it, else the x86-64-v4 level or an explicit ``+avx512f``."""
-    level = next((f.split("=", 1)[1] for f in target.device_flags
-                  if f.startswith(CPU_FLAG + "=")), "")
+    level = _cpu_level(target)
     features = next((f.split("=", 1)[1] for f in target.device_flags
                      if f.startswith("--iree-llvmcpu-target-cpu-features=")), "")
     if level == "host":

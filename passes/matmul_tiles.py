@@ -13,8 +13,8 @@ from 691-710 to 450-508; a matmul of few columns or a short K ([64, 512] @ [512,
 with it, so those keep IREE's choice. This pass attaches that setting as the op's
 ``compilation_info`` (IREE's per-op override) to every float32 matmul with at most
 ``MAX_ROWS`` rows, at least ``MIN_DEPTH`` reduction steps and ``MIN_COLUMNS`` columns.
-The compiler runs it for one x86_64 CPU target with AVX-512 and without data tiling
-(``build.finish_module``); a module IREE cannot compile with it is compiled again
+The compiler runs it for one CPU target of AMD Zen 5 (``targets.tiles_matmuls``), without
+data tiling (``build.finish_module``); a module IREE cannot compile with it is compiled again
 without (``compiler.compile_bytecode``, ``without_tile_settings``).
 
 Invariants: values are unchanged (only code generation differs); a matmul that carries a

@@ -16,7 +16,7 @@ from ..errors import TracingError
 from ..lowering import add_work, empty, fill, wrap
 from . import elementwise as ew
 from .arguments import as_tracer, normalize_axis
-from .indexing import getitem
+from .indexing import slice_along
 from .linalg_ext import linalg_ext
 from .reductions import _numpy_result_dtype, reshape_flat
 from .scalar import UFUNC_RULES
@@ -56,14 +56,11 @@ def _log_step_scan(x: Tracer, axis: int, ufunc: str) -> Tracer:
     n = x.shape[axis]
     step = 1
     while step < n:
-        combined = ew.ufunc(ufunc, _along(x, axis, 0, n - step), _along(x, axis, step, n))
-        x = concatenate([_along(x, axis, 0, step), combined], axis=axis)
+        combined = ew.ufunc(ufunc, slice_along(x, axis, 0, n - step),
+                            slice_along(x, axis, step, n))
+        x = concatenate([slice_along(x, axis, 0, step), combined], axis=axis)
         step *= 2
     return x
-
-
-def _along(x: Tracer, axis: int, start: int, stop: int) -> Tracer:
-    return getitem(x, (slice(None),) * axis + (slice(start, stop),))
 
 
 def _accumulate(name: str, ufunc: str, identity, a, axis, dtype,

@@ -20,7 +20,7 @@ from .contraction import einsum
 from .creation import zeros
 from .cumulative import cumsum
 from .elementwise import astype, elementwise_where, ufunc
-from .indexing import getitem
+from .indexing import getitem, slice_along as _slice
 from .reductions import sum as sum_
 from .rearrange import pad
 from .selection import take
@@ -32,11 +32,6 @@ EXPORTS: dict[str, list[str]] = {
     "numpy": ["diff", "ediff1d", "gradient", "trapezoid", "unwrap", "interp", "convolve",
               "correlate", "cross"],
 }
-
-
-def _slice(x: Tracer, axis: int, start=None, stop=None) -> Tracer:
-    """``x[start:stop]`` along ``axis``."""
-    return getitem(x, (slice(None),) * axis + (slice(start, stop),))
 
 
 def _along(values, axis: int, ndim: int) -> Tracer:

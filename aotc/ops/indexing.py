@@ -33,17 +33,8 @@ from .. import dtypes
 from .._mlir import arith, dim_map, index_constant, ir, tensor
 from ..core import Tracer, current_trace, user_location
 from ..errors import TracingError, UnsupportedOpError
-from ..lowering import (
-    add_work,
-    drop_broadcast_dims,
-    empty,
-    extract_slice,
-    gather_source,
-    generic,
-    parallel,
-    strided_index,
-    wrap,
-)
+from ..lowering import (add_work, drop_broadcast_dims, empty, extract_slice, gather_source,
+                        generic, parallel, strided_index, wrap)
 from . import elementwise as ew
 from . import shape as shape_ops
 from .arguments import as_tracer, broadcast_result_shape, normalize_axis
@@ -458,6 +449,11 @@ def getitem(x: Tracer, index) -> Tracer:
                         for item in (index if isinstance(index, tuple) else (index,))):
         return shape_ops.basic_getitem(x, index)
     return getitem_items(x, parse_index(x.shape, index))
+
+
+def slice_along(x: Tracer, axis: int, start=None, stop=None) -> Tracer:
+    """``x[start:stop]`` along ``axis``."""
+    return getitem(x, (slice(None),) * axis + (slice(start, stop),))
 
 
 def getitem_items(x: Tracer, items: Sequence[Item]) -> Tracer:

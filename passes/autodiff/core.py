@@ -69,8 +69,8 @@ def is_float(t) -> bool:
 
 
 def is_complex(t) -> bool:
-    """Whether values of type ``t`` are complex: they depend on what is differentiated
-    (the activity follows them) but carry no derivative yet (``COMPLEX_REFUSAL``)."""
+    """Whether values of type ``t`` are complex: they carry derivatives through the ops of
+    ``opset.COMPLEX_DERIVATIVES``; any other op refuses them (``COMPLEX_REFUSAL``)."""
     from aotc._mlir import ir
 
     if isinstance(t, ir.RankedTensorType):
@@ -83,12 +83,13 @@ def differentiable(t) -> bool:
     return is_float(t) or is_complex(t)
 
 
-# Where a derivative would pass through complex values. Refused rather than cut: a real
-# loss of complex intermediates (abs(fft(x)) ** 2) was silently constant otherwise.
-COMPLEX_REFUSAL = ("the derivative passes through complex values, which have no "
-                   "derivative rules yet; differentiate a function of the real and "
-                   "imaginary parts computed in real arithmetic, or keep the complex part "
-                   "out of the differentiated path (lax.stop_gradient)")
+# Where a derivative would pass through complex values of an op whose rule takes real
+# ones only. Refused rather than cut: before complex values had derivatives, a real loss
+# of complex intermediates (abs(fft(x)) ** 2) was silently constant.
+COMPLEX_REFUSAL = ("the derivative passes through complex values, and this op's rule takes "
+                   "real ones only; differentiate a function of the real and imaginary "
+                   "parts computed in real arithmetic, or keep the complex part out of the "
+                   "differentiated path (lax.stop_gradient)")
 
 
 def through_complex(op, active) -> bool:
@@ -281,13 +282,19 @@ def float_constant(t, value: float, imaginary: float = 0.0):
     return arith.ConstantOp(t, ir.FloatAttr.get(t, value)).result
 
 
-def add_scalars(a, b):
-    """a + b for float or complex scalars."""
-    from aotc._mlir import arith, complex_dialect, ir
+def by_type(real: str, complex_: str):
+    """A builder of the arith op ``real`` on floats and the complex dialect's ``complex_``
+    on complex values: the rules serve both (``complex.add``'s is ``arith.addf``'s)."""
+    def build(*operands):
+        from aotc._mlir import arith, complex_dialect, ir
 
-    if isinstance(a.type, ir.ComplexType):
-        return complex_dialect.AddOp(a, b).result
-    return arith.addf(a, b)
+        if isinstance(operands[0].type, ir.ComplexType):
+            return getattr(complex_dialect, complex_)(*operands).result
+        return getattr(arith, real)(*operands)
+    return build
+
+
+add_scalars = by_type("addf", "AddOp")
 
 
 def zeros(t):

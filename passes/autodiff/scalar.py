@@ -20,7 +20,7 @@ import math as pymath
 from typing import Callable
 
 from .. import opset
-from .core import registrar
+from .core import by_type, float_constant, is_complex, is_float, reads, registrar
 
 Tangent = Callable[[object, list], object]
 TANGENTS: dict[str, Tangent] = {}
@@ -32,33 +32,12 @@ tangent = registrar("tangent", TANGENTS)
 # ---- small builders (None is a zero tangent) ------------------------------------------
 
 def _c(like, value: float):
-    from .core import float_constant
-
     return float_constant(like.type, value)
 
 
-def _binary(real: str, complex_: str):
-    """The arith op ``real`` on floats, the complex dialect's ``complex_`` on complex
-    values (the rules below serve both: ``complex.add`` is ``arith.addf``'s rule)."""
-    def build(a, b):
-        from aotc._mlir import arith, complex_dialect, ir
-
-        if isinstance(a.type, ir.ComplexType):
-            return getattr(complex_dialect, complex_)(a, b).result
-        return getattr(arith, real)(a, b)
-    return build
-
-
-_addf, _subf, _mulf, _divf = (_binary(r, c) for r, c in (
+_addf, _subf, _mulf, _divf = (by_type(r, c) for r, c in (
     ("addf", "AddOp"), ("subf", "SubOp"), ("mulf", "MulOp"), ("divf", "DivOp")))
-
-
-def _neg(x):
-    from aotc._mlir import arith, complex_dialect, ir
-
-    if isinstance(x.type, ir.ComplexType):
-        return complex_dialect.NegOp(x).result
-    return arith.negf(x)
+_neg = by_type("negf", "NegOp")
 
 
 def _add(a, b):
@@ -310,10 +289,6 @@ def propagate(ops: list, tangents: dict) -> dict:
     """Pushes ``tangents`` (value -> tangent) through ``ops`` (in order); returns the
     tangents of every value reached. An op without a rule, or a float rebuilt from the
     bits of a differentiated value, raises ``KeyError`` with the op's name."""
-    from .core import is_float
-
-    from .core import reads
-
     bits = set()  # integer values computed from the bits of a differentiated float
     for op in ops:
         if len(op.regions) and any(v in tangents or v in bits for v in reads(op)):
@@ -338,8 +313,6 @@ def propagate(ops: list, tangents: dict) -> dict:
 def tangent_of(op, tangents: list):
     """The tangent of ``op``'s (single float or complex) result, or None; an op without a
     rule raises ``KeyError`` with its name."""
-    from .core import is_complex, is_float
-
     if all(t is None for t in tangents):
         return None
     results = list(op.results)
