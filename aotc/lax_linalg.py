@@ -15,7 +15,7 @@ from .linalg_kernels import KERNELS, matrices, qr_modes, square_matrices, svd_ke
 from .ops import elementwise as ew
 from .ops import lu as _lu
 from .ops import triangular
-from .ops.array_api import matrix_transpose
+from .ops.array_api import matrix_adjoint, matrix_transpose
 from .ops.arguments import as_tracer
 from .ops.creation import arange
 from .ops.shape import broadcast_to, concatenate
@@ -25,7 +25,7 @@ __all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
 
 
 def _symmetrized(x: Tracer) -> Tracer:
-    return (x + matrix_transpose(x)) / 2
+    return (x + matrix_adjoint(x)) / 2
 
 
 def cholesky(x, *, symmetrize_input=True) -> Tracer:
@@ -42,7 +42,7 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
     ``lower`` (or upper) triangle; ``subset_by_index=(first, stop)`` keeps those (JAX's
     half-open range)."""
     m = square_matrices(x, "lax.linalg.eigh")
-    m = _symmetrized(m) if symmetrize_input else (m if lower else matrix_transpose(m))
+    m = _symmetrized(m) if symmetrize_input else (m if lower else matrix_adjoint(m))
     w, v = KERNELS["eigh"](m)
     if subset_by_index is not None:
         first, stop = (int(i) for i in subset_by_index)
@@ -110,7 +110,7 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
                      conjugate_a=False, unit_diagonal=False) -> Tracer:
     """jax.lax.linalg.triangular_solve: x with ``op(a) @ x == b`` (``left_side``) or ``x @
     op(a) == b``, op(a) = a or a^T, reading a's ``lower`` (or upper) triangle (its
-    diagonal as ones with ``unit_diagonal``)."""
+    diagonal as ones with ``unit_diagonal``), conjugated with ``conjugate_a``."""
     m = square_matrices(a, "lax.linalg.triangular_solve a")
     rhs = triangular.float_input(as_tracer(b, "lax.linalg.triangular_solve b"),
                                  "lax.linalg.triangular_solve b")
@@ -122,10 +122,11 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
     if unit_diagonal:
         m = triangular.unit_diagonal(m)
     if left_side:
-        return triangular.solve(m, rhs, lower=bool(lower), transposed=bool(transpose_a))
+        return triangular.solve(m, rhs, lower=bool(lower), transposed=bool(transpose_a),
+                                conjugated=bool(conjugate_a))
     # x op(a) = b  <=>  op(a)^T x^T = b^T
     solved = triangular.solve(m, matrix_transpose(rhs), lower=bool(lower),
-                              transposed=not transpose_a)
+                              transposed=not transpose_a, conjugated=bool(conjugate_a))
     return matrix_transpose(solved)
 
 

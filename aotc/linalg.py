@@ -29,9 +29,9 @@ from .linalg_kernels import (KERNELS, broadcast_batches, lower_triangle_source,
                              matrices, qr_modes, square_matrices, svd_kernel)
 from .ops import elementwise as ew
 from .ops import array_api, contraction, creation, differences, matrix, matrix_products
-from .ops import reductions, triangular
+from .ops import complex_parts, reductions, triangular
 from .ops.arguments import as_tracer, normalize_axis
-from .ops.array_api import matrix_transpose
+from .ops.array_api import matrix_adjoint
 from .ops.selection import where
 from .ops.shape import (expand_dims, moveaxis, ravel, reshape,
                         squeeze, transpose)
@@ -47,7 +47,9 @@ _SVD_ORDERS = (2, -2, "nuc")
 
 def _inexact(x) -> Tracer:
     t = as_tracer(x, "linalg.norm")
-    return t if dtypes.is_float(t.dtype) else ew.astype(t, x64.default_float())
+    if dtypes.is_float(t.dtype) or dtypes.is_complex(t.dtype):
+        return t
+    return ew.astype(t, x64.default_float())
 
 
 def _abs(x: Tracer) -> Tracer:
@@ -55,7 +57,13 @@ def _abs(x: Tracer) -> Tracer:
 
 
 def _sum_of_squares(x: Tracer, axis, keepdims: bool = False) -> Tracer:
-    return reductions.sum(ew.ufunc("multiply", x, x), axis=axis, keepdims=keepdims)
+    """The sum of |x|^2 (numpy's norms: re^2 + im^2 for complex x), real."""
+    if dtypes.is_complex(x.dtype):
+        re, im = complex_parts.real(x), complex_parts.imag(x)
+        squares = ew.ufunc("add", ew.ufunc("multiply", re, re), ew.ufunc("multiply", im, im))
+    else:
+        squares = ew.ufunc("multiply", x, x)
+    return reductions.sum(squares, axis=axis, keepdims=keepdims)
 
 
 def _vector_norm(x: Tracer, ord, axis: tuple, keepdims: bool) -> Tracer:
@@ -69,12 +77,12 @@ def _vector_norm(x: Tracer, ord, axis: tuple, keepdims: bool) -> Tracer:
     if ord == -np.inf:
         return reductions.min(_abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        nonzero = ew.astype(ew.ufunc("not_equal", x, 0), x.dtype)
+        nonzero = ew.astype(ew.ufunc("not_equal", x, 0), dtypes.real_dtype(x.dtype))
         return reductions.sum(nonzero, axis=axis, keepdims=keepdims)
     if ord == 1:
         return reductions.sum(_abs(x), axis=axis, keepdims=keepdims)
     # numpy: absx **= ord; ret = add.reduce(absx); ret **= reciprocal(ord, dtype=ret.dtype)
-    powered = ew.astype(_abs(x) ** ord, x.dtype)
+    powered = ew.astype(_abs(x) ** ord, dtypes.real_dtype(x.dtype))
     total = reductions.sum(powered, axis=axis, keepdims=keepdims)
     return total ** float(np.reciprocal(np.asarray(ord, dtype=total.dtype)))
 
@@ -166,7 +174,7 @@ def cholesky(a, /, *, upper=False) -> Tracer:
            [1., 2.]], dtype=float64)
     """
     factor = KERNELS["cholesky"](square_matrices(a, "linalg.cholesky"))
-    return matrix_transpose(factor) if upper else factor
+    return matrix_adjoint(factor) if upper else factor
 
 
 def solve(a, b) -> Tracer:
@@ -284,16 +292,16 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue) -> Tracer:
         raise TracingError("linalg.pinv: `rtol` and `rcond` can't be both set")
     if rcond is None:
         rcond = (1e-15 if rtol is np._NoValue else
-                 max(m.shape[-2:]) * _epsilon(m.dtype) if rtol is None else rtol)
+                 max(m.shape[-2:]) * _epsilon(dtypes.real_dtype(m.dtype)) if rtol is None
+                 else rtol)
     rows, cols = m.shape[-2:]
     if rows == 0 or cols == 0:
         return creation.zeros(m.shape[:-2] + (cols, rows), m.dtype)
     u, s, vh = KERNELS["svd"](m)
-    cutoff = expand_dims(ew.astype(rcond, m.dtype), -1) * reductions.max(s, axis=-1,
+    cutoff = expand_dims(ew.astype(rcond, s.dtype), -1) * reductions.max(s, axis=-1,
                                                                          keepdims=True)
     inverse = _reciprocal_above(s, cutoff)
-    return contraction.matmul(matrix_transpose(vh),
-                              expand_dims(inverse, -1) * matrix_transpose(u))
+    return contraction.matmul(matrix_adjoint(vh), expand_dims(inverse, -1) * matrix_adjoint(u))
 
 
 def _reciprocal_above(s: Tracer, cutoff: Tracer) -> Tracer:
@@ -347,16 +355,16 @@ def lstsq(a, b, rcond=None) -> tuple:
     dtype = dtypes.result_type(m.dtype, rhs.dtype)
     m, rhs = ew.astype(m, dtype), ew.astype(rhs, dtype)
     rows, cols = m.shape
-    rcond = _epsilon(dtype) * max(rows, cols) if rcond is None else rcond
+    rcond = _epsilon(dtypes.real_dtype(dtype)) * max(rows, cols) if rcond is None else rcond
     u, s, vh = KERNELS["svd"](m)
-    cutoff = ew.astype(rcond, dtype) * reductions.max(s)
+    cutoff = ew.astype(rcond, s.dtype) * reductions.max(s)
     inverse = _reciprocal_above(s, cutoff)
-    x = contraction.matmul(matrix_transpose(vh), expand_dims(inverse, -1) *
-                           contraction.matmul(matrix_transpose(u), rhs))
+    x = contraction.matmul(matrix_adjoint(vh), expand_dims(inverse, -1) *
+                           contraction.matmul(matrix_adjoint(u), rhs))
     if rows > cols:
-        residuals = reductions.sum((rhs - contraction.matmul(m, x)) ** 2, axis=0)
+        residuals = _sum_of_squares(rhs - contraction.matmul(m, x), axis=0)
     else:
-        residuals = creation.zeros((0,), dtype)
+        residuals = creation.zeros((0,), dtypes.real_dtype(dtype))
     rank = ew.astype(reductions.sum(ew.ufunc("greater", s, cutoff)), np.int32)
     return LstsqResult(squeeze(x, -1) if vector else x, residuals, rank, s)
 

@@ -19,7 +19,7 @@ from .errors import TracingError
 from .ops import elementwise as ew
 from .ops import creation, eigen, lu, matrix, qr as _qr, svd as _svd, triangular
 from .ops.arguments import as_tracer
-from .ops.array_api import matrix_transpose
+from .ops.array_api import matrix_adjoint, matrix_transpose
 from .ops.shape import broadcast_to, concatenate
 
 
@@ -135,11 +135,12 @@ def _qr_factors(m: Tracer, mode: str):
 
 def lower_triangle_source(a, uplo: str, where: str) -> Tracer:
     """The square float matrices whose lower triangle holds what ``uplo`` ('L' or 'U')
-    names of ``a`` (the upper triangle of ``a`` is the lower one of its transpose)."""
+    names of ``a`` (the upper triangle of a Hermitian ``a`` is the lower one of its
+    conjugate transpose)."""
     if uplo not in ("L", "U"):
         raise TracingError(f"{where}: UPLO argument must be 'L' or 'U', got {uplo!r}")
     m = square_matrices(a, where)
-    return m if uplo == "L" else matrix_transpose(m)
+    return m if uplo == "L" else matrix_adjoint(m)
 
 
 def svd_kernel(m: Tracer, full_matrices: bool, compute_uv: bool):

@@ -52,6 +52,13 @@ def matrix_transpose(x, /) -> Tracer:
     return swapaxes(t, -1, -2)
 
 
+def matrix_adjoint(x: Tracer) -> Tracer:
+    """The conjugate transpose of the last two axes (the transpose of real matrices): what
+    the factorizations' formulas write as ^T for real and ^H for complex input."""
+    t = matrix_transpose(x)
+    return conjugate(t) if dtypes.is_complex(t.dtype) else t
+
+
 def _vector_axis_last(x: Tracer, axis: int, where: str) -> Tracer:
     x = _at_least(x, 1, where, "the operands")
     return moveaxis(x, normalize_axis(axis, x.ndim, where), -1)

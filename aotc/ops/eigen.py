@@ -22,7 +22,8 @@ from .triangular import kernel_results, once_per_scope
 
 def eigh(a: Tracer) -> tuple[Tracer, Tracer]:
     """(eigenvalues (..., n) ascending, eigenvectors (..., n, n) as columns) of the
-    symmetric matrices ``a`` (..., n, n), read from their lower triangles."""
+    symmetric (complex: Hermitian) matrices ``a`` (..., n, n), read from their lower
+    triangles; the eigenvalues are real."""
     return _eigen(a, vectors=True)
 
 
@@ -38,7 +39,7 @@ def power_of_two_scale(a: Tracer) -> Tracer:
     largest = reductions.max(ew.ufunc("absolute", a), axis=(-2, -1), keepdims=True)
     exponent = ew.ufunc("floor", ew.ufunc("log2", largest))
     return where(ew.ufunc("isfinite", exponent), ew.ufunc("exp2", exponent),
-                 ew.astype(1, a.dtype))
+                 ew.astype(1, largest.dtype))
 
 
 @once_per_scope
@@ -47,5 +48,6 @@ def _eigen(a: Tracer, vectors: bool):
     scale = power_of_two_scale(a)  # the QL steps multiply pairs of entries
     name, flops = ("symmetric_eigen", 9 * n ** 3) if vectors else ("symmetric_eigenvalues",
                                                                     4 * n ** 3 / 3)
-    values, rows = kernel_results(name, a / scale, flops, [((n,), a.dtype), ((n, n), a.dtype)])
+    values, rows = kernel_results(name, a / scale, flops,
+                                  [((n,), scale.dtype), ((n, n), a.dtype)])
     return values * scale[..., 0], matrix_transpose(rows)

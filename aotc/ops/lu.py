@@ -100,10 +100,12 @@ def solve_factored(factors: Tracer, order: Tracer, b: Tracer) -> Tracer:
     return solve(factors, y, lower=False, transposed=False)
 
 
-def solve_factored_transposed(factors: Tracer, order: Tracer, b: Tracer) -> Tracer:
-    """X with ``a.T @ X == b`` from ``lu(a)``: a.T = U^T L^T P, so X = P^T L^-T U^-T b."""
-    z = solve(factors, b, lower=False, transposed=True)
-    y = solve(unit_diagonal(factors), z, lower=True, transposed=True)
+def solve_factored_transposed(factors: Tracer, order: Tracer, b: Tracer,
+                              conjugated: bool = False) -> Tracer:
+    """X with ``a.T @ X == b`` (``conjugated``: ``a^H @ X == b``) from ``lu(a)``: a.T =
+    U^T L^T P, so X = P^T L^-T U^-T b."""
+    z = solve(factors, b, lower=False, transposed=True, conjugated=conjugated)
+    y = solve(unit_diagonal(factors), z, lower=True, transposed=True, conjugated=conjugated)
     return take_along_axis(y, expand_dims(argsort(order, axis=-1), -1), axis=-2)
 
 
@@ -132,6 +134,7 @@ def det(a: Tracer) -> Tracer:
 def slogdet(a: Tracer) -> tuple[Tracer, Tracer]:
     factors, order = lu(a)
     d = diagonal(factors, 0, -2, -1)
+    # numpy 2's sign of a complex d is d / |d|: the determinant's phase
     sign = _swap_sign(order, a.dtype) * reductions.prod(ew.ufunc("sign", d), axis=-1)
     # numpy's sign of a singular matrix is 0.0 (the product of signs may be -0.0)
     sign = where(ew.ufunc("equal", sign, 0), ew.astype(0, a.dtype), sign)

@@ -21,7 +21,7 @@ the total is orgqr's 4/3 n^3 flops rather than the 4 n^3 of forming I - V T V^T.
 from __future__ import annotations
 
 from ..core import Tracer
-from .array_api import matrix_transpose
+from .array_api import matrix_adjoint
 from .contraction import matmul
 from .creation import arange, eye, zeros
 from .selection import where
@@ -42,15 +42,15 @@ def reflectors(factors: Tracer) -> Tracer:
 
 
 def apply_transposed(factors: Tracer, t: Tracer, x: Tracer) -> Tracer:
-    """Q^T x = x - V T^T V^T x, for x (..., m, c)."""
+    """Q^H x = x - V T^H V^H x, for x (..., m, c) (Q^T x for real factors)."""
     v = reflectors(factors)
-    return x - matmul(v, matmul(matrix_transpose(t), matmul(matrix_transpose(v), x)))
+    return x - matmul(v, matmul(matrix_adjoint(t), matmul(matrix_adjoint(v), x)))
 
 
 def _apply(factors: Tracer, t: Tracer, x: Tracer) -> Tracer:
-    """Q x = x - V T V^T x."""
+    """Q x = x - V T V^H x."""
     v = reflectors(factors)
-    return x - matmul(v, matmul(t, matmul(matrix_transpose(v), x)))
+    return x - matmul(v, matmul(t, matmul(matrix_adjoint(v), x)))
 
 
 def _tall(a: Tracer) -> tuple[Tracer, Tracer]:
@@ -64,7 +64,7 @@ def _tall(a: Tracer) -> tuple[Tracer, Tracer]:
     right = apply_transposed(f1, t1, a[..., k:])
     f2, t2 = _tall(right[..., k:, :])
     v1_low, v2 = reflectors(f1)[..., k:, :], reflectors(f2)
-    t12 = -matmul(t1, matmul(matmul(matrix_transpose(v1_low), v2), t2))
+    t12 = -matmul(t1, matmul(matmul(matrix_adjoint(v1_low), v2), t2))
     factors = concatenate([concatenate([f1[..., :k, :], right[..., :k, :]], axis=-1),
                            concatenate([f1[..., k:, :], f2], axis=-1)], axis=-2)
     lower_left = zeros(t2.shape[:-1] + (k,), a.dtype)

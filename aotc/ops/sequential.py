@@ -46,7 +46,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from .._mlir import arith, index_constant, ir, linalg, math, reassociation, scf, tensor
+from .._mlir import (arith, complex_dialect as cx, index_constant, ir, linalg, math,
+                     reassociation, scf, tensor)
+from . import kernel_scalars as ks
 from ..lowering import barrier
 
 KERNEL_ATTRIBUTE = "aotc.kernel"
@@ -243,17 +245,20 @@ def _hypot(a: ir.Value, b: ir.Value) -> ir.Value:
 
 def _householder(entry: Callable[[ir.Value], ir.Value], first: ir.Value, stop: int,
                  element: ir.Type) -> tuple[ir.Value, ...]:
-    """LAPACK's dlarfg for the vector entry(first), ..., entry(stop - 1): (reflects,
-    beta, tau, factor), the reflector I - tau v v^T with v = (1, x * factor) mapping
-    (alpha, x) to (beta, 0); beta = -sign(alpha) ||(alpha, x)||, tau = (beta - alpha) /
-    beta, factor = 1 / (alpha - beta); where x is zero nothing reflects (tau 0, factor 1,
-    beta is alpha). The norm is taken of the vector divided by its largest magnitude, so
-    that squares of huge or tiny entries neither overflow nor vanish."""
-    zero, one = _zero(element), arith.ConstantOp(element, 1.0).result
+    """LAPACK's dlarfg (zlarfg for complex entries) for the vector entry(first), ...,
+    entry(stop - 1): (reflects, beta, tau, factor), the reflector I - tau v v^H with v =
+    (1, x * factor) whose conjugate transpose maps (alpha, x) to (beta, 0); beta =
+    -sign(re alpha) ||(alpha, x)|| is real, tau = (beta - re alpha) / beta - i (im alpha) /
+    beta, factor = 1 / (alpha - beta); where x is zero and alpha real nothing reflects
+    (tau 0, factor 1, beta is alpha). The norm is taken of the vector divided by its
+    largest magnitude, so that squares of huge or tiny entries neither overflow nor
+    vanish."""
+    part = ks.real_type(element)
+    zero, one = ks.zero(part), arith.ConstantOp(part, 1.0).result
     alpha = entry(first)
 
     def larger(i, best):
-        magnitude = math.AbsFOp(entry(i)).result
+        magnitude = ks.magnitude(entry(i))
         take = arith.CmpFOp(arith.CmpFPredicate.OGT, magnitude, best).result
         return [arith.SelectOp(take, magnitude, best).result]
     scale = _loop(first, stop, [zero], larger)[0]
@@ -261,18 +266,22 @@ def _householder(entry: Callable[[ir.Value], ir.Value], first: ir.Value, stop: i
                            one, scale).result
 
     def square(i, acc):
-        x = arith.DivFOp(entry(i), scale).result
-        return [arith.AddFOp(acc, arith.MulFOp(x, x).result).result]
+        return [arith.AddFOp(acc, ks.abs_squared(ks.over(entry(i), scale))).result]
     below = _loop(_next(first), stop, [zero], square)[0]
     reflects = arith.CmpFOp(arith.CmpFPredicate.OGT, below, zero).result
-    scaled_alpha = arith.DivFOp(alpha, scale).result
-    norm = arith.MulFOp(scale, math.SqrtOp(arith.AddFOp(
-        arith.MulFOp(scaled_alpha, scaled_alpha).result, below).result).result).result
-    beta = arith.NegFOp(math.CopySignOp(norm, alpha).result).result
-    tau = arith.SelectOp(reflects, arith.DivFOp(arith.SubFOp(beta, alpha).result,
-                                                beta).result, zero).result
-    factor = arith.SelectOp(reflects, arith.DivFOp(one, arith.SubFOp(
-        alpha, beta).result).result, one).result
+    alpha_re = ks.real(alpha)
+    total = arith.AddFOp(ks.abs_squared(ks.over(alpha, scale)), below).result
+    norm = arith.MulFOp(scale, math.SqrtOp(total).result).result
+    beta = arith.NegFOp(math.CopySignOp(norm, alpha_re).result).result
+    tau = arith.DivFOp(arith.SubFOp(beta, alpha_re).result, beta).result
+    if ks.is_complex(element):
+        reflects = arith.OrIOp(reflects, ks.nonzero(ks.imag(alpha))).result
+        tau = cx.CreateOp(element, tau, arith.NegFOp(arith.DivFOp(
+            ks.imag(alpha), beta).result).result).result
+    tau = arith.SelectOp(reflects, tau, ks.zero(element)).result
+    unit = ks.constant(element, 1.0)
+    beta = ks.from_real(beta, element)
+    factor = arith.SelectOp(reflects, ks.div(unit, ks.sub(alpha, beta)), unit).result
     return reflects, arith.SelectOp(reflects, beta, alpha).result, tau, factor
 
 
@@ -285,7 +294,7 @@ def _put(scalar, value, at) -> ir.Value:
 
 
 def _zero(element: ir.Type) -> ir.Value:
-    return arith.ConstantOp(element, 0.0).result
+    return ks.zero(element)
 
 
 def _next(i: ir.Value) -> ir.Value:
@@ -302,20 +311,22 @@ def _zero_above(out, at, j, element):
 @kernel("cholesky_block", result_dims=((0, 1),))
 def cholesky_block(inputs: Sequence[ir.Value]) -> list[ir.Value]:
     """Left-looking Cholesky: column j from the columns before it; reads only the lower
-    half of ``a`` (as LAPACK's potrf with uplo='L'), zeros above the diagonal."""
+    half of ``a`` (as LAPACK's potrf with uplo='L'), zeros above the diagonal. Complex
+    matrices as zpotrf: L L^H = a, the diagonal real (a's imaginary parts there are
+    ignored)."""
     (a,) = inputs
 
     def per_matrix(at, out, n, element):
         def column(j, out):
             def minus_products(out, i, start):
-                """start - sum_k<j out[i, k] out[j, k], reading ``out`` as it is now."""
-                return _loop(0, j, [start], lambda k, acc: [arith.SubFOp(
-                    acc, arith.MulFOp(_get(out, at(i, k)), _get(out, at(j, k)))).result])[0]
-            pivot = math.SqrtOp(minus_products(out, j, _get(a, at(j, j)))).result
-            out = _put(pivot, out, at(j, j))
+                """start - sum_k<j out[i, k] conj(out[j, k]), reading ``out`` as it is."""
+                return _loop(0, j, [start], lambda k, acc: [ks.sub(acc, ks.mul(
+                    _get(out, at(i, k)), ks.conj(_get(out, at(j, k)))))])[0]
+            pivot = math.SqrtOp(ks.real(minus_products(out, j, _get(a, at(j, j))))).result
+            out = _put(ks.from_real(pivot, element), out, at(j, j))
             out = _zero_above(out, at, j, element)
             return [_loop(_next(j), n, [out], lambda i, out: [_put(
-                arith.DivFOp(minus_products(out, i, _get(a, at(i, j))), pivot).result,
+                ks.over(minus_products(out, i, _get(a, at(i, j))), pivot),
                 out, at(i, j))])[0]]
         return _loop(0, n, [out], column)[0]
     return _matrix_kernel("cholesky_block", a, per_matrix)
@@ -328,16 +339,16 @@ def lower_inverse(inputs: Sequence[ir.Value]) -> list[ir.Value]:
     (a,) = inputs
 
     def per_matrix(at, out, n, element):
-        one = arith.ConstantOp(element, 1.0).result
+        one = ks.constant(element, 1.0)
 
         def column(j, out):
-            out = _put(arith.DivFOp(one, _get(a, at(j, j))).result, out, at(j, j))
+            out = _put(ks.div(one, _get(a, at(j, j))), out, at(j, j))
             out = _zero_above(out, at, j, element)
 
             def row(i, out):
-                total = _loop(j, i, [_zero(element)], lambda k, acc: [arith.AddFOp(
-                    acc, arith.MulFOp(_get(a, at(i, k)), _get(out, at(k, j)))).result])[0]
-                value = arith.NegFOp(arith.DivFOp(total, _get(a, at(i, i))).result).result
+                total = _loop(j, i, [_zero(element)], lambda k, acc: [ks.add(
+                    acc, ks.mul(_get(a, at(i, k)), _get(out, at(k, j))))])[0]
+                value = ks.neg(ks.div(total, _get(a, at(i, i))))
                 return [_put(value, out, at(i, j))]
             return [_loop(_next(j), n, [out], row)[0]]
         return _loop(0, n, [out], column)[0]
@@ -365,25 +376,24 @@ def lu_panel(inputs: Sequence[ir.Value]) -> list[ir.Value]:
 
         def column(j, out, perm):
             def larger(i, best, best_row):
-                magnitude = math.AbsFOp(_get(out, at(i, j))).result
+                magnitude = ks.pivot_magnitude(_get(out, at(i, j)))
                 take = arith.CmpFOp(arith.CmpFPredicate.OGT, magnitude, best).result
                 return [arith.SelectOp(take, magnitude, best).result,
                         arith.SelectOp(take, i, best_row).result]
-            start = math.AbsFOp(_get(out, at(j, j))).result
+            start = ks.pivot_magnitude(_get(out, at(j, j)))
             _, p = _loop(_next(j), m, [start, j], larger)
             out = _loop(0, w, [out], lambda k, out: [
                 _put(_get(out, at(p, k)), _put(_get(out, at(j, k)), out, at(p, k)), at(j, k))])[0]
             perm = _put(_get(perm, at(p)), _put(_get(perm, at(j)), perm, at(p)), at(j))
             pivot = _get(out, at(j, j))
-            nonzero = arith.CmpFOp(arith.CmpFPredicate.UNE, pivot, _zero(element)).result
+            nonzero = ks.nonzero(pivot)
 
             def eliminate(i, out):
                 below = _get(out, at(i, j))
-                factor = arith.SelectOp(nonzero, arith.DivFOp(below, pivot).result,
-                                        below).result
+                factor = arith.SelectOp(nonzero, ks.div(below, pivot), below).result
                 out = _put(factor, out, at(i, j))
-                return [_loop(_next(j), w, [out], lambda k, out: [_put(arith.SubFOp(
-                    _get(out, at(i, k)), arith.MulFOp(factor, _get(out, at(j, k)))).result,
+                return [_loop(_next(j), w, [out], lambda k, out: [_put(ks.sub(
+                    _get(out, at(i, k)), ks.mul(factor, _get(out, at(j, k)))),
                     out, at(i, k))])[0]]
             return [_loop(_next(j), m, [out], eliminate)[0], perm]
         return _loop(0, w, [out, perm], column)
@@ -463,35 +473,36 @@ def qr_panel(inputs: Sequence[ir.Value]) -> list[ir.Value]:
         tee = _loop(0, w, [tee], lambda i, tee: [_loop(0, w, [tee], lambda k, tee: [
             _put(_zero(element), tee, at(i, k))])[0]])[0]
 
-        def dot_below(out, j, column, start):
-            """start + sum over rows i > j of out[i, column] * out[i, j]."""
-            return _loop(_next(j), m, [start], lambda i, acc: [arith.AddFOp(acc, arith.MulFOp(
-                _get(out, at(i, column)), _get(out, at(i, j))).result).result])[0]
+        def dot_below(out, j, conjugated, column, start):
+            """start + sum over rows i > j of conj(out[i, conjugated]) * out[i, column]."""
+            return _loop(_next(j), m, [start], lambda i, acc: [ks.add(acc, ks.mul(
+                ks.conj(_get(out, at(i, conjugated))), _get(out, at(i, column))))])[0]
 
         def column(j, out, tee):
             zero = _zero(element)
             _, beta, tau, factor = _householder(lambda i: _get(out, at(i, j)), j, m, element)
-            out = _loop(_next(j), m, [out], lambda i, out: [_put(arith.MulFOp(
-                _get(out, at(i, j)), factor).result, out, at(i, j))])[0]
+            out = _loop(_next(j), m, [out], lambda i, out: [_put(ks.mul(
+                _get(out, at(i, j)), factor), out, at(i, j))])[0]
             out = _put(beta, out, at(j, j))
 
             def reflect(k, out):
-                s = arith.MulFOp(tau, dot_below(out, j, k, _get(out, at(j, k)))).result
-                out = _put(arith.SubFOp(_get(out, at(j, k)), s).result, out, at(j, k))
-                return [_loop(_next(j), m, [out], lambda i, out: [_put(arith.SubFOp(
-                    _get(out, at(i, k)), arith.MulFOp(s, _get(out, at(i, j))).result).result,
+                """Column k times H^H = I - conj(tau) v v^H (zgeqr2's zlarf)."""
+                s = ks.mul(ks.conj(tau), dot_below(out, j, j, k, _get(out, at(j, k))))
+                out = _put(ks.sub(_get(out, at(j, k)), s), out, at(j, k))
+                return [_loop(_next(j), m, [out], lambda i, out: [_put(ks.sub(
+                    _get(out, at(i, k)), ks.mul(s, _get(out, at(i, j)))),
                     out, at(i, k))])[0]]
             out = _loop(_next(j), w, [out], reflect)[0]
 
-            minus_tau = arith.NegFOp(tau).result
-            tee = _loop(0, j, [tee], lambda c, tee: [_put(arith.MulFOp(
-                minus_tau, dot_below(out, j, c, _get(out, at(j, c)))).result, tee, at(c, j))])[0]
+            minus_tau = ks.neg(tau)
+            tee = _loop(0, j, [tee], lambda c, tee: [_put(ks.mul(minus_tau, dot_below(
+                out, j, c, j, ks.conj(_get(out, at(j, c))))), tee, at(c, j))])[0]
 
             def times_t(r, tee):
                 """Row r of T[:j, :j] @ T[:j, j], in place (rows above r are done, the
                 entries it reads are at r and below)."""
-                total = _loop(r, j, [zero], lambda c, acc: [arith.AddFOp(acc, arith.MulFOp(
-                    _get(tee, at(r, c)), _get(tee, at(c, j))).result).result])[0]
+                total = _loop(r, j, [zero], lambda c, acc: [ks.add(acc, ks.mul(
+                    _get(tee, at(r, c)), _get(tee, at(c, j))))])[0]
                 return [_put(total, tee, at(r, j))]
             tee = _loop(0, j, [tee], times_t)[0]
             return [out, _put(tau, tee, at(j, j))]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .._mlir import arith, index_constant, ir, math
+from . import kernel_scalars as ks
 from .sequential import (_batched_kernel, _get, _householder, _hypot, _loop, _next, _put,
                          _when, _zero, kernel)
 
@@ -65,7 +66,8 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
     t = ir.RankedTensorType(a.type)
     n = t.shape[-1]
     element = t.element_type
-    eps = 2.0 ** (-52 if isinstance(element, ir.F64Type) else -23)
+    part = ks.real_type(element)  # the eigenvalues' and the tridiagonal's
+    eps = 2.0 ** (-52 if isinstance(part, ir.F64Type) else -23)
 
     def per_matrix(at, outs):
         d, z, e, taus, work = outs
@@ -74,7 +76,7 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
             """Element (i, j) of the working matrix, kept transposed: the reflectors,
             Q's columns and the rotated pairs of columns lie along rows in memory."""
             return at(j, i)
-        zero, one = _zero(element), _float(element, 1.0)
+        zero = ks.zero(element)
         z = _loop(0, n, [z], lambda i, z: [_loop(0, n, [z], lambda k, z: [
             _put(_get(a, at(i, k)), z, zt(i, k))])[0]])[0]
         # ---- 1. tridiagonalization -----------------------------------------------------
@@ -82,12 +84,13 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
             head = _next(i)
             _, off_diagonal, tau, factor = _householder(lambda r: _get(z, zt(r, i)), head, n,
                                                         element)
-            z = _loop(_next(head), n, [z], lambda r, z: [_put(arith.MulFOp(
-                _get(z, zt(r, i)), factor).result, z, zt(r, i))])[0]
-            z = _put(one, z, zt(head, i))  # v's first element, for the update
+            z = _loop(_next(head), n, [z], lambda r, z: [_put(ks.mul(
+                _get(z, zt(r, i)), factor), z, zt(r, i))])[0]
+            z = _put(ks.constant(element, 1.0), z, zt(head, i))  # v's first element
 
             # work = tau A22 v, A22 read from its lower half column by column (LAPACK's
-            # symv loop: each column adds to the rows below it and to its own row)
+            # symv/hemv loop: each column adds to the rows below it and, conjugated, to
+            # its own row; the diagonal's real part alone)
             work = _loop(head, n, [work], lambda r, work: [_put(zero, work, at(r))])[0]
 
             def times_column(c, work):
@@ -95,37 +98,35 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
 
                 def below(r, work, acc):
                     arc = _get(z, zt(r, c))
-                    work = _put(arith.AddFOp(_get(work, at(r)), arith.MulFOp(
-                        arc, vc).result).result, work, at(r))
-                    return [work, arith.AddFOp(acc, arith.MulFOp(
-                        arc, _get(z, zt(r, i))).result).result]
-                work, acc = _loop(_next(c), n, [work, arith.MulFOp(
-                    _get(z, zt(c, c)), vc).result], below)
-                return [_put(arith.AddFOp(_get(work, at(c)), acc).result, work, at(c))]
+                    work = _put(ks.add(_get(work, at(r)), ks.mul(arc, vc)), work, at(r))
+                    return [work, ks.add(acc, ks.mul(ks.conj(arc), _get(z, zt(r, i))))]
+                work, acc = _loop(_next(c), n, [work, ks.scale(
+                    ks.real(_get(z, zt(c, c))), vc)], below)
+                return [_put(ks.add(_get(work, at(c)), acc), work, at(c))]
             work = _loop(head, n, [work], times_column)[0]
-            work = _loop(head, n, [work], lambda r, work: [_put(arith.MulFOp(
-                tau, _get(work, at(r))).result, work, at(r))])[0]
-            dot = _loop(head, n, [zero], lambda r, acc: [arith.AddFOp(acc, arith.MulFOp(
-                _get(work, at(r)), _get(z, zt(r, i))).result).result])[0]
-            shift = arith.MulFOp(_float(element, -0.5), arith.MulFOp(tau, dot).result).result
-            work = _loop(head, n, [work], lambda r, work: [_put(arith.AddFOp(
-                _get(work, at(r)), arith.MulFOp(shift, _get(z, zt(r, i))).result).result,
+            work = _loop(head, n, [work], lambda r, work: [_put(ks.mul(
+                tau, _get(work, at(r))), work, at(r))])[0]
+            dot = _loop(head, n, [zero], lambda r, acc: [ks.add(acc, ks.mul(
+                ks.conj(_get(work, at(r))), _get(z, zt(r, i))))])[0]
+            shift = ks.scale(_float(part, -0.5), ks.mul(tau, dot))
+            work = _loop(head, n, [work], lambda r, work: [_put(ks.add(
+                _get(work, at(r)), ks.mul(shift, _get(z, zt(r, i)))),
                 work, at(r))])[0]
 
             def update(c, z):
-                """Column c of the lower half, rows c and below (along memory)."""
-                vc, wc = _get(z, zt(c, i)), _get(work, at(c))
-                return [_loop(c, n, [z], lambda r, z: [_put(arith.SubFOp(
-                    _get(z, zt(r, c)), arith.AddFOp(
-                        arith.MulFOp(_get(z, zt(r, i)), wc).result,
-                        arith.MulFOp(_get(work, at(r)), vc).result).result).result,
+                """Column c of the lower half, rows c and below (along memory): the
+                rank-2 update A - v w^H - w v^H (LAPACK's syr2/her2)."""
+                vc, wc = ks.conj(_get(z, zt(c, i))), ks.conj(_get(work, at(c)))
+                return [_loop(c, n, [z], lambda r, z: [_put(ks.sub(
+                    _get(z, zt(r, c)), ks.add(ks.mul(_get(z, zt(r, i)), wc),
+                                              ks.mul(_get(work, at(r)), vc))),
                     z, zt(r, c))])[0]]
             z = _loop(head, n, [z], update)[0]
             z = _put(off_diagonal, z, zt(head, i))
-            return [z, _put(off_diagonal, e, at(i)), _put(tau, taus, at(i)), work]
+            return [z, _put(ks.real(off_diagonal), e, at(i)), _put(tau, taus, at(i)), work]
         z, e, taus, work = _loop(0, n - 1, [z, e, taus, work], reduce)
-        e = _put(zero, e, at(_index(n - 1)))
-        d = _loop(0, n, [d], lambda i, d: [_put(_get(z, zt(i, i)), d, at(i))])[0]
+        e = _put(_zero(part), e, at(_index(n - 1)))
+        d = _loop(0, n, [d], lambda i, d: [_put(ks.real(_get(z, zt(i, i))), d, at(i))])[0]
 
         # ---- 2. Q, in place -------------------------------------------------------------
         if vectors:
@@ -133,7 +134,7 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
 
 
         # ---- 3. implicit QL on the tridiagonal (d, e), rotations applied to z -----------
-        small = _float(element, eps)
+        small, real_zero = _float(part, eps), _zero(part)
 
         def eigenvalue(j, d, e, z, total_shift, largest):
             """Eigenvalue j: QL iterations on the block j..m, m the first negligible
@@ -159,11 +160,11 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
                     arith.XOrIOp(negligible(e, j), _true()).result).result
                 rotated = zt if vectors else None
                 return _when(active, [d, e, z, total_shift], lambda d, e, z, f: _ql_step(
-                    d, e, z, f, j, m, at, rotated, n, element))
+                    d, e, z, f, j, m, at, rotated, n, part))
             d, e, z, total_shift = _loop(0, SWEEPS, [d, e, z, total_shift], sweep)
             d = _put(arith.AddFOp(_get(d, at(j)), total_shift).result, d, at(j))
-            return [d, _put(zero, e, at(j)), z, total_shift, largest]
-        d, e, z, _, _ = _loop(0, n, [d, e, z, zero, zero], eigenvalue)
+            return [d, _put(real_zero, e, at(j)), z, total_shift, largest]
+        d, e, z, _, _ = _loop(0, n, [d, e, z, real_zero, real_zero], eigenvalue)
 
         def select(i, d, z):
             d, k = _selection_step(d, at, i, n, arith.CmpFPredicate.OLT)
@@ -173,7 +174,7 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
                 _get(z, zt(r, k)), _put(_get(z, zt(r, i)), z, zt(r, k)), zt(r, i))])[0]]
         d, z = _loop(0, n, [d, z], select)
         return [d, z, e, taus, work]
-    return _batched_kernel(name, a, 2, [((n,), element), ((n, n), element), ((n,), element),
+    return _batched_kernel(name, a, 2, [((n,), part), ((n, n), element), ((n,), part),
                                         ((n,), element), ((n,), element)], per_matrix)
 
 
@@ -238,11 +239,10 @@ def _ql_step(d, e, z, total_shift, first, m, at, zt, n, element):
             d, at(i1))
 
         def rotate(k, z):
+            """The real rotation on columns i, i1 of z (complex ones part by part)."""
             left, right = _get(z, zt(k, i)), _get(z, zt(k, i1))
-            z = _put(arith.AddFOp(arith.MulFOp(s, left).result,
-                                  arith.MulFOp(c, right).result).result, z, zt(k, i1))
-            return [_put(arith.SubFOp(arith.MulFOp(c, left).result,
-                                      arith.MulFOp(s, right).result).result, z, zt(k, i))]
+            z = _put(ks.add(ks.scale(s, left), ks.scale(c, right)), z, zt(k, i1))
+            return [_put(ks.sub(ks.scale(c, left), ks.scale(s, right)), z, zt(k, i))]
         if zt is not None:
             z = _loop(0, n, [z], rotate)[0]
         return [d, e, z, p, c, c2, s, s2, c3]
@@ -260,8 +260,9 @@ def _ql_step(d, e, z, total_shift, first, m, at, zt, n, element):
 def _form_q(z, taus, at, zt, n, element):
     """Q of the tridiagonalization's reflectors, in place of them (LAPACK's orgtr,
     uplo='L'): the vectors move one column to the right, the first row and column become
-    the identity's, and org2r accumulates the reflectors backwards."""
-    zero, one = _zero(element), _float(element, 1.0)
+    the identity's, and org2r (ung2r: H = I - tau v v^H) accumulates the reflectors
+    backwards."""
+    zero, one = _zero(element), ks.constant(element, 1.0)
 
     def shift_right(s, z):
         j = _sub(_index(n - 1), s)  # n-1 down to 1
@@ -278,17 +279,17 @@ def _form_q(z, taus, at, zt, n, element):
         z = _put(one, z, zt(g, g))
 
         def column(c, z):
-            total = _loop(g, n, [zero], lambda r, acc: [arith.AddFOp(acc, arith.MulFOp(
-                _get(z, zt(r, g)), _get(z, zt(r, c))).result).result])[0]
-            scaled = arith.MulFOp(tau, total).result
-            return [_loop(g, n, [z], lambda r, z: [_put(arith.SubFOp(
-                _get(z, zt(r, c)), arith.MulFOp(scaled, _get(z, zt(r, g))).result).result,
+            total = _loop(g, n, [zero], lambda r, acc: [ks.add(acc, ks.mul(
+                ks.conj(_get(z, zt(r, g))), _get(z, zt(r, c))))])[0]
+            scaled = ks.mul(tau, total)
+            return [_loop(g, n, [z], lambda r, z: [_put(ks.sub(
+                _get(z, zt(r, c)), ks.mul(scaled, _get(z, zt(r, g)))),
                 z, zt(r, c))])[0]]
         z = _loop(_next(g), n, [z], column)[0]
-        minus_tau = arith.NegFOp(tau).result
-        z = _loop(_next(g), n, [z], lambda r, z: [_put(arith.MulFOp(
-            _get(z, zt(r, g)), minus_tau).result, z, zt(r, g))])[0]
-        z = _put(arith.SubFOp(one, tau).result, z, zt(g, g))
+        minus_tau = ks.neg(tau)
+        z = _loop(_next(g), n, [z], lambda r, z: [_put(ks.mul(
+            _get(z, zt(r, g)), minus_tau), z, zt(r, g))])[0]
+        z = _put(ks.sub(one, tau), z, zt(g, g))
         return [_loop(1, g, [z], lambda r, z: [_put(zero, z, zt(r, g))])[0]]
     z = _loop(0, n - 1, [z], accumulate)[0]
     return z
@@ -303,54 +304,63 @@ def jacobi_svd(inputs: Sequence[ir.Value]) -> list[ir.Value]:
     descending with their columns. One-sided Jacobi computes small singular values to
     high relative accuracy, which bidiagonalization does not.
 
+    Complex columns (zgesvj's method) are rotated by the real rotation of |g_p^H g_q|
+    after g_q is turned by the phase that makes g_p^H g_q real.
+
     Results: the singular values (n,), the rotated columns as rows (n, m) (U's columns
     times the singular values) and V's columns as rows (n, n)."""
     (a,) = inputs
     t = ir.RankedTensorType(a.type)
     m, n = t.shape[-2:]
     element = t.element_type
-    eps = 2.0 ** (-52 if isinstance(element, ir.F64Type) else -23)
+    part = ks.real_type(element)
+    eps = 2.0 ** (-52 if isinstance(part, ir.F64Type) else -23)
 
     def per_matrix(at, outs):
         sigma, g, v = outs  # g[j, i] = G[i, j], v[j, k] = V[k, j]: columns along memory
-        zero, one = _zero(element), _float(element, 1.0)
-        tolerance = _float(element, m * eps)
+        zero, one = _zero(element), ks.constant(element, 1.0)
+        real_zero, real_one = _zero(part), _float(part, 1.0)
+        tolerance = _float(part, m * eps)
         g = _loop(0, m, [g], lambda i, g: [_loop(0, n, [g], lambda j, g: [
             _put(_get(a, at(i, j)), g, at(j, i))])[0]])[0]
         v = _loop(0, n, [v], lambda j, v: [_loop(0, n, [v], lambda k, v: [_put(
             arith.SelectOp(arith.CmpIOp(arith.CmpIPredicate.eq, j, k).result, one,
                            zero).result, v, at(j, k))])[0]])[0]
 
-        def rotate_rows(x, p, q, c, s, length):
+        def rotate_rows(x, p, q, c, s, phase, length):
+            """Rows p, q of x by the rotation (c, s), row q first turned by ``phase``."""
             def step(k, x):
                 xp, xq = _get(x, at(p, k)), _get(x, at(q, k))
-                x = _put(arith.SubFOp(arith.MulFOp(c, xp).result, arith.MulFOp(
-                    s, xq).result).result, x, at(p, k))
-                return [_put(arith.AddFOp(arith.MulFOp(s, xp).result, arith.MulFOp(
-                    c, xq).result).result, x, at(q, k))]
+                xq = xq if phase is None else ks.mul(phase, xq)
+                x = _put(ks.sub(ks.scale(c, xp), ks.scale(s, xq)), x, at(p, k))
+                return [_put(ks.add(ks.scale(s, xp), ks.scale(c, xq)), x, at(q, k))]
             return _loop(0, length, [x], step)[0]
 
         def pair(p, q, g, v, rotated):
             def sums(i, alpha, beta, gamma):
                 gp, gq = _get(g, at(p, i)), _get(g, at(q, i))
-                return [arith.AddFOp(alpha, arith.MulFOp(gp, gp).result).result,
-                        arith.AddFOp(beta, arith.MulFOp(gq, gq).result).result,
-                        arith.AddFOp(gamma, arith.MulFOp(gp, gq).result).result]
-            alpha, beta, gamma = _loop(0, m, [zero, zero, zero], sums)
+                return [arith.AddFOp(alpha, ks.abs_squared(gp)).result,
+                        arith.AddFOp(beta, ks.abs_squared(gq)).result,
+                        ks.add(gamma, ks.mul(ks.conj(gp), gq))]
+            alpha, beta, gamma = _loop(0, m, [real_zero, real_zero, zero], sums)
             bound = arith.MulFOp(tolerance, arith.MulFOp(math.SqrtOp(alpha).result,
                                                          math.SqrtOp(beta).result).result).result
-            needed = arith.CmpFOp(arith.CmpFPredicate.OGT, math.AbsFOp(gamma).result,
-                                  bound).result
+            size = ks.magnitude(gamma)
+            needed = arith.CmpFOp(arith.CmpFPredicate.OGT, size, bound).result
 
             def rotation(g, v, rotated):
+                # a real gamma keeps its sign in the rotation; a complex one is made real
+                # (|gamma|) by turning column q by conj(gamma) / |gamma|
+                phase = ks.over(ks.conj(gamma), size) if ks.is_complex(element) else None
+                signed = gamma if phase is None else size
                 zeta = arith.DivFOp(arith.SubFOp(beta, alpha).result,
-                                    arith.MulFOp(_float(element, 2.0), gamma).result).result
-                tan = arith.DivFOp(math.CopySignOp(one, zeta).result, arith.AddFOp(
-                    math.AbsFOp(zeta).result, _hypot(one, zeta)).result).result
-                cos = arith.DivFOp(one, _hypot(one, tan)).result
+                                    arith.MulFOp(_float(part, 2.0), signed).result).result
+                tan = arith.DivFOp(math.CopySignOp(real_one, zeta).result, arith.AddFOp(
+                    math.AbsFOp(zeta).result, _hypot(real_one, zeta)).result).result
+                cos = arith.DivFOp(real_one, _hypot(real_one, tan)).result
                 sin = arith.MulFOp(cos, tan).result
-                return [rotate_rows(g, p, q, cos, sin, m), rotate_rows(v, p, q, cos, sin, n),
-                        _true()]
+                return [rotate_rows(g, p, q, cos, sin, phase, m),
+                        rotate_rows(v, p, q, cos, sin, phase, n), _true()]
             return _when(needed, [g, v, rotated], rotation)
 
         def sweep(_, g, v, done):
@@ -364,8 +374,8 @@ def jacobi_svd(inputs: Sequence[ir.Value]) -> list[ir.Value]:
         g, v, _ = _loop(0, SWEEPS, [g, v, _false()], sweep)
 
         def norm(j, sigma):
-            total = _loop(0, m, [zero], lambda i, acc: [arith.AddFOp(acc, arith.MulFOp(
-                _get(g, at(j, i)), _get(g, at(j, i))).result).result])[0]
+            total = _loop(0, m, [real_zero], lambda i, acc: [arith.AddFOp(
+                acc, ks.abs_squared(_get(g, at(j, i)))).result])[0]
             return [_put(math.SqrtOp(total).result, sigma, at(j))]
         sigma = _loop(0, n, [sigma], norm)[0]
 
@@ -377,5 +387,5 @@ def jacobi_svd(inputs: Sequence[ir.Value]) -> list[ir.Value]:
                     _get(x, at(k, r)), _put(_get(x, at(i, r)), x, at(k, r)), at(i, r))])[0]
             return [sigma, swap_rows(g, m), swap_rows(v, n)]
         return _loop(0, n, [sigma, g, v], select)
-    return _batched_kernel("jacobi_svd", a, 2, [((n,), element), ((n, m), element),
+    return _batched_kernel("jacobi_svd", a, 2, [((n,), part), ((n, m), element),
                                                 ((n, n), element)], per_matrix)

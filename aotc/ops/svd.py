@@ -12,12 +12,14 @@ order, whose first columns are U's own up to sign.
 
 from __future__ import annotations
 
+from .. import dtypes
 from ..core import Tracer
 from . import eigen
 from . import elementwise as ew
 from . import qr as _qr
 from . import sequential_eigen  # noqa: F401  (registers the kernel)
-from .array_api import matrix_transpose
+from .array_api import matrix_adjoint, matrix_transpose
+from .complex_parts import real
 from .contraction import matmul
 from .matrix import diagonal
 from .selection import where
@@ -35,10 +37,11 @@ def _jacobi(a: Tracer) -> tuple[Tracer, Tracer, Tracer]:
     m, n = a.shape[-2:]
     start = None
     if n >= PRECONDITION:
-        start = eigen.eigh(matmul(matrix_transpose(a), a))[1]
+        start = eigen.eigh(matmul(matrix_adjoint(a), a))[1]
         a = matmul(a, start)
     sigma, g, v = kernel_results("jacobi_svd", a, 3 * (6 * m * n * n + 3 * n ** 3),
-                                 [((n,), a.dtype), ((n, m), a.dtype), ((n, n), a.dtype)])
+                                 [((n,), dtypes.real_dtype(a.dtype)), ((n, m), a.dtype),
+                                  ((n, n), a.dtype)])
     v = matrix_transpose(v)
     return sigma, matrix_transpose(g), v if start is None else matmul(start, v)
 
@@ -62,7 +65,7 @@ def _tall(a: Tracer, vectors: bool) -> tuple:
     if not vectors:
         return None, sigma, v
     positive = ew.ufunc("greater", sigma, 0)
-    safe = where(positive, sigma, ew.astype(1, a.dtype))
+    safe = where(positive, sigma, ew.astype(1, sigma.dtype))
     return g / expand_dims(safe, -2), sigma, v
 
 
@@ -74,8 +77,8 @@ def _orthonormal(u: Tracer, positive: Tracer, columns: int) -> Tracer:
     factors, t = _qr.qr(u)
     k = u.shape[-1]
     q = _qr.q_columns(factors, t, columns)
-    sign = ew.ufunc("sign", diagonal(factors, 0, -2, -1))
-    sign = where(ew.ufunc("equal", sign, 0), ew.astype(1, u.dtype), sign)
+    sign = ew.ufunc("sign", real(diagonal(factors, 0, -2, -1)))  # R's is real
+    sign = where(ew.ufunc("equal", sign, 0), ew.astype(1, sign.dtype), sign)
     own = where(expand_dims(positive, -2), u, q[..., :k] * expand_dims(sign, -2))
     return own if columns == k else concatenate([own, q[..., k:]], axis=-1)
 
@@ -86,14 +89,14 @@ def svd(a: Tracer, full_matrices: bool, compute_uv: bool):
     m, n = a.shape[-2:]
     if m == 0 or n == 0:  # no singular values: U and Vh are the identity's columns
         batch = a.shape[:-2]
-        sigma = zeros(batch + (0,), a.dtype)
+        sigma = zeros(batch + (0,), dtypes.real_dtype(a.dtype))
         if not compute_uv:
             return sigma
         u_cols, v_rows = (m, n) if full_matrices else (0, 0)
         return (broadcast_to(eye(m, u_cols, dtype=a.dtype), batch + (m, u_cols)), sigma,
                 broadcast_to(eye(v_rows, n, dtype=a.dtype), batch + (v_rows, n)))
     wide = m < n
-    x = matrix_transpose(a) if wide else a
+    x = matrix_adjoint(a) if wide else a
     scale = eigen.power_of_two_scale(x)
     u, sigma, v = _tall(x / scale, compute_uv)
     sigma = sigma * scale[..., 0]
@@ -101,6 +104,6 @@ def svd(a: Tracer, full_matrices: bool, compute_uv: bool):
         return sigma
     rows, k = x.shape[-2], x.shape[-1]
     u = _orthonormal(u, ew.ufunc("greater", sigma, 0), rows if full_matrices else k)
-    if wide:  # a = (x)^T = (u s v^T)^T = v s u^T
-        return v, sigma, matrix_transpose(u)
-    return u, sigma, matrix_transpose(v)
+    if wide:  # a = x^H = (u s v^H)^H = v s u^H
+        return v, sigma, matrix_adjoint(u)
+    return u, sigma, matrix_adjoint(v)

@@ -35,7 +35,8 @@ from . import elementwise as ew
 from . import sequential
 from .contraction import matmul
 from .creation import eye, zeros
-from .array_api import matrix_transpose
+from .array_api import matrix_adjoint, matrix_transpose
+from .statistics import conjugate
 from .selection import where
 from .shape import concatenate, reshape
 
@@ -160,14 +161,15 @@ def solve_lower(factor: Tracer, b: Tracer) -> Tracer:
 
 
 def cholesky(a: Tracer) -> Tracer:
-    """The lower Cholesky factor of ``a`` (..., n, n), from its lower half."""
+    """The lower Cholesky factor of ``a`` (..., n, n), from its lower half (L L^H = a
+    for complex ``a``)."""
     n = a.shape[-1]
     if n <= BLOCK:
         return _kernel("cholesky_block", a, n ** 3 / 3)
     a11, a21, a22 = _blocks(a, _split(n))
     l11 = cholesky(a11)
-    l21 = matrix_transpose(solve_lower(l11, matrix_transpose(a21)))
-    return _join_lower(l11, l21, cholesky(a22 - matmul(l21, matrix_transpose(l21))))
+    l21 = matrix_adjoint(solve_lower(l11, matrix_adjoint(a21)))
+    return _join_lower(l11, l21, cholesky(a22 - matmul(l21, matrix_adjoint(l21))))
 
 
 def solve_upper(factor: Tracer, b: Tracer) -> Tracer:
@@ -184,18 +186,23 @@ def solve_upper(factor: Tracer, b: Tracer) -> Tracer:
     return concatenate([x1, x2], axis=-2)
 
 
-def solve(a: Tracer, b: Tracer, *, lower: bool, transposed: bool) -> Tracer:
-    """X with ``op(a) @ X == b``, op(a) = a or a^T, reading the ``lower`` (or upper)
-    triangle of ``a``; ``b`` (..., n, m)."""
-    m = matrix_transpose(a) if transposed else a
+def solve(a: Tracer, b: Tracer, *, lower: bool, transposed: bool,
+          conjugated: bool = False) -> Tracer:
+    """X with ``op(a) @ X == b``, op(a) = a or a^T, conjugated with ``conjugated``, reading the
+    ``lower`` (or upper) triangle of ``a``; ``b`` (..., n, m)."""
+    m = conjugate(a) if conjugated and dtypes.is_complex(a.dtype) else a
+    m = matrix_transpose(m) if transposed else m
     return solve_lower(m, b) if lower != transposed else solve_upper(m, b)
 
 
 def float_input(x: Tracer, where: str) -> Tracer:
-    """Integers and bools become float64 (numpy's linalg does); float16 and complex are
-    refused (numpy's linalg has no float16; complex is not supported yet)."""
-    if dtypes.is_complex(x.dtype) or x.dtype == np.float16:
+    """Integers and bools become float64 (numpy's linalg does); float16 is refused
+    (numpy's linalg has no float16); float32, float64, complex64 and complex128 stay."""
+    if x.dtype == np.float16:
         raise UnsupportedOpError(
             f"{where}: {x.dtype} matrices are not supported (the factorizations take "
-            f"float32 or float64); convert with .astype(np.float32) or np.float64")
-    return x if dtypes.is_float(x.dtype) else ew.astype(x, x64.default_float())
+            f"float32, float64, complex64 or complex128); convert with "
+            f".astype(np.float32)")
+    if dtypes.is_float(x.dtype) or dtypes.is_complex(x.dtype):
+        return x
+    return ew.astype(x, x64.default_float())

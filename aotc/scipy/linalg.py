@@ -19,7 +19,7 @@ from ..linalg_kernels import (KERNELS, broadcast_batches, lower_triangle_source,
 from ..ops import elementwise as ew
 from ..ops import lu as _lu
 from ..ops import triangular
-from ..ops.array_api import matrix_transpose
+from ..ops.array_api import matrix_adjoint, matrix_transpose
 from ..ops.arguments import as_tracer
 from ..ops.creation import eye
 from ..ops.selection import take_along_axis, where
@@ -29,8 +29,10 @@ from ..ops.sorting import argsort
 __all__ = ["cholesky", "cho_factor", "cho_solve", "solve_triangular", "lu", "lu_factor",
            "lu_solve", "solve", "inv", "det", "qr", "eigh", "svd", "svdvals"]
 
-# scipy's names for op(a): a, a^T, a^H (the same for real matrices).
-_TRANS = {0: False, "N": False, 1: True, "T": True, 2: True, "C": True}
+# scipy's names for op(a): a, a^T, a^H (the same for real matrices), as (transposed,
+# conjugated).
+_TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
+          2: (True, True), "C": (True, True)}
 
 
 def _common(a: Tracer, b: Tracer) -> tuple[Tracer, Tracer]:
@@ -66,16 +68,18 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     m, rhs = _common(m, rhs)
     if unit_diagonal:
         m = triangular.unit_diagonal(m)
-    x = triangular.solve(m, rhs, lower=bool(lower), transposed=_TRANS[trans])
+    transposed, conjugated = _TRANS[trans]
+    x = triangular.solve(m, rhs, lower=bool(lower), transposed=transposed,
+                         conjugated=conjugated)
     return squeeze(x, -1) if vector else x
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True) -> Tracer:
-    """scipy.linalg.cholesky: the upper factor U with ``U.T @ U == a`` (``lower=True``:
+    """scipy.linalg.cholesky: the upper factor U with ``U^H @ U == a`` (``lower=True``:
     the lower factor), from ``a``'s lower triangle. Not positive definite: NaN where
     scipy raises LinAlgError."""
     factor = KERNELS["cholesky"](square_matrices(a, "scipy.linalg.cholesky"))
-    return factor if lower else matrix_transpose(factor)
+    return factor if lower else matrix_adjoint(factor)
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True) -> tuple[Tracer, bool]:
@@ -94,9 +98,8 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True) -> Tracer:
     factor = square_matrices(c, "cho_solve c")
     rhs, vector = _right_sides(b, factor.shape[-1], factor.ndim - 2, "cho_solve b")
     factor, rhs = _common(factor, rhs)
-    lower_factor = factor if lower else matrix_transpose(factor)
-    y = triangular.solve(lower_factor, rhs, lower=True, transposed=False)
-    x = triangular.solve(lower_factor, y, lower=True, transposed=True)
+    lower_factor = factor if lower else matrix_adjoint(factor)
+    x = _cholesky_solve(lower_factor, rhs)
     return squeeze(x, -1) if vector else x
 
 
@@ -128,8 +131,11 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True) -> Tr
     rhs, vector = _right_sides(b, n, factors.ndim - 2, "lu_solve b")
     factors, rhs = broadcast_batches(*_common(factors, rhs), "lu_solve")
     order = _lu.order_from_pivots(ew.astype(piv, np.int32))
-    solver = _lu.solve_factored_transposed if _TRANS[trans] else _lu.solve_factored
-    x = solver(factors, order, rhs)
+    transposed, conjugated = _TRANS[trans]
+    if transposed:
+        x = _lu.solve_factored_transposed(factors, order, rhs, conjugated)
+    else:
+        x = _lu.solve_factored(factors, order, rhs)
     return squeeze(x, -1) if vector else x
 
 
@@ -179,13 +185,17 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
     rhs, vector = _right_sides(b, m.shape[-1], m.ndim - 2, "scipy.linalg.solve b")
     m, rhs = broadcast_batches(*_common(m, rhs), "scipy.linalg.solve")
     if kind in _POSITIVE:
-        factor = KERNELS["cholesky"](m if lower else matrix_transpose(m))
-        y = triangular.solve(factor, rhs, lower=True, transposed=False)
-        x = triangular.solve(factor, y, lower=True, transposed=True)
+        x = _cholesky_solve(KERNELS["cholesky"](m if lower else matrix_adjoint(m)), rhs)
     else:
         solver = _lu.solve_factored_transposed if transposed else _lu.solve_factored
         x = solver(*_lu.lu(m), rhs)
     return squeeze(x, -1) if vector else x
+
+
+def _cholesky_solve(factor: Tracer, rhs: Tracer) -> Tracer:
+    """X with ``L L^H X == rhs`` for the lower Cholesky factor L."""
+    y = triangular.solve(factor, rhs, lower=True, transposed=False)
+    return triangular.solve(factor, y, lower=True, transposed=True, conjugated=True)
 
 
 def inv(a, overwrite_a=False, check_finite=True) -> Tracer:
@@ -245,14 +255,15 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
                            else (KERNELS["eigvalsh"](m), None))
     else:
         factor = KERNELS["cholesky"](lower_triangle_source(b, uplo, f"{where_} b"))
-        full = where(_below_diagonal(m.shape[-1], m.shape[-1]), m, matrix_transpose(m))
+        full = where(_below_diagonal(m.shape[-1], m.shape[-1]), m, matrix_adjoint(m))
         half = triangular.solve_lower(factor, full)  # L^-1 a
-        reduced = triangular.solve_lower(factor, matrix_transpose(half))  # L^-1 a L^-T
+        reduced = triangular.solve_lower(factor, matrix_adjoint(half))  # L^-1 a L^-H
         if eigvals_only:
             values, vectors = KERNELS["eigvalsh"](reduced), None
         else:
             values, y = KERNELS["eigh"](reduced)
-            vectors = triangular.solve(factor, y, lower=True, transposed=True)
+            vectors = triangular.solve(factor, y, lower=True, transposed=True,
+                                       conjugated=True)
     if subset_by_index is not None:
         first, last = (int(i) for i in subset_by_index)
         n = m.shape[-1]

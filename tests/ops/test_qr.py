@@ -136,7 +136,7 @@ X = np.ones((4, 3))
     (lambda x: anp.linalg.qr(x[0]), TracingError,
      ["linalg.qr", "expected a matrix (..., m, n)", "1-dimensional", "(3,)"]),
     (lambda x: anp.linalg.qr(x.astype(np.float16)), UnsupportedOpError,
-     ["linalg.qr", "float16", "float32 or float64"]),
+     ["linalg.qr", "float16", "float32, float64, complex64 or complex128"]),
     (lambda x: asl.qr(x, pivoting=True), UnsupportedOpError,
      ["scipy.linalg.qr", "pivoting=True", "not supported yet"]),
     (lambda x: asl.qr(x, mode="reduced"), TracingError,
