@@ -202,9 +202,21 @@ def _rearrange(m, x, k):
 
 # ---- factorizations: blocked Cholesky, triangular solves, LU, QR, eigh, SVD -----------------
 # (sequential kernels; the results compared are the ones numpy defines without a sign
-# choice: solutions, determinants, R, eigenvalues and singular values)
+# choice: solutions, determinants, R, eigenvalues and singular values; complex64 ones
+# from the same kernels' complex arithmetic)
 
-def factorizations(a, b):
+def factorizations(a, b, z):
+    identity = anp.eye(8, dtype=z.dtype)
+    hermitian = z @ anp.conj(z).T + 8 * identity
+    complex_results = {"complex_solve": anp.linalg.solve(z + 4 * identity, z[:, :2]),
+                       "complex_cholesky": anp.linalg.cholesky(hermitian),
+                       "complex_eigvalsh": anp.linalg.eigvalsh(hermitian),
+                       "complex_qr_r": anp.linalg.qr(z, mode="r"),
+                       "complex_svdvals": anp.linalg.svdvals(z)}
+    return complex_results | _real_factorizations(a, b)
+
+
+def _real_factorizations(a, b):
     factor = anp.linalg.cholesky(a)
     return {"cholesky": factor,
             "solve_lower": ascipy_linalg.solve_triangular(factor, b, lower=True),
@@ -215,7 +227,18 @@ def factorizations(a, b):
             "svdvals": anp.linalg.svdvals(a + b[:, :1])}
 
 
-def factorizations_reference(a, b):
+def factorizations_reference(a, b, z):
+    z = z.astype(np.complex128)
+    hermitian = z @ z.conj().T + 8 * np.eye(8)
+    complex_results = {"complex_solve": np.linalg.solve(z + 4 * np.eye(8), z[:, :2]),
+                       "complex_cholesky": np.linalg.cholesky(hermitian),
+                       "complex_eigvalsh": np.linalg.eigvalsh(hermitian),
+                       "complex_qr_r": np.linalg.qr(z, mode="r"),
+                       "complex_svdvals": np.linalg.svd(z, compute_uv=False)}
+    return complex_results | _real_factorizations_reference(a, b)
+
+
+def _real_factorizations_reference(a, b):
     factor = np.linalg.cholesky(a)
     general = a + b[:, :1]
     return {"cholesky": factor, "solve_lower": np.linalg.solve(factor, b),
@@ -265,10 +288,13 @@ PROGRAMS: dict[str, Program] = {
                          inputs=(_normal(4, 5), np.arange(7, dtype=np.int32) * 3)),
     "fourier": Program(**numpy_twin(_fourier), inputs=(_normal(4, 12), _normal(17))),
     # 40 = a 32 leaf and an 8 leaf: both kernels and the matmuls between them
-    "factorizations": Program(factorizations, (_spd(40), _normal(40, 3)),
-                              lambda a, b: {k: v.astype(np.float32) for k, v in
-                                            factorizations_reference(a.astype(np.float64),
-                                                                     b).items()}),
+    "factorizations": Program(factorizations, (_spd(40), _normal(40, 3),
+                                               (_normal(8, 8) + 1j * _normal(8, 8)).astype(
+                                                   np.complex64)),
+                              lambda a, b, z: {k: v.astype(np.complex64 if v.dtype.kind == "c"
+                                                           else np.float32) for k, v in
+                                               factorizations_reference(a.astype(np.float64),
+                                                                        b, z).items()}),
 }
 
 # float32 tolerances against numpy: sums in another order (conv, cumsum) and float32 ulps.

@@ -66,15 +66,17 @@ def files(artifacts, tmp_path_factory):
 def value_flag(flag: str, array: np.ndarray, path) -> str:
     """``--input``/``--expected_output`` for an array saved under ``path``: .npy for floats;
     raw bytes with IREE's signless type for integers and bools (a .npy int64 reads as
-    si64, which never matches a result's i64)."""
+    si64, which never matches a result's i64) and with its complex type (cf64 is
+    complex64) for complex values."""
     array = np.asarray(array)
     if array.dtype.kind == "f":
         np.save(f"{path}.npy", array)
         return f"{flag}=@{path}.npy"
     array.tofile(f"{path}.bin")
     bits = 1 if array.dtype == np.bool_ else array.dtype.itemsize * 8
+    kind = "cf" if array.dtype.kind == "c" else "i"
     dims = "".join(f"{d}x" for d in array.shape)
-    return f"{flag}={dims}i{bits}=@{path}.bin"
+    return f"{flag}={dims}{kind}{bits}=@{path}.bin"
 
 
 def iree_run_module(aarch64, *args) -> subprocess.CompletedProcess:
