@@ -9,9 +9,10 @@ Cholesky solve (``cho_solve(cho_factor(a), b)``), LU (``scipy.linalg.lu_factor``
 what is built on it (``numpy.linalg.solve`` with 16 right-hand sides, ``inv``, ``det``),
 QR (``numpy.linalg.qr``, Q and R) at n = 64, 256, 1024, and ``eigh`` and ``svd``
 (reduced) at 64 and 256 (their vectors compared by magnitude: signs are a choice).
-Gradients at 64 and 256 (aotc/linalg_derivatives.py): ``grad`` of ``sum(solve(a, b)**2)``,
-``slogdet(a)[1]`` and ``sum(eigvalsh(a)**2)`` with respect to ``a``, against
-``jax.grad`` and the closed form a numpy user writes by hand.
+complex128 (LAPACK's z routines): Cholesky, solve and QR at 64, 256 and 1024, eigh and
+svd at 64 and 256 (``complex_*``). Gradients at 64 and 256 (aotc/linalg_derivatives.py):
+``grad`` of ``sum(solve(a, b)**2)``, ``slogdet(a)[1]`` and ``sum(eigvalsh(a)**2)`` with
+respect to ``a``, against ``jax.grad`` and the closed form a numpy user writes by hand.
 aotc's are the algorithms of aotc/ops/triangular.py, lu.py, qr.py, eigen.py and svd.py.
 Timing as benchmarks/run.py: device-resident inputs, interleaved blocks, the median over
 blocks of each block's per-call median.
@@ -131,6 +132,23 @@ def _rhs(n):
     return np.random.default_rng(n + 1).standard_normal((n, 16))
 
 
+def _complex_general(n):
+    rng = np.random.default_rng(n + 3)
+    return (rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+            + np.sqrt(2 * n) * np.eye(n))
+
+
+def _hermitian(n):
+    rng = np.random.default_rng(n + 4)
+    m = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    return m @ m.conj().T / n + np.eye(n)
+
+
+def _complex_rhs(n):
+    rng = np.random.default_rng(n + 5)
+    return rng.standard_normal((n, 16)) + 1j * rng.standard_normal((n, 16))
+
+
 CALLS = {64: 200, 256: 20, 1024: 3}
 WORKLOADS = {}
 for _n in CALLS:
@@ -147,6 +165,15 @@ for _n in CALLS:
         WORKLOADS[f"eigh_{_n}"] = (eigh, lambda n=_n: (_spd(n),), CALLS[_n])
         WORKLOADS[f"svd_{_n}"] = (svd, lambda n=_n: (_general(n),), CALLS[_n])
 
+
+for _n in CALLS:
+    WORKLOADS[f"complex_cholesky_{_n}"] = (cholesky, lambda n=_n: (_hermitian(n),), CALLS[_n])
+    WORKLOADS[f"complex_solve_{_n}"] = (solve, lambda n=_n: (_complex_general(n),
+                                                             _complex_rhs(n)), CALLS[_n])
+    WORKLOADS[f"complex_qr_{_n}"] = (qr, lambda n=_n: (_complex_general(n),), CALLS[_n])
+    if _n <= 256:
+        WORKLOADS[f"complex_eigh_{_n}"] = (eigh, lambda n=_n: (_hermitian(n),), CALLS[_n])
+        WORKLOADS[f"complex_svd_{_n}"] = (svd, lambda n=_n: (_complex_general(n),), CALLS[_n])
 
 for _n in (64, 256):
     WORKLOADS[f"grad_solve_{_n}"] = (grad_solve, lambda n=_n: (_general(n), _rhs(n)), CALLS[_n])

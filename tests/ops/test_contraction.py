@@ -137,6 +137,32 @@ def test_einsum_dtype_argument():
     assert got.dtype == np.float32
 
 
+COMPLEX = {
+    "matmul": lambda m, z, w, x: m.matmul(z, w),
+    "batched matmul": lambda m, z, w, x: m.matmul(z.reshape(2, 3, 4), w[:4, :].reshape(1, 4, 5)),
+    "einsum bij,jk": lambda m, z, w, x: m.einsum("ij,jk->ki", z, w),
+    "real @ complex": lambda m, z, w, x: m.matmul(x, w),
+    "complex @ real": lambda m, z, w, x: m.matmul(z, w.real),
+    "matvec (generic)": lambda m, z, w, x: m.matmul(z, w[:, 0]),
+}
+
+
+@param_dtypes(["complex64", "complex128"])
+def test_complex_contractions_are_real_matmuls(dtype):
+    """A complex matmul-shaped contraction is one real matmul of the stacked real and
+    imaginary parts (ops/contraction._complex_matmul): numpy's values, no complex matmul
+    in the IR."""
+    rng = np.random.default_rng(56)
+    real = np.float32 if dtype == "complex64" else np.float64
+    z = (rng.standard_normal((6, 8)) + 1j * rng.standard_normal((6, 8))).astype(dtype)
+    w = (rng.standard_normal((8, 5)) + 1j * rng.standard_normal((8, 5))).astype(dtype)
+    x = rng.standard_normal((3, 8)).astype(real)
+    compare_ops(COMPLEX, z, w, x, kinds="accumulate", where=f"complex contractions {dtype}")
+    text = aotc.jit(lambda a, b: a @ b).lower(z, w).as_text()
+    part = "f32" if real == np.float32 else "f64"
+    assert "linalg.matmul" in text and f"tensor<12x10x{part}>" in text
+
+
 def test_matmul_larger_float32():
     """Big enough for IREE's tiled matmul kernels (and data tiling for the constant)."""
     rng = np.random.default_rng(54)
