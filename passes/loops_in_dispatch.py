@@ -41,6 +41,8 @@ from .donation.function import donated_pairs, insert_barrier
 from .drop_carry_barriers import CARRY_BARRIER
 from .materialize_constants import runtime_copy
 from .opset import CARRIES_AT, DESTINATION, SCALAR_DIALECTS, of_group
+from .row_loops import keep_as_it_was, kept_numbers, restore_originals, row_ops
+from .scalarize import scalarize
 
 LOOP_DISPATCH = "aotc.loop_dispatch"
 LOOPS = frozenset(CARRIES_AT)  # scf.for, scf.while
@@ -227,16 +229,18 @@ def _candidates(module, max_work: int) -> list:
                 and all(isinstance(r.type, ir.RankedTensorType) and r.type.has_static_shape
                         for r in op.results):
             work = _nest_work(op)
+            rows = [] if work is not None and work <= max_work else (
+                row_ops(op, max_work, op_work) if max_work >= 1 else None)
             copies: list = []
-            if work is not None and work <= max_work and _loops_in_place(op, copies):
-                found.append((op, copies))
+            if rows is not None and _loops_in_place(op, copies):
+                found.append((op, copies, rows))
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
     return found
 
 
-def _wrap(loop) -> None:
+def _wrap(loop, original=None) -> None:
     from aotc._mlir import ir
 
     _skip_carry_barriers(loop)
@@ -252,6 +256,8 @@ def _wrap(loop) -> None:
     with ir.InsertionPoint(block), loop.location:
         terminator = ir.Operation.create("flow.return", operands=list(loop.results))
     loop.move_before(terminator)
+    if original is not None:
+        original.move_after(region)
     _clone_captured_placeholders(loop, region)
     _prepare_body(loop)
 
@@ -474,6 +480,7 @@ def unwrap(module) -> int:
         for old, new in zip(dispatch.results, results):
             old.replace_all_uses_with(new)
         dispatch.erase()
+    restore_originals(module)
     return len(dispatches)
 
 
@@ -505,10 +512,14 @@ class LoopsInDispatch(ModulePass):
         if not loops:
             return
         earlier = _dispatches(module)  # tied already (a new loop since an earlier run)
-        for loop, copies in loops:
+        numbers = kept_numbers(module)
+        for loop, copies, rows in loops:
             for value, carry in copies:
                 _copy_into(value, carry)
-            _wrap(loop)
+            original = keep_as_it_was(loop, next(numbers)) if rows else None
+            for op in rows:
+                scalarize(op)
+            _wrap(loop, original)
         from aotc._mlir import passmanager
 
         with module.context:

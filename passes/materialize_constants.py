@@ -23,11 +23,12 @@ from .base import ModulePass, as_op, collect_ops, operand_segments, register, sp
 _UNSPLATTABLE_BYTES = 16  # IREE's splats take patterns of 1 to 8 bytes
 
 
-def _element_bytes(element) -> int:
+def element_bytes(element) -> int:
+    """The bytes of one element of type ``element`` (0 for a type without a width)."""
     from aotc._mlir import ir
 
     if isinstance(element, ir.ComplexType):
-        return 2 * _element_bytes(element.element_type)
+        return 2 * element_bytes(element.element_type)
     return getattr(element, "width", 0) // 8
 
 
@@ -73,7 +74,7 @@ def _unsplattable(op) -> bool:
     from aotc._mlir import ir
 
     return (splat_constant(op) and isinstance(op.results[0].type, ir.RankedTensorType)
-            and _element_bytes(op.results[0].type.element_type) >= _UNSPLATTABLE_BYTES)
+            and element_bytes(op.results[0].type.element_type) >= _UNSPLATTABLE_BYTES)
 
 
 def _stored(use) -> bool:

@@ -137,17 +137,58 @@ def test_constant_initial_values_are_not_shared():
     np.testing.assert_array_equal(sums, 5 * x)
 
 
-@pytest.mark.parametrize("kind", ["whole_array_carry", "large_op", "row_update"])
+def _row_sweep(x):
+    return lax.fori_loop(1, x.shape[0], lambda i, x: x.at[i].set(0.5 * (x[i - 1] + x[i])), x)
+
+
+def _row_sweep_numpy(x):
+    x = x.copy()
+    for i in range(1, x.shape[0]):
+        x[i] = 0.5 * (x[i - 1] + x[i])
+    return x
+
+
+def _triangular_solve(lower, b):
+    """Forward substitution by rows: a dot product of a masked row per step."""
+    def step(i, x):
+        row = anp.where(anp.arange(b.shape[0]) < i, lower[i], 0.0)
+        return x.at[i].set((b[i] - row @ x) / lower[i, i])
+    return lax.fori_loop(0, b.shape[0], step, anp.zeros_like(b))
+
+
+def test_row_updates_run_as_one_dispatch():
+    """A loop whose steps update rows (elementwise ops, reductions and slice writes of
+    more than one element) runs as one dispatch with those ops as scalar loops
+    (passes/scalarize.py), with numpy's values."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((40, 24)).astype(np.float32)
+    lower = np.tril(rng.standard_normal((30, 30))) + 6 * np.eye(30)
+    b = rng.standard_normal(30)
+    for fn, args, want in ((_row_sweep, (x,), _row_sweep_numpy(x)),
+                           (_triangular_solve, (lower, b), np.linalg.solve(lower, b)),
+                           (lambda x: lax.fori_loop(0, 3, lambda i, x: x.at[i].multiply(2.0), x),
+                            (x,), np.concatenate([2 * x[:3], x[3:]]))):
+        jitted = aotc.jit(fn)
+        text = jitted.lower(*args).as_text()
+        assert "flow.dispatch.workgroups" in text and "aotc.scalarized_loop" in text
+        np.testing.assert_allclose(np.asarray(jitted(*args)), want, rtol=1e-6, atol=1e-12)
+
+
+def test_rows_whose_temporaries_exceed_the_stack_keep_their_form():
+    """New row values live on the dispatch's stack (IREE: 32 KiB): a [4, 16384] float32
+    sweep makes 192 KiB of them and keeps one dispatch per op."""
+    x = np.random.default_rng(8).standard_normal((4, 16384)).astype(np.float32)
+    jitted = aotc.jit(_row_sweep)
+    assert "flow.dispatch.workgroups" not in jitted.lower(x).as_text()
+    np.testing.assert_allclose(np.asarray(jitted(x)), _row_sweep_numpy(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["whole_array_carry", "large_op"])
 def test_loops_that_keep_their_form(kind):
     """A carry computed afresh each step (not updated in place), and ops of more than
-    one element (IREE 3.13 distributes one as the dispatch's root and fails), keep one
+    ``ROW_MAX_WORK`` elements or that cannot be scalar loops (a matmul), keep one
     dispatch per op."""
-    if kind == "row_update":
-        fn, args = (lambda x: lax.fori_loop(0, 3, lambda i, x: x.at[i].multiply(2.0), x),
-                    (np.ones((5, 6)),))
-        want = np.ones((5, 6))
-        want[:3] = 2.0
-    elif kind == "whole_array_carry":
+    if kind == "whole_array_carry":
         fn, args = (lambda x: lax.fori_loop(0, 5, lambda i, x: x * 0.5 + 1, x),
                     (np.ones(64, np.float32),))
         want = np.full(64, 1.96875, np.float32)
@@ -178,3 +219,8 @@ def test_failed_compile_retries_without_the_dispatches(monkeypatch):
     got = np.asarray(aotc.jit(_traced(_recurrence))(x))
     assert tried == [True, False]
     np.testing.assert_allclose(got, np.asarray(_numpy(_recurrence, x)), rtol=1e-6)
+    # a loop of row ops comes back as it was before they became scalar loops
+    rows = np.linspace(-1, 1, 64).astype(np.float32).reshape(8, 8)
+    got = np.asarray(aotc.jit(_row_sweep)(rows))
+    assert tried[2:] == [True, False]
+    np.testing.assert_allclose(got, _row_sweep_numpy(rows), rtol=1e-6)

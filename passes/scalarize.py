@@ -1,0 +1,178 @@
+"""Structured ops rewritten as scalar loops over tensor elements, for a loop dispatch.
+
+aotc-loops-in-dispatch runs a loop as one dispatch only if IREE 3.13 can compile its
+body there: IREE picks any structured op of more than one element in the dispatch as
+its root and distributes it over workgroups, and the loop's other writes then fall
+outside the distributed loops. Written as ``scf.for`` nests of ``tensor.extract`` and
+``tensor.insert`` (the form of the factorizations' sequential kernels), a row update
+``x[i] = 0.5 * (x[i - 1] + x[i])`` has no structured op left, and IREE compiles the whole
+loop into one function.
+
+``scalarizable(op)`` says whether ``scalarize(op)`` can rewrite ``op``:
+
+    linalg.generic       one loop per iteration dimension over its static ranges; each
+                         input element read at its map's indices (dimensions and
+                         constants), the body cloned, the yielded values inserted into
+                         the outputs
+    linalg.fill          one loop per dimension inserting the value
+    tensor.insert_slice  one loop per dimension of the source, unit strides: each element
+                         inserted at the offset (the offsets may be dynamic)
+
+Everything else a row body holds (slices read, reshapes, element reads and writes,
+scalar arithmetic) needs no rewrite.
+"""
+
+from __future__ import annotations
+
+from .base import as_op, loop_ranges, operand_segments
+
+def _static(value) -> bool:
+    from aotc._mlir import ir
+
+    t = value.type
+    return not isinstance(t, ir.ShapedType) or (t.has_rank and t.has_static_shape)
+
+
+def _maps(op) -> list:
+    from aotc._mlir import ir
+
+    return [ir.AffineMapAttr(m).value for m in op.attributes["indexing_maps"]]
+
+
+def _simple_map(m) -> bool:
+    from aotc._mlir import ir
+
+    return all(isinstance(e, (ir.AffineDimExpr, ir.AffineConstantExpr)) for e in m.results)
+
+
+def _nest(ranges: list[int], carried: list, body) -> list:
+    """``body(indices, carried) -> carried`` inside ``scf.for`` loops over ``ranges``."""
+    from aotc._mlir import index_constant, scf
+
+    def level(depth, indices, carried):
+        if depth == len(ranges):
+            return body(indices, carried)
+        loop = scf.ForOp(index_constant(0), index_constant(ranges[depth]), index_constant(1),
+                         list(carried))
+        from aotc._mlir import ir
+
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp(level(depth + 1, [*indices, loop.induction_variable],
+                              list(loop.inner_iter_args)))
+        return list(loop.results)
+    return level(0, [], carried)
+
+
+def _at(m, indices: list) -> list:
+    """The element indices map ``m`` gives for the loop ``indices``."""
+    from aotc._mlir import index_constant, ir
+
+    return [indices[e.position] if isinstance(e, ir.AffineDimExpr) else index_constant(e.value)
+            for e in m.results]
+
+
+def _generic(op) -> list:
+    from aotc._mlir import ir, tensor
+
+    inputs_count = operand_segments(op)[0]
+    operands = list(op.operands)
+    ins, outs = operands[:inputs_count], operands[inputs_count:]
+    maps = _maps(op)
+    block = op.regions[0].blocks[0]
+    body_ops = [as_op(o) for o in block.operations]
+
+    def element(value, m, indices):
+        if isinstance(value.type, ir.ShapedType):
+            return tensor.ExtractOp(value, _at(m, indices)).result
+        return value
+
+    def body(indices, carried):
+        mapping = {}
+        for arg, value, m in zip(block.arguments, [*ins, *carried], maps):
+            mapping[arg] = element(value, m, indices)
+        for inner in body_ops[:-1]:
+            if inner.name == "linalg.index":
+                dim = ir.IntegerAttr(inner.attributes["dim"]).value
+                mapping[inner.results[0]] = indices[dim]
+                continue
+            clone = inner.clone()
+            for i, operand in enumerate(clone.operands):
+                if operand in mapping:
+                    clone.operands[i] = mapping[operand]
+            for old, new in zip(inner.results, clone.results):
+                mapping[old] = new
+        yielded = [mapping.get(v, v) for v in body_ops[-1].operands]
+        return [tensor.InsertOp(y, out, _at(m, indices)).result
+                for y, out, m in zip(yielded, carried, maps[inputs_count:])]
+    return _nest(loop_ranges(op), outs, body)
+
+
+def _fill(op) -> list:
+    from aotc._mlir import tensor
+
+    value, out = op.operands[0], op.operands[1]
+    return _nest(list(out.type.shape), [out],
+                 lambda indices, carried: [tensor.InsertOp(value, carried[0], indices).result])
+
+
+def _insert_slice(op) -> list:
+    """Each element of the source at its place: the destination's index along a
+    dimension is the offset plus the source's (a dimension the slice drops, of size 1,
+    takes the offset alone)."""
+    from aotc._mlir import arith, index_constant, ir, tensor
+
+    source, dest = op.operands[0], op.operands[1]
+    dynamic = iter(list(op.operands)[2:])
+    offsets = [next(dynamic) if o == ir.ShapedType.get_dynamic_stride_or_offset()
+               else index_constant(o) for o in op.attributes["static_offsets"]]
+    kept = _kept_dims(list(op.attributes["static_sizes"]), list(source.type.shape))
+
+    def body(indices, carried):
+        element = tensor.ExtractOp(source, indices).result
+        at = list(offsets)
+        for k, d in enumerate(kept):
+            at[d] = arith.AddIOp(offsets[d], indices[k]).result
+        return [tensor.InsertOp(element, carried[0], at).result]
+    return _nest(list(source.type.shape), [dest], body)
+
+
+def _kept_dims(sizes: list[int], source: list[int]) -> list[int]:
+    """The destination dimensions the source's dimensions stand for, matching sizes from
+    the left (unit dimensions of the slice the source lacks are dropped; where that is
+    ambiguous, the unit dimensions all take the offset alone either way)."""
+    kept, k = [], 0
+    for d, n in enumerate(sizes):
+        if k < len(source) and source[k] == n:
+            kept.append(d)
+            k += 1
+    return kept
+
+
+_REWRITES = {"linalg.generic": _generic, "linalg.fill": _fill,
+             "tensor.insert_slice": _insert_slice}
+
+
+def scalarizable(op) -> bool:
+    """Whether ``scalarize`` can rewrite ``op`` (see the module docstring)."""
+    op = as_op(op)
+    if op.name not in _REWRITES or not all(_static(v) for v in [*op.operands, *op.results]):
+        return False
+    if op.name == "linalg.generic":
+        ranges = loop_ranges(op)
+        return None not in ranges and all(_simple_map(m) for m in _maps(op))
+    if op.name == "tensor.insert_slice":
+        strides = op.attributes["static_strides"]
+        return all(s == 1 for s in strides) and len(list(op.operands)) >= 2
+    return True
+
+
+def scalarize(op) -> None:
+    """Replaces ``op`` (``scalarizable``) by scalar loops computing the same results."""
+    from aotc._mlir import ir
+
+    op = as_op(op)
+    with ir.InsertionPoint(op), op.location:
+        results = _REWRITES[op.name](op)
+    for old, new in zip(op.results, results):
+        old.replace_all_uses_with(new)
+    op.erase()
