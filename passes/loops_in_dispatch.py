@@ -42,7 +42,7 @@ from .drop_carry_barriers import CARRY_BARRIER
 from .materialize_constants import runtime_copy
 from .opset import CARRIES_AT, DESTINATION, SCALAR_DIALECTS, of_group
 from .row_loops import keep_as_it_was, kept_numbers, restore_originals, row_ops
-from .scalarize import scalarize
+from .scalarize import scalarizable, scalarize
 
 LOOP_DISPATCH = "aotc.loop_dispatch"
 LOOPS = frozenset(CARRIES_AT)  # scf.for, scf.while
@@ -517,8 +517,9 @@ class LoopsInDispatch(ModulePass):
             for value, carry in copies:
                 _copy_into(value, carry)
             original = keep_as_it_was(loop, next(numbers)) if rows else None
-            for op in rows:
-                scalarize(op)
+            for op in reversed(rows):  # readers first: producers they fuse are then dead
+                if scalarizable(op):  # (slice reads stay)
+                    scalarize(op)
             _wrap(loop, original)
         from aotc._mlir import passmanager
 

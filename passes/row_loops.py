@@ -18,7 +18,7 @@ import math
 from .base import as_op
 from .materialize_constants import element_bytes
 from .opset import CARRIES_AT
-from .scalarize import scalarizable
+from .scalarize import fused, scalarizable
 
 # Per op of a loop whose larger ops are all ``scalarize``-able: rewritten as scalar loops,
 # they run in the loop's dispatch too (one thread, no structured op for IREE to
@@ -59,7 +59,10 @@ def row_ops(loop, max_work: int, op_work) -> list | None:
                 work = op_work(inner)
                 if work is None or work > ROW_MAX_WORK:
                     return None
-                if work <= max_work or inner.name == "tensor.extract_slice":
+                if inner.name == "tensor.extract_slice" and work > max_work:
+                    found.append(inner)  # not rewritten; its copy counts (_temporary_bytes)
+                    continue
+                if work <= max_work:
                     continue
                 if not scalarizable(inner):
                     return None
@@ -68,17 +71,27 @@ def row_ops(loop, max_work: int, op_work) -> list | None:
 
 
 def _temporary_bytes(ops: list) -> int:
-    """The bytes of the results of ``ops`` that are new tensors (written into a
-    ``tensor.empty``, not into an operand's buffer)."""
+    """The bytes of the new tensors ``ops`` make on the dispatch's stack: the results
+    written into a ``tensor.empty`` (not into an operand's buffer) that are not ``fused``
+    into their reader, and the slices read, which IREE's bufferization copies where the
+    loop writes the tensor they are read from (a [16, 16384] row sweep copied both rows
+    it reads: 128 KiB)."""
     from aotc._mlir import ir
 
     total = 0
     for op in ops:
+        if op.name == "tensor.extract_slice":
+            total += _bytes(op.results[0])
+            continue
         for result, init in zip(op.results, list(op.operands)[-len(op.results):]):
-            if isinstance(init, ir.OpResult) and as_op(init.owner).name == "tensor.empty":
-                total += (math.prod(result.type.shape)
-                          * max(1, element_bytes(result.type.element_type)))
+            fresh = isinstance(init, ir.OpResult) and as_op(init.owner).name == "tensor.empty"
+            if fresh and not fused(result):
+                total += _bytes(result)
     return total
+
+
+def _bytes(value) -> int:
+    return math.prod(value.type.shape) * max(1, element_bytes(value.type.element_type))
 
 
 def keep_as_it_was(loop, number: int):

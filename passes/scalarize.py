@@ -19,12 +19,16 @@ loop into one function.
                          inserted at the offset (the offsets may be dynamic)
 
 Everything else a row body holds (slices read, reshapes, element reads and writes,
-scalar arithmetic) needs no rewrite.
+scalar arithmetic) needs no rewrite. An all-parallel generic whose one result only one
+rewritten op reads (through barriers and unit reshapes) is computed element by element
+inside its reader's loops (``fused``, ``read``): ``x[i] = 0.5 * (x[i - 1] + x[i])`` makes
+no new tensor, only the loop writing row i from the two rows it reads.
 """
 
 from __future__ import annotations
 
 from .base import as_op, loop_ranges, operand_segments
+from .opset import RESHAPE_OPS
 
 def _static(value) -> bool:
     from aotc._mlir import ir
@@ -71,39 +75,123 @@ def _at(m, indices: list) -> list:
             for e in m.results]
 
 
-def _generic(op) -> list:
-    from aotc._mlir import ir, tensor
+def _body_values(op, indices: list, elements: list) -> list:
+    """The values the body of the generic ``op`` yields for the loop ``indices``, its
+    block's arguments being ``elements``: the body's ops cloned at the insertion point
+    (``linalg.index`` is the index itself)."""
+    from aotc._mlir import ir
 
-    inputs_count = operand_segments(op)[0]
-    operands = list(op.operands)
-    ins, outs = operands[:inputs_count], operands[inputs_count:]
-    maps = _maps(op)
     block = op.regions[0].blocks[0]
     body_ops = [as_op(o) for o in block.operations]
+    mapping = dict(zip(block.arguments, elements))
+    for inner in body_ops[:-1]:
+        if inner.name == "linalg.index":
+            mapping[inner.results[0]] = indices[ir.IntegerAttr(inner.attributes["dim"]).value]
+            continue
+        clone = inner.clone()
+        for i, operand in enumerate(clone.operands):
+            if operand in mapping:
+                clone.operands[i] = mapping[operand]
+        for old, new in zip(inner.results, clone.results):
+            mapping[old] = new
+    return [mapping.get(v, v) for v in body_ops[-1].operands]
 
-    def element(value, m, indices):
-        if isinstance(value.type, ir.ShapedType):
-            return tensor.ExtractOp(value, _at(m, indices)).result
-        return value
+
+def _through(value):
+    """``value`` seen through a barrier (a loop dispatch drops them) and a reshape that
+    only adds or removes unit dimensions: (the value underneath, how the element
+    indices of ``value`` map to its own)."""
+    from aotc._mlir import ir
+
+    if not isinstance(value, ir.OpResult):
+        return value, None
+    owner = as_op(value.owner)
+    if owner.name == "util.optimization_barrier":
+        return owner.operands[value.result_number], (lambda indices: indices)
+    if owner.name in RESHAPE_OPS and "reassociation" in owner.attributes:  # expand, collapse
+        source = owner.operands[0]
+        inner = [n for n in source.type.shape]
+        outer = list(value.type.shape)
+        if [n for n in inner if n != 1] == [n for n in outer if n != 1]:
+            return source, lambda indices: _unit_reindex(indices, outer, inner)
+    return value, None
+
+
+def _unit_reindex(indices: list, outer: list[int], inner: list[int]) -> list:
+    """Indices into a shape that differs from ``outer`` only by unit dimensions."""
+    from aotc._mlir import index_constant
+
+    kept = [i for i, n in zip(indices, outer) if n != 1]
+    it = iter(kept)
+    return [index_constant(0) if n == 1 else next(it) for n in inner]
+
+
+def fused(value) -> bool:
+    """Whether reading ``value``'s elements computes them in place (``read``): it is the
+    one result of an all-parallel generic with an identity output map, seen through
+    barriers and unit reshapes, and read by nothing else."""
+    from aotc._mlir import ir
+
+    while True:
+        if len(list(value.uses)) != 1 or not isinstance(value, ir.OpResult):
+            return False
+        underneath, _ = _through(value)
+        if underneath == value:
+            break
+        value = underneath
+    op = as_op(value.owner)
+    if op.name != "linalg.generic" or len(op.results) != 1 or not scalarizable(op):
+        return False
+    parallel = all("parallel" in str(i) for i in op.attributes["iterator_types"])
+    out_map = _maps(op)[-1]
+    identity = [getattr(e, "position", None) for e in out_map.results] == list(
+        range(out_map.n_dims))
+    return parallel and identity
+
+
+def read(value, indices: list):
+    """The element of ``value`` at ``indices``: computed from its producer's operands
+    where it is ``fused``, else read from the tensor."""
+    from aotc._mlir import tensor
+
+    if not fused(value):
+        return tensor.ExtractOp(value, indices).result
+    while True:
+        underneath, reindex = _through(value)
+        if underneath == value:
+            break
+        value, indices = underneath, reindex(indices)
+    op = as_op(value.owner)
+    count = operand_segments(op)[0]
+    elements = [_read_mapped(v, m, indices) for v, m in
+                zip(list(op.operands)[:count], _maps(op))]
+    elements.append(tensor.ExtractOp(op.operands[count], indices).result)
+    return _body_values(op, indices, elements)[0]
+
+
+def _read_mapped(value, m, indices: list):
+    from aotc._mlir import ir
+
+    if isinstance(value.type, ir.ShapedType):
+        return read(value, _at(m, indices))
+    return value
+
+
+def _generic(op) -> list:
+    from aotc._mlir import tensor
+
+    count = operand_segments(op)[0]
+    operands = list(op.operands)
+    ins, outs = operands[:count], operands[count:]
+    maps = _maps(op)
 
     def body(indices, carried):
-        mapping = {}
-        for arg, value, m in zip(block.arguments, [*ins, *carried], maps):
-            mapping[arg] = element(value, m, indices)
-        for inner in body_ops[:-1]:
-            if inner.name == "linalg.index":
-                dim = ir.IntegerAttr(inner.attributes["dim"]).value
-                mapping[inner.results[0]] = indices[dim]
-                continue
-            clone = inner.clone()
-            for i, operand in enumerate(clone.operands):
-                if operand in mapping:
-                    clone.operands[i] = mapping[operand]
-            for old, new in zip(inner.results, clone.results):
-                mapping[old] = new
-        yielded = [mapping.get(v, v) for v in body_ops[-1].operands]
+        elements = [_read_mapped(v, m, indices) for v, m in zip(ins, maps)]
+        elements += [tensor.ExtractOp(out, _at(m, indices)).result
+                     for out, m in zip(carried, maps[count:])]
+        yielded = _body_values(op, indices, elements)
         return [tensor.InsertOp(y, out, _at(m, indices)).result
-                for y, out, m in zip(yielded, carried, maps[inputs_count:])]
+                for y, out, m in zip(yielded, carried, maps[count:])]
     return _nest(loop_ranges(op), outs, body)
 
 
@@ -128,7 +216,7 @@ def _insert_slice(op) -> list:
     kept = _kept_dims(list(op.attributes["static_sizes"]), list(source.type.shape))
 
     def body(indices, carried):
-        element = tensor.ExtractOp(source, indices).result
+        element = read(source, indices)
         at = list(offsets)
         for k, d in enumerate(kept):
             at[d] = arith.AddIOp(offsets[d], indices[k]).result
@@ -167,10 +255,15 @@ def scalarizable(op) -> bool:
 
 
 def scalarize(op) -> None:
-    """Replaces ``op`` (``scalarizable``) by scalar loops computing the same results."""
+    """Replaces ``op`` (``scalarizable``) by scalar loops computing the same results; an
+    op whose results nothing reads any more (each was ``fused`` into its reader's loop)
+    is erased."""
     from aotc._mlir import ir
 
     op = as_op(op)
+    if not any(list(r.uses) for r in op.results):
+        op.erase()
+        return
     with ir.InsertionPoint(op), op.location:
         results = _REWRITES[op.name](op)
     for old, new in zip(op.results, results):
