@@ -16,10 +16,17 @@ writing a fresh buffer that IREE cannot fold, so IREE never has to clone ``v`` i
 The copy is the one IREE would have made; IREE could skip it where every other use
 reads ``v`` before the update, which this pass does not try to see.
 
+An update of a value computed by ops from constants alone gets the copy too, even as its
+only use: IREE evaluates the value when compiling (const-eval) and may give it the storage of
+an equal constant the program also returns (fuzz 111912: ``sort(isinf(int_array))``
+returned beside ``signbit(fmax(that, ...)).at[3::2].max(b)``, both all false before the
+update, came back with their values exchanged).
+
 Which operands: the destination of an op when it is an op's result (an argument's
-updates are the donation passes'), has a static shape and has another use, and is not
-a barrier's result: a copy of one of the donation pass's multi-value barriers made
-IREE retype that barrier, which then failed to verify (fuzzer program 17113). Invariants:
+updates are the donation passes'), has a static shape and has another use or is computed
+from constants alone, and is not a barrier's result: a copy of one of the donation
+pass's multi-value barriers made IREE retype that barrier, which then failed to verify
+(fuzzer program 17113). Invariants:
 values are unchanged; running the pass twice changes nothing more (the copy has one use).
 """
 
@@ -27,9 +34,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, collect_ops, register
+from .base import ModulePass, as_op, collect_ops, nested_operands, register
 from .materialize_constants import runtime_copy
-from .opset import DESTINATION
+from .opset import CONSTANT_LIKE_OPS, DESTINATION
 
 
 def _shared_destination(op):
@@ -42,11 +49,37 @@ def _shared_destination(op):
         return None
     value = op.operands[position]
     if (isinstance(value, ir.OpResult) and isinstance(value.type, ir.RankedTensorType)
-            and value.type.has_static_shape and len(list(value.uses)) > 1
+            and value.type.has_static_shape
             and as_op(value.owner).name != "util.optimization_barrier"
-            and not _read_by_the_update_only(op, value)):
+            and ((len(list(value.uses)) > 1 and not _read_by_the_update_only(op, value))
+                 or _from_constants_alone(value))):
         return value
     return None
+
+
+def _from_constants_alone(value) -> bool:
+    """Whether ``value`` is computed by ops from no argument of its function (reading
+    only constants: IREE's const-eval computes it when compiling). A constant itself is
+    not: IREE materializes an updated constant in a buffer of its own; nor is anything
+    behind a barrier, which const-eval does not cross (``runtime_copy``'s flag)."""
+    from aotc._mlir import ir
+
+    if as_op(value.owner).name in CONSTANT_LIKE_OPS:
+        return False
+    seen, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        # a region's argument (a loop's carry) comes from the op holding the region
+        owner = as_op(v.owner.owner if isinstance(v, ir.BlockArgument) else v.owner)
+        if owner.name == "func.func":
+            return False
+        if owner.name == "util.optimization_barrier":
+            return False
+        if owner in seen:
+            continue
+        seen.add(owner)
+        stack.extend(nested_operands(owner))
+    return True
 
 
 def _read_by_the_update_only(op, value) -> bool:

@@ -874,13 +874,29 @@ LONG_RUN_FINDINGS = {
     "vmap": [17636, 21932, 26494, 35176, 49556, 49560, 49562, 61763, 78357],
     "jit": [9700, 10119, 49846, 54132, 56480, 67680, 95761, 95771, 109070],
     "export:local-sync": [46516, 69581],
-    "export:local-task": [22817, 50950, 55512, 62574, 62577, 63831, 63833, 77731],
+    "export:local-task": [22817, 50950, 55512, 62574, 62577, 63831, 63833, 77731, 111912],
 }
 
 
 @pytest.mark.parametrize("mode", sorted(LONG_RUN_FINDINGS))
 def test_long_run_findings(mode):
     assert_programs_agree(LONG_RUN_FINDINGS[mode], mode)
+
+
+def test_update_of_a_value_computed_from_constants_alone():
+    """A sort of a constant (``isinf`` of integers) returned beside an update of a value
+    computed from it (``signbit(fmax(...)).at[3::2].max(b)``): IREE evaluated both when
+    compiling and the two results came back exchanged (program 111912, every mode). The
+    update's destination gets a run-time copy (aotc-copy-shared-destinations)."""
+    x, b = np.arange(100, dtype=np.int64), np.arange(49) % 3 == 0
+
+    def f(m, h, x, b):
+        v = m.sort(m.isinf(x))
+        return v, h.at_max(m.signbit(m.fmax(v, m.isinf(x))), np.s_[3::2], b)
+    got = aotc.jit(lambda x, b: f(anp, AotcHelpers, x, b))(x, b)
+    want = f(np, NumpyHelpers, x, b)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), w)
 
 
 def test_update_of_a_broadcast_matmul_result_that_reads_it():
