@@ -41,7 +41,8 @@ from .donation.function import donated_pairs, insert_barrier
 from .drop_carry_barriers import CARRY_BARRIER
 from .materialize_constants import runtime_copy
 from .opset import CARRIES_AT, DESTINATION, SCALAR_DIALECTS, of_group
-from .row_loops import keep_as_it_was, kept_numbers, restore_originals, row_ops
+from .row_loops import (keep_as_it_was, kept_numbers, pointwise_update, restore_originals,
+                        row_ops, write_into)
 from .scalarize import scalarizable, scalarize
 
 LOOP_DISPATCH = "aotc.loop_dispatch"
@@ -147,26 +148,34 @@ def _terminator(block):
     return as_op(list(block.operations)[-1])
 
 
-def _in_place(value, carry, copies: list) -> bool:
+def _in_place(value, carry, copies: list, pointwise: bool = False) -> bool:
     """Can ``value`` take ``carry``'s buffer? IREE's bufferization inside a dispatch
     needs each value a loop yields in its carry's buffer (else "Yield operand is not
     equivalent to the corresponding iter bbArg"). An update of the carry (through
     updates and inner loops) is; so is a rank-0 value once written into the carry by a
     ``tensor.insert`` of its element (recorded in ``copies``). A tensor computed afresh
-    (``x * 0.5``) is not: IREE gives the op a new buffer whatever its ``outs``."""
+    (``x * 0.5``) is not: IREE gives the op a new buffer whatever its ``outs``; unless
+    it is an elementwise generic that reads the carry only at the element it writes
+    (``row_loops.pointwise_update``), which its scalar loops write into the carry
+    (recorded in ``copies`` too), in a loop with no loop inside (``pointwise``: a scan
+    whose carry an inner while loop updated so crashed IREE 3.13's compiler, SIGFPE on a
+    fill of no elements, beside another while loop)."""
     from aotc._mlir import ir
 
     if value == carry:
         return True
     if isinstance(value, ir.OpResult) and as_op(value.owner).name in DESTINATION:
         op = as_op(value.owner)
-        return _in_place(op.operands[DESTINATION[op.name]], carry, copies)
+        return _in_place(op.operands[DESTINATION[op.name]], carry, copies, pointwise)
     if isinstance(value, ir.OpResult) and as_op(value.owner).name in LOOPS:
         # an inner loop's result lives where its initial value does (``_loops_in_place``
         # checks the inner loop's own carries)
         init = _initial_values(as_op(value.owner))[value.result_number]
-        return _in_place(init, carry, copies)
+        return _in_place(init, carry, copies, pointwise)
     if isinstance(value.type, ir.RankedTensorType) and value.type.rank == 0:
+        copies.append((value, carry))
+        return True
+    if pointwise and pointwise_update(value, carry):
         copies.append((value, carry))
         return True
     return False
@@ -186,15 +195,16 @@ def _copy_into(value, carry) -> None:
             terminator.operands[i] = copied
 
 
-def _loops_in_place(loop, copies: list) -> bool:
+def _loops_in_place(loop, copies: list, outermost: bool = True) -> bool:
     """Whether every loop of the nest of ``loop`` computes its carries in place
     (``_in_place``)."""
     pairs = _carry_pairs(loop)
-    if pairs is None or not all(_in_place(v, c, copies) for v, c in pairs):
+    inner_loops = [inner for region in loop.regions for block in region.blocks
+                   for inner in _nested_loops(block)]
+    pointwise = outermost and not inner_loops
+    if pairs is None or not all(_in_place(v, c, copies, pointwise) for v, c in pairs):
         return False
-    return all(_loops_in_place(as_op(inner), copies)
-               for region in loop.regions for block in region.blocks
-               for inner in _nested_loops(block))
+    return all(_loops_in_place(as_op(inner), copies, False) for inner in inner_loops)
 
 
 def _nested_loops(block) -> list:
@@ -514,9 +524,12 @@ class LoopsInDispatch(ModulePass):
         earlier = _dispatches(module)  # tied already (a new loop since an earlier run)
         numbers = kept_numbers(module)
         for loop, copies, rows in loops:
-            for value, carry in copies:
-                _copy_into(value, carry)
             original = keep_as_it_was(loop, next(numbers)) if rows else None
+            for value, carry in copies:
+                if value.type.rank == 0:
+                    _copy_into(value, carry)
+                else:
+                    write_into(value, carry)
             for op in reversed(rows):  # readers first: producers they fuse are then dead
                 if scalarizable(op):  # (slice reads stay)
                     scalarize(op)

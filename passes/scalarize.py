@@ -37,7 +37,7 @@ def _static(value) -> bool:
     return not isinstance(t, ir.ShapedType) or (t.has_rank and t.has_static_shape)
 
 
-def _maps(op) -> list:
+def maps(op) -> list:
     from aotc._mlir import ir
 
     return [ir.AffineMapAttr(m).value for m in op.attributes["indexing_maps"]]
@@ -97,7 +97,7 @@ def _body_values(op, indices: list, elements: list) -> list:
     return [mapping.get(v, v) for v in body_ops[-1].operands]
 
 
-def _through(value):
+def through(value):
     """``value`` seen through a barrier (a loop dispatch drops them) and a reshape that
     only adds or removes unit dimensions: (the value underneath, how the element
     indices of ``value`` map to its own)."""
@@ -135,7 +135,7 @@ def fused(value) -> bool:
     while True:
         if len(list(value.uses)) != 1 or not isinstance(value, ir.OpResult):
             return False
-        underneath, _ = _through(value)
+        underneath, _ = through(value)
         if underneath == value:
             break
         value = underneath
@@ -143,37 +143,42 @@ def fused(value) -> bool:
     if op.name != "linalg.generic" or len(op.results) != 1 or not scalarizable(op):
         return False
     parallel = all("parallel" in str(i) for i in op.attributes["iterator_types"])
-    out_map = _maps(op)[-1]
+    out_map = maps(op)[-1]
     identity = [getattr(e, "position", None) for e in out_map.results] == list(
         range(out_map.n_dims))
     return parallel and identity
 
 
-def read(value, indices: list):
+def read(value, indices: list, current: dict | None = None):
     """The element of ``value`` at ``indices``: computed from its producer's operands
-    where it is ``fused``, else read from the tensor."""
+    where it is ``fused``, else read from the tensor, or from the tensor ``current`` maps
+    it to (the loop's own updated copy of an output it reads: the same element, not yet
+    written, and no second buffer for IREE's bufferization)."""
     from aotc._mlir import tensor
 
+    current = current or {}
+    if value in current:
+        return tensor.ExtractOp(current[value], indices).result
     if not fused(value):
         return tensor.ExtractOp(value, indices).result
     while True:
-        underneath, reindex = _through(value)
+        underneath, reindex = through(value)
         if underneath == value:
             break
         value, indices = underneath, reindex(indices)
     op = as_op(value.owner)
     count = operand_segments(op)[0]
-    elements = [_read_mapped(v, m, indices) for v, m in
-                zip(list(op.operands)[:count], _maps(op))]
+    elements = [_read_mapped(v, m, indices, current) for v, m in
+                zip(list(op.operands)[:count], maps(op))]
     elements.append(tensor.ExtractOp(op.operands[count], indices).result)
     return _body_values(op, indices, elements)[0]
 
 
-def _read_mapped(value, m, indices: list):
+def _read_mapped(value, m, indices: list, current: dict):
     from aotc._mlir import ir
 
     if isinstance(value.type, ir.ShapedType):
-        return read(value, _at(m, indices))
+        return read(value, _at(m, indices), current)
     return value
 
 
@@ -183,15 +188,16 @@ def _generic(op) -> list:
     count = operand_segments(op)[0]
     operands = list(op.operands)
     ins, outs = operands[:count], operands[count:]
-    maps = _maps(op)
+    op_maps = maps(op)
 
     def body(indices, carried):
-        elements = [_read_mapped(v, m, indices) for v, m in zip(ins, maps)]
+        current = dict(zip(outs, carried))
+        elements = [_read_mapped(v, m, indices, current) for v, m in zip(ins, op_maps)]
         elements += [tensor.ExtractOp(out, _at(m, indices)).result
-                     for out, m in zip(carried, maps[count:])]
+                     for out, m in zip(carried, op_maps[count:])]
         yielded = _body_values(op, indices, elements)
         return [tensor.InsertOp(y, out, _at(m, indices)).result
-                for y, out, m in zip(yielded, carried, maps[count:])]
+                for y, out, m in zip(yielded, carried, op_maps[count:])]
     return _nest(loop_ranges(op), outs, body)
 
 
@@ -247,7 +253,7 @@ def scalarizable(op) -> bool:
         return False
     if op.name == "linalg.generic":
         ranges = loop_ranges(op)
-        return None not in ranges and all(_simple_map(m) for m in _maps(op))
+        return None not in ranges and all(_simple_map(m) for m in maps(op))
     if op.name == "tensor.insert_slice":
         strides = op.attributes["static_strides"]
         return all(s == 1 for s in strides) and len(list(op.operands)) >= 2

@@ -174,6 +174,29 @@ def test_row_updates_run_as_one_dispatch():
         np.testing.assert_allclose(np.asarray(jitted(*args)), want, rtol=1e-6, atol=1e-12)
 
 
+def _python_loop(step, x, trips):
+    for i in range(trips):
+        x = step(np, i, x)
+    return x
+
+
+@pytest.mark.parametrize("name, step", [
+    ("affine", lambda m, i, x: x * 0.999 + 0.001),
+    ("reads a reduction first", lambda m, i, x: x / m.sum(x) + m.float32(i) * x),
+    ("with a neighbour's value", lambda m, i, x: m.roll(x, 1) * 0.5 + x),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_small_carries_computed_afresh_are_written_in_place(name, step):
+    """A carry computed afresh by elementwise ops that read it only at the element they
+    write is written in place by scalar loops, in one dispatch (up to
+    row_loops.POINTWISE_MAX_ELEMENTS); one read at another element (``roll``) keeps one
+    dispatch per op. numpy's values either way."""
+    x = np.linspace(0.5, 1.5, 200).astype(np.float32)
+    jitted = aotc.jit(lambda x: lax.fori_loop(0, 20, lambda i, x: step(anp, i, x), x))
+    in_dispatch = "flow.dispatch.workgroups" in jitted.lower(x).as_text()
+    assert in_dispatch == (name != "with a neighbour's value")
+    np.testing.assert_allclose(np.asarray(jitted(x)), _python_loop(step, x, 20), rtol=2e-5)
+
+
 def test_rows_whose_temporaries_exceed_the_stack_keep_their_form():
     """New row values live on the dispatch's stack (IREE: 32 KiB): a [4, 16384] float32
     sweep makes 192 KiB of them and keeps one dispatch per op."""
@@ -188,10 +211,10 @@ def test_loops_that_keep_their_form(kind):
     """A carry computed afresh each step (not updated in place), and ops of more than
     ``ROW_MAX_WORK`` elements or that cannot be scalar loops (a matmul), keep one
     dispatch per op."""
-    if kind == "whole_array_carry":
+    if kind == "whole_array_carry":  # more than row_loops.POINTWISE_MAX_ELEMENTS
         fn, args = (lambda x: lax.fori_loop(0, 5, lambda i, x: x * 0.5 + 1, x),
-                    (np.ones(64, np.float32),))
-        want = np.full(64, 1.96875, np.float32)
+                    (np.ones(4096, np.float32),))
+        want = np.full(4096, 1.96875, np.float32)
     else:
         fn, args = (lambda h, w: lax.fori_loop(0, 3, lambda i, h: anp.tanh(h @ w), h),
                     (np.full((64, 256), 0.01, np.float32), np.eye(256, dtype=np.float32)))

@@ -46,9 +46,19 @@ func.func @updates(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<i32>) {
   return %r#0, %r#1 : tensor<16xf32>, tensor<i32>
 }
 
+// A carry computed afresh elementwise, reading it only at the element written: one
+// dispatch whose scalar loop writes the carry in place (row_loops.pointwise_update), and
+// the loop as it was kept after it in an scf.if on false.
 // CHECK-LABEL: func.func @computed_afresh
-// CHECK-NOT:     flow.dispatch
-// CHECK:         scf.for
+// CHECK:         flow.dispatch.workgroups
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               tensor.extract
+// CHECK:               arith.mulf
+// CHECK:               tensor.insert
+// CHECK:         scf.if %false
+// CHECK:           linalg.generic
+// CHECK:         } {aotc.original_loop = 0 : i64}
 func.func @computed_afresh(%x: tensor<16xf32>) -> tensor<16xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -56,6 +66,27 @@ func.func @computed_afresh(%x: tensor<16xf32>) -> tensor<16xf32> {
   %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %x) -> (tensor<16xf32>) {
     %e = tensor.empty() : tensor<16xf32>
     %m = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.mulf %in, %in : f32
+      linalg.yield %s : f32
+    } -> tensor<16xf32>
+    scf.yield %m : tensor<16xf32>
+  }
+  return %r : tensor<16xf32>
+}
+
+// Computed afresh from another element of the carry (element 0 for every element): one
+// dispatch per op.
+// CHECK-LABEL: func.func @computed_from_another_element
+// CHECK-NOT:     flow.dispatch
+// CHECK:         scf.for
+func.func @computed_from_another_element(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %x) -> (tensor<16xf32>) {
+    %e = tensor.empty() : tensor<16xf32>
+    %m = linalg.generic {indexing_maps = [affine_map<(d0) -> (0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<16xf32>) outs(%e : tensor<16xf32>) {
     ^bb0(%in: f32, %out: f32):
       %s = arith.mulf %in, %in : f32
       linalg.yield %s : f32
