@@ -145,7 +145,14 @@ def compile_bytecode(mlir: bytes, flags: tuple[str, ...], name: str = "module") 
         logging.getLogger("aotc").log(
             config.log_level(), "%s: IREE could not compile %s; compiling without",
             name, " and ".join(dropped))
-        return seal(_compile_with_fallbacks(plain, tuple(flags), name))
+        # In a process of its own: the retried module is the rare one IREE fails on, and
+        # IREE 3.13's compiler died of SIGFPE on one (a fill of no elements), which in
+        # this process would have ended the user's program.
+        _isolated.active = True
+        try:
+            return seal(_compile_with_fallbacks(plain, tuple(flags), name))
+        finally:
+            _isolated.active = False
 
 
 def _compile_with_fallbacks(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
@@ -158,10 +165,15 @@ def _compile_with_fallbacks(mlir: bytes, flags: tuple[str, ...], name: str) -> b
         raise
 
 
+# Set while compile_bytecode retries a module: compiles then run the iree-compile tool.
+_isolated = threading.local()
+
+
 def _compile_once(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
     from iree.compiler.api import Output, Source
 
-    if any(f.split("=", 1)[0] in PROCESS_WIDE_FLAGS for f in flags):
+    if (any(f.split("=", 1)[0] in PROCESS_WIDE_FLAGS for f in flags)
+            or getattr(_isolated, "active", False)):
         return _compile_with_tool(mlir, flags, name)
 
     with _lock:
