@@ -16,6 +16,12 @@ as ratios.
   ``rnn_H`` (50 steps of ``h = tanh(h @ w)``, h: [8, H]): loops whose ops cover more
   than one element or whose carries are computed afresh, which keep the per-op form.
 
+- Loop kernels as a JAX user writes them: ``trisolve_N`` (forward substitution, a row
+  dot per step, float64 [N, N]), ``lu_N`` (Doolittle LU without pivoting, a column
+  scaling and a masked rank-one update of the whole matrix per step), ``seidel_N`` (one
+  Gauss-Seidel sweep of 3x3 means, element by element in two nested loops) and
+  ``nussinov_N`` (the RNA-folding dynamic program: three nested loops, a max per cell).
+
 aotc and JAX run ``fori_loop``/``while_loop``; numpy runs the same loop in Python.
 Timing as benchmarks/run.py.
 """
@@ -113,6 +119,131 @@ def rnn_numpy(_):
     return f
 
 
+def trisolve(lax, lib):
+    def f(lower, b):
+        n = b.shape[0]
+
+        def step(i, x):
+            row = lib.where(lib.arange(n) < i, lower[i], 0.0)
+            return x.at[i].set((b[i] - row @ x) / lower[i, i])
+        return lax.fori_loop(0, n, step, lib.zeros_like(b))
+    return f
+
+
+def trisolve_numpy(_):
+    def f(lower, b):
+        x = np.zeros_like(b)
+        for i in range(b.shape[0]):
+            x[i] = (b[i] - lower[i, :i] @ x[:i]) / lower[i, i]
+        return x
+    return f
+
+
+def lu(lax, lib):
+    def f(a):
+        n = a.shape[0]
+        rows = lib.arange(n)[:, None]
+        cols = lib.arange(n)[None, :]
+
+        def step(k, a):
+            column = lib.where(rows[:, 0] > k, a[:, k] / a[k, k], 0.0)
+            pivot_row = lib.where(cols[0] > k, a[k], 0.0)
+            a = a - column[:, None] * pivot_row[None, :]
+            return lib.where((rows > k) & (cols == k), column[:, None], a)
+        return lax.fori_loop(0, n - 1, step, a)
+    return f
+
+
+def lu_numpy(_):
+    def f(a):
+        a = a.copy()
+        for k in range(a.shape[0] - 1):
+            a[k + 1:, k] /= a[k, k]
+            a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+        return a
+    return f
+
+
+def seidel(lax, lib):
+    def f(a):
+        n = a.shape[0]
+
+        def row(i, a):
+            def cell(j, a):
+                block = lax.dynamic_slice(a, (i - 1, j - 1), (3, 3))
+                return a.at[i, j].set(lib.sum(block) / 9.0)
+            return lax.fori_loop(1, n - 1, cell, a)
+        return lax.fori_loop(1, n - 1, row, a)
+    return f
+
+
+def seidel_numpy(_):
+    def f(a):
+        a = a.copy()
+        n = a.shape[0]
+        for i in range(1, n - 1):
+            for j in range(1, n - 1):
+                a[i, j] = np.sum(a[i - 1:i + 2, j - 1:j + 2]) / 9.0
+        return a
+    return f
+
+
+def nussinov(lax, lib):
+    def f(seq):
+        n = seq.shape[0]
+
+        def match(b1, b2):
+            return lib.where(b1 + b2 == 3, 1, 0)
+
+        def row(t, table):
+            i = n - 1 - t
+
+            def cell(j, table):
+                best = table[i, j]
+                best = lib.maximum(best, lib.where(j > 0, table[i, j - 1], best))
+                best = lib.maximum(best, lib.where(i + 1 < n, table[i + 1, j], best))
+                inner = lib.where(i < j - 1, table[i + 1, j - 1] + match(seq[i], seq[j]),
+                                  table[i + 1, j - 1])
+                best = lib.maximum(best, lib.where(j > 0, inner, best))
+
+                def split(k, best):
+                    return lib.maximum(best, table[i, k] + table[k + 1, j])
+                best = lax.fori_loop(i + 1, j, split, best)
+                return table.at[i, j].set(best)
+            return lax.fori_loop(i + 1, n, cell, table)
+        return lax.fori_loop(0, n, row, lib.zeros((n, n), seq.dtype))
+    return f
+
+
+def nussinov_numpy(_):
+    def f(seq):
+        n = seq.shape[0]
+        table = np.zeros((n, n), seq.dtype)
+        for i in range(n - 1, -1, -1):
+            for j in range(i + 1, n):
+                if j > 0:
+                    table[i, j] = max(table[i, j], table[i, j - 1])
+                if i + 1 < n:
+                    table[i, j] = max(table[i, j], table[i + 1, j])
+                if j > 0:
+                    pair = table[i + 1, j - 1] + (seq[i] + seq[j] == 3) if i < j - 1 \
+                        else table[i + 1, j - 1]
+                    table[i, j] = max(table[i, j], pair)
+                for k in range(i + 1, j):
+                    table[i, j] = max(table[i, j], table[i, k] + table[k + 1, j])
+        return table
+    return f
+
+
+def _lower(n):
+    rng = np.random.default_rng(n)
+    return np.tril(rng.standard_normal((n, n))) + n * np.eye(n)
+
+
+def _general(n):
+    return np.random.default_rng(n + 1).standard_normal((n, n)) + n * np.eye(n)
+
+
 def _floats(*shape):
     return (np.random.default_rng(sum(shape)).standard_normal(shape) * 0.1).astype(np.float32)
 
@@ -133,6 +264,17 @@ KERNELS = {
        for n in (4096, 1048576)},
     **{f"rnn_{h}": (rnn, rnn_numpy, "lib", (lambda h=h: (_floats(8, h), _floats(h, h))), 20)
        for h in (32, 512)},
+    **{f"trisolve_{n}": (trisolve, trisolve_numpy, "lib",
+                         (lambda n=n: (_lower(n), np.random.default_rng(5).standard_normal(n))),
+                         20) for n in (64, 256)},
+    **{f"lu_{n}": (lu, lu_numpy, "lib", (lambda n=n: (_general(n),)), 20) for n in (32, 64)},
+    **{f"seidel_{n}": (seidel, seidel_numpy, "lib",
+                       (lambda n=n: (np.random.default_rng(6).random((n, n)),)), 10)
+       for n in (40,)},
+    **{f"nussinov_{n}": (nussinov, nussinov_numpy, "lib",
+                         (lambda n=n: (np.random.default_rng(7).integers(0, 4, n)
+                                       .astype(np.int32),)), 5)
+       for n in (60,)},
 }
 # The forms compared: max_work for each suffix.
 FORMS = {"": None, "_per_op": 0}

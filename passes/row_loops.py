@@ -64,7 +64,7 @@ def row_ops(loop, max_work: int, op_work) -> list | None:
                     continue
                 if work <= max_work:
                     continue
-                if not scalarizable(inner):
+                if not scalarizable(inner) or _stores_bools(inner):
                     return None
                 found.append(inner)
     return found if _temporary_bytes(found) <= ROW_TEMPORARY_BYTES else None
@@ -113,7 +113,7 @@ def _fused_tree(op) -> set:
         for v in list(current.operands)[:count]:
             if isinstance(v, ir.OpResult) and fused(v):
                 stack.append(as_op(_underneath(v).owner))
-                stack.extend(_views_between(v))
+                tree.update(_views_between(v))
     return tree
 
 
@@ -215,6 +215,17 @@ def write_into(value, carry) -> None:
     op = as_op(value.owner)
     count = operand_segments(op)[0]
     op.operands[count] = carry
+
+
+def _stores_bools(op) -> bool:
+    """Whether the scalar loops of ``op`` would write bools into a tensor: IREE 3.13
+    stores bool tensors as bytes inside a dispatch, and a ``tensor.insert`` of an i1
+    there then fails to verify. Bools computed in their reader's loop (``fused``) are
+    never stored."""
+    from aotc._mlir import ir
+
+    return any(isinstance(r.type.element_type, ir.IntegerType) and r.type.element_type.width == 1
+               and not fused(r) for r in op.results)
 
 
 def _temporary_bytes(ops: list) -> int:

@@ -202,11 +202,19 @@ def _generic(op) -> list:
 
 
 def _fill(op) -> list:
+    """The fill's value at every element, converted to the element type by the fill's
+    own body (a float64 0.0 filling a float32 tensor is truncated there)."""
     from aotc._mlir import tensor
 
     value, out = op.operands[0], op.operands[1]
-    return _nest(list(out.type.shape), [out],
-                 lambda indices, carried: [tensor.InsertOp(value, carried[0], indices).result])
+
+    def body(indices, carried):
+        element = value
+        if value.type != out.type.element_type:
+            current = tensor.ExtractOp(carried[0], indices).result
+            element = _body_values(op, indices, [value, current])[0]
+        return [tensor.InsertOp(element, carried[0], indices).result]
+    return _nest(list(out.type.shape), [out], body)
 
 
 def _insert_slice(op) -> list:

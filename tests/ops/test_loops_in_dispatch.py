@@ -197,6 +197,30 @@ def test_small_carries_computed_afresh_are_written_in_place(name, step):
     np.testing.assert_allclose(np.asarray(jitted(x)), _python_loop(step, x, 20), rtol=2e-5)
 
 
+def test_masked_updates_of_a_whole_matrix_match_numpy():
+    """A Doolittle LU written with masks (a column scaled and a rank-one update of the
+    whole matrix per step, as in benchmarks/loops.py): its bool masks are read by two ops
+    each, and a bool tensor cannot be stored by a loop dispatch's scalar loops (IREE
+    keeps bools as bytes there), so it keeps one dispatch per op; numpy's values. The
+    float64 0.0 of ``where`` fills a float64 tensor through the fill's own body."""
+    def lu(a):
+        rows, cols = anp.arange(12)[:, None], anp.arange(12)[None, :]
+
+        def step(k, a):
+            column = anp.where(rows[:, 0] > k, a[:, k] / a[k, k], 0.0)
+            pivot_row = anp.where(cols[0] > k, a[k], 0.0)
+            a = a - column[:, None] * pivot_row[None, :]
+            return anp.where((rows > k) & (cols == k), column[:, None], a)
+        return lax.fori_loop(0, 11, step, a)
+
+    a = np.random.default_rng(9).standard_normal((12, 12)) + 12 * np.eye(12)
+    want = a.copy()
+    for k in range(11):
+        want[k + 1:, k] /= want[k, k]
+        want[k + 1:, k + 1:] -= np.outer(want[k + 1:, k], want[k, k + 1:])
+    np.testing.assert_allclose(np.asarray(aotc.jit(lu)(a)), want, rtol=1e-12)
+
+
 def test_rows_whose_temporaries_exceed_the_stack_keep_their_form():
     """New row values live on the dispatch's stack (IREE: 32 KiB): a [4, 16384] float32
     sweep makes 192 KiB of them and keeps one dispatch per op."""
