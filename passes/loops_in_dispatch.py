@@ -42,8 +42,8 @@ from .drop_carry_barriers import CARRY_BARRIER
 from .materialize_constants import runtime_copy
 from .opset import CARRIES_AT, DESTINATION, SCALAR_DIALECTS, of_group
 from .row_loops import (keep_as_it_was, kept_numbers, pointwise_update, restore_originals,
-                        row_ops, write_into)
-from .scalarize import scalarizable, scalarize
+                        row_ops, stores_bools, write_into)
+from .scalarize import forget_bools, scalarizable, scalarize, scalarize_bools
 
 LOOP_DISPATCH = "aotc.loop_dispatch"
 LOOPS = frozenset(CARRIES_AT)  # scf.for, scf.while
@@ -530,9 +530,13 @@ class LoopsInDispatch(ModulePass):
                     _copy_into(value, carry)
                 else:
                     write_into(value, carry)
+            stored = [op for op in rows if stores_bools(op)]
+            for op in stored:
+                scalarize_bools(op)
             for op in reversed(rows):  # readers first: producers they fuse are then dead
-                if scalarizable(op):  # (slice reads stay)
+                if scalarizable(op) and op not in stored:  # (slice reads stay)
                     scalarize(op)
+            forget_bools()
             _wrap(loop, original)
         from aotc._mlir import passmanager
 

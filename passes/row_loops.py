@@ -64,9 +64,11 @@ def row_ops(loop, max_work: int, op_work) -> list | None:
                     continue
                 if work <= max_work:
                     continue
-                if not scalarizable(inner) or _stores_bools(inner):
+                if not scalarizable(inner):
                     return None
                 found.append(inner)
+    if any(stores_bools(op) and not _bools_read_by(op, found) for op in found):
+        return None
     return found if _temporary_bytes(found) <= ROW_TEMPORARY_BYTES else None
 
 
@@ -217,15 +219,29 @@ def write_into(value, carry) -> None:
     op.operands[count] = carry
 
 
-def _stores_bools(op) -> bool:
-    """Whether the scalar loops of ``op`` would write bools into a tensor: IREE 3.13
-    stores bool tensors as bytes inside a dispatch, and a ``tensor.insert`` of an i1
-    there then fails to verify. Bools computed in their reader's loop (``fused``) are
-    never stored."""
+def stores_bools(op) -> bool:
+    """Whether the scalar loops of ``op`` would write bools into a tensor (bools computed
+    in their reader's loop, ``fused``, are never stored): IREE 3.13 keeps bool tensors as
+    bytes inside a dispatch, and a ``tensor.insert`` of an i1 there fails to verify, so
+    such a generic writes bytes instead (``scalarize.scalarize_bools``)."""
     from aotc._mlir import ir
 
     return any(isinstance(r.type.element_type, ir.IntegerType) and r.type.element_type.width == 1
                and not fused(r) for r in op.results)
+
+
+def _bools_read_by(op, found: list) -> bool:
+    """Whether ``op`` is a generic whose results only inputs of generics in ``found``
+    read (which then read the bytes that hold them)."""
+    if op.name != "linalg.generic":
+        return False
+    for result in op.results:
+        for use in result.uses:
+            reader = as_op(use.owner)
+            if (reader not in found or reader.name != "linalg.generic"
+                    or use.operand_number >= operand_segments(reader)[0]):
+                return False
+    return True
 
 
 def _temporary_bytes(ops: list) -> int:

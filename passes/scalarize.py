@@ -153,12 +153,16 @@ def read(value, indices: list, current: dict | None = None):
     """The element of ``value`` at ``indices``: computed from its producer's operands
     where it is ``fused``, else read from the tensor, or from the tensor ``current`` maps
     it to (the loop's own updated copy of an output it reads: the same element, not yet
-    written, and no second buffer for IREE's bufferization)."""
-    from aotc._mlir import tensor
+    written, and no second buffer for IREE's bufferization), or from the bytes
+    ``BOOL_BYTES`` holds for a bool tensor (``scalarize_bools``)."""
+    from aotc._mlir import arith, ir, tensor
 
     current = current or {}
     if value in current:
         return tensor.ExtractOp(current[value], indices).result
+    if value in BOOL_BYTES:
+        byte = tensor.ExtractOp(BOOL_BYTES[value], indices).result
+        return arith.TruncIOp(ir.IntegerType.get_signless(1), byte).result
     if not fused(value):
         return tensor.ExtractOp(value, indices).result
     while True:
@@ -199,6 +203,48 @@ def _generic(op) -> list:
         return [tensor.InsertOp(y, out, _at(m, indices)).result
                 for y, out, m in zip(yielded, carried, op_maps[count:])]
     return _nest(loop_ranges(op), outs, body)
+
+
+# Bool tensors a loop dispatch's scalar loops made, as the byte tensors that hold them:
+# IREE 3.13 keeps bool tensors as bytes inside a dispatch, and a ``tensor.insert`` of an
+# i1 there failed to verify. Filled by ``scalarize_bools``, read by ``read``, cleared by
+# ``forget_bools`` once the loop's readers are rewritten.
+BOOL_BYTES: dict = {}
+
+
+def scalarize_bools(op) -> None:
+    """The bool results of the generic ``op`` as bytes (0 or 1) written by scalar loops,
+    recorded in ``BOOL_BYTES``; ``op`` itself stays until its readers, which must all be
+    rewritten by ``scalarize`` and read its elements through ``read``, are gone."""
+    from aotc._mlir import arith, ir, tensor
+
+    byte = ir.IntegerType.get_signless(8)
+    count = operand_segments(op)[0]
+    operands = list(op.operands)
+    op_maps = maps(op)
+    with ir.InsertionPoint(op), op.location:
+        outs = [tensor.EmptyOp(list(r.type.shape), byte).result for r in op.results]
+
+        def body(indices, carried):
+            elements = [_read_mapped(v, m, indices, {}) for v, m in
+                        zip(operands[:count], op_maps)]
+            elements += [arith.TruncIOp(ir.IntegerType.get_signless(1), tensor.ExtractOp(
+                out, _at(m, indices)).result).result
+                for out, m in zip(carried, op_maps[count:])]
+            yielded = _body_values(op, indices, elements)
+            return [tensor.InsertOp(arith.ExtUIOp(byte, y).result, out, _at(m, indices)).result
+                    for y, out, m in zip(yielded, carried, op_maps[count:])]
+        results = _nest(loop_ranges(op), outs, body)
+    BOOL_BYTES.update(zip(op.results, results))
+
+
+def forget_bools() -> None:
+    """Erases the bool generics ``scalarize_bools`` rewrote (nothing reads them now)."""
+    for value in list(BOOL_BYTES):
+        owner = as_op(value.owner)
+        if not any(list(r.uses) for r in owner.results):
+            owner.erase()
+    BOOL_BYTES.clear()
 
 
 def _fill(op) -> list:

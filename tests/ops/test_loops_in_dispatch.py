@@ -199,10 +199,11 @@ def test_small_carries_computed_afresh_are_written_in_place(name, step):
 
 def test_masked_updates_of_a_whole_matrix_match_numpy():
     """A Doolittle LU written with masks (a column scaled and a rank-one update of the
-    whole matrix per step, as in benchmarks/loops.py): its bool masks are read by two ops
-    each, and a bool tensor cannot be stored by a loop dispatch's scalar loops (IREE
-    keeps bools as bytes there), so it keeps one dispatch per op; numpy's values. The
-    float64 0.0 of ``where`` fills a float64 tensor through the fill's own body."""
+    whole matrix per step, as in benchmarks/loops.py) runs as one dispatch with numpy's
+    values: its carry is written in place, and its bool mask, read by two ops, is stored
+    as bytes by the scalar loops (IREE keeps bools as bytes in a dispatch: a tensor.insert
+    of an i1 failed to verify there). The float64 0.0 of ``where`` fills a float64 tensor
+    through the fill's own body."""
     def lu(a):
         rows, cols = anp.arange(12)[:, None], anp.arange(12)[None, :]
 
@@ -218,7 +219,9 @@ def test_masked_updates_of_a_whole_matrix_match_numpy():
     for k in range(11):
         want[k + 1:, k] /= want[k, k]
         want[k + 1:, k + 1:] -= np.outer(want[k + 1:, k], want[k, k + 1:])
-    np.testing.assert_allclose(np.asarray(aotc.jit(lu)(a)), want, rtol=1e-12)
+    jitted = aotc.jit(lu)
+    assert "flow.dispatch.workgroups" in jitted.lower(a).as_text()
+    np.testing.assert_allclose(np.asarray(jitted(a)), want, rtol=1e-12)
 
 
 def test_rows_whose_temporaries_exceed_the_stack_keep_their_form():
