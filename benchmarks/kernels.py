@@ -25,7 +25,6 @@ disagrees with numpy is listed with the reason and not timed. Nothing here is as
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -38,19 +37,13 @@ import numpy as np
 
 import aotc
 
+sys.path.insert(0, str(Path(__file__).parent))
+from corpus import polybench  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _load_corpus():
-    path = ROOT / "tests" / "kernels" / "polybench.py"
-    spec = importlib.util.spec_from_file_location("polybench", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["polybench"] = module
-    spec.loader.exec_module(module)
-    return module.KERNELS
-
-
-KERNELS = _load_corpus()
+KERNELS = polybench().KERNELS
 
 try:  # the jax.jit column, where JAX is installed
     sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -22,7 +22,8 @@ as ratios.
   Gauss-Seidel sweep of 3x3 means, element by element in two nested loops) and
   ``nussinov_N`` (the RNA-folding dynamic program: three nested loops, a max per cell).
 
-aotc and JAX run ``fori_loop``/``while_loop``; numpy runs the same loop in Python.
+aotc and JAX run ``fori_loop``/``while_loop``; numpy runs the same loop in Python (for
+the loop kernels, the corpus's numpy kernels: tests/kernels/polybench.py).
 Timing as benchmarks/run.py.
 """
 
@@ -35,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 import run  # noqa: E402  (the timing of benchmarks/run.py)
+from corpus import polybench  # noqa: E402  (the numpy kernels of tests/kernels)
 from float64_math import workload_main  # noqa: E402  (the same JSON, bar chart and table)
 
 import aotc  # noqa: E402
@@ -133,8 +135,7 @@ def trisolve(lax, lib):
 def trisolve_numpy(_):
     def f(lower, b):
         x = np.zeros_like(b)
-        for i in range(b.shape[0]):
-            x[i] = (b[i] - lower[i, :i] @ x[:i]) / lower[i, i]
+        polybench().trisolv(b.shape[0], lower, x, b)
         return x
     return f
 
@@ -157,9 +158,7 @@ def lu(lax, lib):
 def lu_numpy(_):
     def f(a):
         a = a.copy()
-        for k in range(a.shape[0] - 1):
-            a[k + 1:, k] /= a[k, k]
-            a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+        polybench().lu(a.shape[0], a)  # the same factors, row by row (Doolittle)
         return a
     return f
 
@@ -180,10 +179,7 @@ def seidel(lax, lib):
 def seidel_numpy(_):
     def f(a):
         a = a.copy()
-        n = a.shape[0]
-        for i in range(1, n - 1):
-            for j in range(1, n - 1):
-                a[i, j] = np.sum(a[i - 1:i + 2, j - 1:j + 2]) / 9.0
+        polybench().seidel_2d(1, a.shape[0], a)
         return a
     return f
 
@@ -217,20 +213,8 @@ def nussinov(lax, lib):
 
 def nussinov_numpy(_):
     def f(seq):
-        n = seq.shape[0]
-        table = np.zeros((n, n), seq.dtype)
-        for i in range(n - 1, -1, -1):
-            for j in range(i + 1, n):
-                if j > 0:
-                    table[i, j] = max(table[i, j], table[i, j - 1])
-                if i + 1 < n:
-                    table[i, j] = max(table[i, j], table[i + 1, j])
-                if j > 0:
-                    pair = table[i + 1, j - 1] + (seq[i] + seq[j] == 3) if i < j - 1 \
-                        else table[i + 1, j - 1]
-                    table[i, j] = max(table[i, j], pair)
-                for k in range(i + 1, j):
-                    table[i, j] = max(table[i, j], table[i, k] + table[k + 1, j])
+        table = np.zeros((seq.shape[0],) * 2, seq.dtype)
+        polybench().nussinov(seq.shape[0], seq, table)
         return table
     return f
 

@@ -117,6 +117,18 @@ def bit_extending(op) -> bool:
         as_op(o).name.startswith("math.") for o in op.regions[0].blocks[0].operations)
 
 
+def element_bytes(element) -> int:
+    """The bytes one element of type ``element`` takes in memory (a bool one byte, an
+    index eight, a complex number both its parts)."""
+    from aotc._mlir import ir
+
+    if isinstance(element, ir.ComplexType):
+        return 2 * element_bytes(element.element_type)
+    if isinstance(element, ir.IndexType):
+        return 8
+    return max(1, element.width // 8)
+
+
 def _bits(element) -> int | None:
     from aotc._mlir import ir
 

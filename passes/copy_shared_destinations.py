@@ -34,14 +34,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, collect_ops, nested_operands, register
+from .base import ModulePass, as_op, collect_ops, computed_from_constants, register
 from .materialize_constants import runtime_copy
 from .opset import CONSTANT_LIKE_OPS, DESTINATION
 
 
-def _shared_destination(op):
+def _shared_destination(op, memo: dict):
     """The destination operand of ``op`` when an op computes it, its shape is static and
-    it has another use; else None."""
+    it has another use or is computed from constants alone; else None (``memo``: the
+    answers of ``base.computed_from_constants`` in this run)."""
     from aotc._mlir import ir
 
     position = DESTINATION.get(op.name)
@@ -52,34 +53,12 @@ def _shared_destination(op):
             and value.type.has_static_shape
             and as_op(value.owner).name != "util.optimization_barrier"
             and ((len(list(value.uses)) > 1 and not _read_by_the_update_only(op, value))
-                 or _from_constants_alone(value))):
+                 or (as_op(value.owner).name not in CONSTANT_LIKE_OPS
+                     and computed_from_constants(value, memo)))):
+        # (a constant itself is not copied: IREE materializes an updated constant in a
+        # buffer of its own; nor is anything behind a barrier, runtime_copy's flag)
         return value
     return None
-
-
-def _from_constants_alone(value) -> bool:
-    """Whether ``value`` is computed by ops from no argument of its function (reading
-    only constants: IREE's const-eval computes it when compiling). A constant itself is
-    not: IREE materializes an updated constant in a buffer of its own; nor is anything
-    behind a barrier, which const-eval does not cross (``runtime_copy``'s flag)."""
-    from aotc._mlir import ir
-
-    if as_op(value.owner).name in CONSTANT_LIKE_OPS:
-        return False
-    seen, stack = set(), [value]
-    while stack:
-        v = stack.pop()
-        # a region's argument (a loop's carry) comes from the op holding the region
-        owner = as_op(v.owner.owner if isinstance(v, ir.BlockArgument) else v.owner)
-        if owner.name == "func.func":
-            return False
-        if owner.name == "util.optimization_barrier":
-            return False
-        if owner in seen:
-            continue
-        seen.add(owner)
-        stack.extend(nested_operands(owner))
-    return True
 
 
 def _read_by_the_update_only(op, value) -> bool:
@@ -113,6 +92,7 @@ class CopySharedDestinations(ModulePass):
         return cls()
 
     def run(self, module) -> None:
-        for op, value in collect_ops(module, lambda o: _shared_destination(as_op(o))):
+        memo: dict = {}
+        for op, value in collect_ops(module, lambda o: _shared_destination(as_op(o), memo)):
             op = as_op(op)
             op.operands[DESTINATION[op.name]] = runtime_copy(op, value)

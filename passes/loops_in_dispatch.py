@@ -530,13 +530,14 @@ class LoopsInDispatch(ModulePass):
                     _copy_into(value, carry)
                 else:
                     write_into(value, carry)
-            stored = [op for op in rows if stores_bools(op)]
-            for op in stored:
-                scalarize_bools(op)
+            bools = [op for op in rows if stores_bools(op)]
+            stored: dict = {}
+            for op in bools:
+                scalarize_bools(op, stored)
             for op in reversed(rows):  # readers first: producers they fuse are then dead
-                if scalarizable(op) and op not in stored:  # (slice reads stay)
-                    scalarize(op)
-            forget_bools()
+                if scalarizable(op) and op not in bools:  # (slice reads stay)
+                    scalarize(op, stored)
+            forget_bools(stored)
             _wrap(loop, original)
         from aotc._mlir import passmanager
 

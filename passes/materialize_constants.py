@@ -18,18 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, collect_ops, operand_segments, register, splat_constant
+from .base import (ModulePass, as_op, collect_ops, element_bytes, operand_segments, register,
+                   splat_constant)
 
 _UNSPLATTABLE_BYTES = 16  # IREE's splats take patterns of 1 to 8 bytes
-
-
-def element_bytes(element) -> int:
-    """The bytes of one element of type ``element`` (0 for a type without a width)."""
-    from aotc._mlir import ir
-
-    if isinstance(element, ir.ComplexType):
-        return 2 * element_bytes(element.element_type)
-    return getattr(element, "width", 0) // 8
 
 
 def _from_flag(element, flag):

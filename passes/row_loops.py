@@ -15,10 +15,9 @@ from __future__ import annotations
 import itertools
 import math
 
-from .base import as_op, operand_segments
-from .materialize_constants import element_bytes
+from .base import all_parallel, as_op, element_bytes, operand_segments
 from .opset import CARRIES_AT
-from .scalarize import fused, maps, scalarizable, through
+from .scalarize import fused, maps, scalarizable, underneath
 
 # Per op of a loop whose larger ops are all ``scalarize``-able: rewritten as scalar loops,
 # they run in the loop's dispatch too (one thread, no structured op for IREE to
@@ -97,50 +96,50 @@ def pointwise_update(value, carry) -> bool:
             and math.prod(value.type.shape) <= POINTWISE_MAX_ELEMENTS):
         return False
     op = as_op(value.owner)
-    if op.name != "linalg.generic" or len(op.results) != 1 or not scalarizable(op):
+    if (op.name != "linalg.generic" or len(op.results) != 1 or not scalarizable(op)
+            or not all_parallel(op) or not _identity(maps(op)[-1])):
         return False
-    return (_identity(maps(op)[-1]) and _reads_pointwise(op, carry)
-            and _read_before_only(carry, op) and _initial_value_unread(carry))
+    readers: set = set()
+    return (_carry_reads(op, carry, readers) is not None
+            and _read_before_only(carry, op, readers) and _initial_value_unread(carry))
 
 
-def _fused_tree(op) -> set:
-    """``op`` and the producers ``scalarize.fused`` computes inside its loops."""
+def _carry_reads(op, carry, readers: set) -> str | None:
+    """How the fused tree of the generic ``op`` reads ``carry``: "none", "pointwise"
+    (each read at the element ``op`` computes), or None (elsewhere, or through a reshape,
+    which is not handled); the ops that read it directly go into ``readers``."""
     from aotc._mlir import ir
 
-    tree, stack = set(), [op]
-    while stack:
-        current = stack.pop()
-        tree.add(current)
-        count = operand_segments(current)[0]
-        for v in list(current.operands)[:count]:
-            if isinstance(v, ir.OpResult) and fused(v):
-                stack.append(as_op(_underneath(v).owner))
-                tree.update(_views_between(v))
-    return tree
+    reads = "none"
+    count = operand_segments(op)[0]
+    for v, m in zip(list(op.operands)[:count], maps(op)):
+        if v == carry:
+            if not _identity(m):
+                return None
+            readers.add(op)
+            reads = "pointwise"
+        elif underneath(v) == carry:
+            return None
+        elif isinstance(v, ir.OpResult) and fused(v):
+            producer = as_op(underneath(v).owner)
+            inner = _carry_reads(producer, carry, readers)
+            if inner is None or (inner == "pointwise" and not (
+                    _identity(m) and _identity(maps(producer)[-1]))):
+                return None
+            reads = "pointwise" if inner == "pointwise" else reads
+    return reads
 
 
-def _views_between(value) -> list:
-    """The barriers and reshapes ``scalarize.through`` looks through from ``value``."""
-    found = []
-    while True:
-        below, _ = through(value)
-        if below == value:
-            return found
-        found.append(as_op(value.owner))
-        value = below
-
-
-def _read_before_only(carry, op) -> bool:
-    """Whether every op reading ``carry`` outside the fused tree of ``op`` comes before
-    ``op`` in its block."""
-    tree = _fused_tree(op)
+def _read_before_only(carry, op, readers: set) -> bool:
+    """Whether every op reading ``carry`` other than ``readers`` (those in the fused tree
+    of ``op``) comes before ``op`` in its block."""
     before = set()
     for other in op.operation.block.operations:
         other = as_op(other)
         if other == op:
             break
         before.add(other)
-    return all(as_op(use.owner) in tree or as_op(use.owner) in before
+    return all(as_op(use.owner) in readers or as_op(use.owner) in before
                for use in carry.uses)
 
 
@@ -158,50 +157,6 @@ def _initial_value_unread(carry) -> bool:
                 return False
             parent = as_op(parent.parent) if parent.parent is not None else None
     return True
-
-
-def _reads_pointwise(op, carry) -> bool:
-    from aotc._mlir import ir
-
-    if not all("parallel" in str(i) for i in op.attributes["iterator_types"]):
-        return False
-    count = operand_segments(op)[0]
-    for v, m in zip(list(op.operands)[:count], maps(op)):
-        underneath = _underneath(v)
-        if underneath == carry:
-            if v != carry or not _identity(m):  # (read through a reshape: not handled)
-                return False
-        elif isinstance(v, ir.OpResult) and fused(v):
-            producer = as_op(underneath.owner)
-            if not _reads_pointwise(producer, carry):
-                return False
-            # read elsewhere than at its own element: only if the carry is not under it
-            if not (_identity(m) and _identity(maps(producer)[-1])) and _reads(producer, carry):
-                return False
-    return True
-
-
-def _reads(op, carry) -> bool:
-    """Whether the fused tree of ``op`` reads ``carry``."""
-    from aotc._mlir import ir
-
-    count = operand_segments(op)[0]
-    for v in list(op.operands)[:count]:
-        underneath = _underneath(v)
-        if underneath == carry:
-            return True
-        if isinstance(v, ir.OpResult) and fused(v) and _reads(as_op(underneath.owner), carry):
-            return True
-    return False
-
-
-def _underneath(value):
-    """``value`` seen through barriers and unit reshapes (``scalarize.through``)."""
-    while True:
-        below, _ = through(value)
-        if below == value:
-            return value
-        value = below
 
 
 def _identity(m) -> bool:
@@ -265,7 +220,7 @@ def _temporary_bytes(ops: list) -> int:
 
 
 def _bytes(value) -> int:
-    return math.prod(value.type.shape) * max(1, element_bytes(value.type.element_type))
+    return math.prod(value.type.shape) * element_bytes(value.type.element_type)
 
 
 def keep_as_it_was(loop, number: int):

@@ -27,7 +27,7 @@ no new tensor, only the loop writing row i from the two rows it reads.
 
 from __future__ import annotations
 
-from .base import as_op, loop_ranges, operand_segments
+from .base import all_parallel, as_op, loop_ranges, operand_segments
 from .opset import RESHAPE_OPS
 
 def _static(value) -> bool:
@@ -126,6 +126,15 @@ def _unit_reindex(indices: list, outer: list[int], inner: list[int]) -> list:
     return [index_constant(0) if n == 1 else next(it) for n in inner]
 
 
+def underneath(value):
+    """``value`` seen through barriers and unit reshapes (``through``)."""
+    while True:
+        below, _ = through(value)
+        if below == value:
+            return value
+        value = below
+
+
 def fused(value) -> bool:
     """Whether reading ``value``'s elements computes them in place (``read``): it is the
     one result of an all-parallel generic with an identity output map, seen through
@@ -142,27 +151,24 @@ def fused(value) -> bool:
     op = as_op(value.owner)
     if op.name != "linalg.generic" or len(op.results) != 1 or not scalarizable(op):
         return False
-    parallel = all("parallel" in str(i) for i in op.attributes["iterator_types"])
+    parallel = all_parallel(op)
     out_map = maps(op)[-1]
     identity = [getattr(e, "position", None) for e in out_map.results] == list(
         range(out_map.n_dims))
     return parallel and identity
 
 
-def read(value, indices: list, current: dict | None = None):
+def read(value, indices: list, sources: dict | None = None):
     """The element of ``value`` at ``indices``: computed from its producer's operands
-    where it is ``fused``, else read from the tensor, or from the tensor ``current`` maps
-    it to (the loop's own updated copy of an output it reads: the same element, not yet
-    written, and no second buffer for IREE's bufferization), or from the bytes
-    ``BOOL_BYTES`` holds for a bool tensor (``scalarize_bools``)."""
-    from aotc._mlir import arith, ir, tensor
+    where it is ``fused``, else read from the tensor, or by the reader ``sources`` holds
+    for it: the loop's own updated copy of an output it reads (the same element, not yet
+    written, and no second buffer for IREE's bufferization), or the bytes that hold a
+    bool tensor (``scalarize_bools``)."""
+    from aotc._mlir import tensor
 
-    current = current or {}
-    if value in current:
-        return tensor.ExtractOp(current[value], indices).result
-    if value in BOOL_BYTES:
-        byte = tensor.ExtractOp(BOOL_BYTES[value], indices).result
-        return arith.TruncIOp(ir.IntegerType.get_signless(1), byte).result
+    sources = sources or {}
+    if value in sources:
+        return sources[value](indices)
     if not fused(value):
         return tensor.ExtractOp(value, indices).result
     while True:
@@ -172,82 +178,87 @@ def read(value, indices: list, current: dict | None = None):
         value, indices = underneath, reindex(indices)
     op = as_op(value.owner)
     count = operand_segments(op)[0]
-    elements = [_read_mapped(v, m, indices, current) for v, m in
+    elements = [_read_mapped(v, m, indices, sources) for v, m in
                 zip(list(op.operands)[:count], maps(op))]
     elements.append(tensor.ExtractOp(op.operands[count], indices).result)
     return _body_values(op, indices, elements)[0]
 
 
-def _read_mapped(value, m, indices: list, current: dict):
+def _read_mapped(value, m, indices: list, sources: dict):
     from aotc._mlir import ir
 
     if isinstance(value.type, ir.ShapedType):
-        return read(value, _at(m, indices), current)
+        return read(value, _at(m, indices), sources)
     return value
 
 
-def _generic(op) -> list:
+def _extract(tensor_value):
+    """A reader of ``tensor_value``'s elements (for ``read``'s sources)."""
+    from aotc._mlir import tensor
+
+    return lambda indices: tensor.ExtractOp(tensor_value, indices).result
+
+
+def _bool_from_byte(byte_tensor):
+    """A reader of the bools a byte tensor holds (for ``read``'s sources)."""
+    from aotc._mlir import arith, ir
+
+    extract = _extract(byte_tensor)
+    return lambda indices: arith.TruncIOp(ir.IntegerType.get_signless(1),
+                                          extract(indices)).result
+
+
+def _loops(op, stored: dict, outs: list, load, keep) -> list:
+    """The generic ``op`` as scalar loops over its iteration space writing ``outs``:
+    ``load(tensor)`` reads an output's elements, ``keep(value)`` is what an element
+    written becomes; ``stored`` maps the bool tensors already stored as bytes to their
+    readers."""
     from aotc._mlir import tensor
 
     count = operand_segments(op)[0]
     operands = list(op.operands)
-    ins, outs = operands[:count], operands[count:]
     op_maps = maps(op)
 
     def body(indices, carried):
-        current = dict(zip(outs, carried))
-        elements = [_read_mapped(v, m, indices, current) for v, m in zip(ins, op_maps)]
-        elements += [tensor.ExtractOp(out, _at(m, indices)).result
-                     for out, m in zip(carried, op_maps[count:])]
+        sources = {**stored, **{out: _extract(c) for out, c in zip(operands[count:], carried)}}
+        elements = [_read_mapped(v, m, indices, sources)
+                    for v, m in zip(operands[:count], op_maps)]
+        elements += [load(c)(_at(m, indices)) for c, m in zip(carried, op_maps[count:])]
         yielded = _body_values(op, indices, elements)
-        return [tensor.InsertOp(y, out, _at(m, indices)).result
-                for y, out, m in zip(yielded, carried, op_maps[count:])]
+        return [tensor.InsertOp(keep(y), c, _at(m, indices)).result
+                for y, c, m in zip(yielded, carried, op_maps[count:])]
     return _nest(loop_ranges(op), outs, body)
 
 
-# Bool tensors a loop dispatch's scalar loops made, as the byte tensors that hold them:
-# IREE 3.13 keeps bool tensors as bytes inside a dispatch, and a ``tensor.insert`` of an
-# i1 there failed to verify. Filled by ``scalarize_bools``, read by ``read``, cleared by
-# ``forget_bools`` once the loop's readers are rewritten.
-BOOL_BYTES: dict = {}
+def _generic(op, stored: dict) -> list:
+    return _loops(op, stored, list(op.operands)[operand_segments(op)[0]:], _extract,
+                  lambda value: value)
 
 
-def scalarize_bools(op) -> None:
-    """The bool results of the generic ``op`` as bytes (0 or 1) written by scalar loops,
-    recorded in ``BOOL_BYTES``; ``op`` itself stays until its readers, which must all be
-    rewritten by ``scalarize`` and read its elements through ``read``, are gone."""
+def scalarize_bools(op, stored: dict) -> None:
+    """The bool results of the generic ``op`` as bytes (0 or 1) written by scalar loops:
+    IREE 3.13 keeps bool tensors as bytes inside a dispatch, and a ``tensor.insert`` of
+    an i1 there failed to verify. Each result's reader goes into ``stored`` (for
+    ``read``); ``op`` stays until its readers, which must all be rewritten by
+    ``scalarize`` with ``stored``, are gone (``forget_bools``)."""
     from aotc._mlir import arith, ir, tensor
 
     byte = ir.IntegerType.get_signless(8)
-    count = operand_segments(op)[0]
-    operands = list(op.operands)
-    op_maps = maps(op)
     with ir.InsertionPoint(op), op.location:
         outs = [tensor.EmptyOp(list(r.type.shape), byte).result for r in op.results]
-
-        def body(indices, carried):
-            elements = [_read_mapped(v, m, indices, {}) for v, m in
-                        zip(operands[:count], op_maps)]
-            elements += [arith.TruncIOp(ir.IntegerType.get_signless(1), tensor.ExtractOp(
-                out, _at(m, indices)).result).result
-                for out, m in zip(carried, op_maps[count:])]
-            yielded = _body_values(op, indices, elements)
-            return [tensor.InsertOp(arith.ExtUIOp(byte, y).result, out, _at(m, indices)).result
-                    for y, out, m in zip(yielded, carried, op_maps[count:])]
-        results = _nest(loop_ranges(op), outs, body)
-    BOOL_BYTES.update(zip(op.results, results))
+        results = _loops(op, stored, outs, _bool_from_byte,
+                         lambda value: arith.ExtUIOp(byte, value).result)
+    stored.update((r, _bool_from_byte(b)) for r, b in zip(op.results, results))
 
 
-def forget_bools() -> None:
+def forget_bools(stored: dict) -> None:
     """Erases the bool generics ``scalarize_bools`` rewrote (nothing reads them now)."""
-    for value in list(BOOL_BYTES):
-        owner = as_op(value.owner)
+    for owner in {as_op(value.owner) for value in stored}:
         if not any(list(r.uses) for r in owner.results):
             owner.erase()
-    BOOL_BYTES.clear()
 
 
-def _fill(op) -> list:
+def _fill(op, stored: dict) -> list:
     """The fill's value at every element, converted to the element type by the fill's
     own body (a float64 0.0 filling a float32 tensor is truncated there)."""
     from aotc._mlir import tensor
@@ -263,7 +274,7 @@ def _fill(op) -> list:
     return _nest(list(out.type.shape), [out], body)
 
 
-def _insert_slice(op) -> list:
+def _insert_slice(op, stored: dict) -> list:
     """Each element of the source at its place: the destination's index along a
     dimension is the offset plus the source's (a dimension the slice drops, of size 1,
     takes the offset alone)."""
@@ -276,7 +287,7 @@ def _insert_slice(op) -> list:
     kept = _kept_dims(list(op.attributes["static_sizes"]), list(source.type.shape))
 
     def body(indices, carried):
-        element = read(source, indices)
+        element = read(source, indices, stored)
         at = list(offsets)
         for k, d in enumerate(kept):
             at[d] = arith.AddIOp(offsets[d], indices[k]).result
@@ -314,10 +325,11 @@ def scalarizable(op) -> bool:
     return True
 
 
-def scalarize(op) -> None:
-    """Replaces ``op`` (``scalarizable``) by scalar loops computing the same results; an
-    op whose results nothing reads any more (each was ``fused`` into its reader's loop)
-    is erased."""
+def scalarize(op, stored: dict | None = None) -> None:
+    """Replaces ``op`` (``scalarizable``) by scalar loops computing the same results,
+    reading the bool tensors in ``stored`` (``scalarize_bools``) from their bytes; an op
+    whose results nothing reads any more (each was ``fused`` into its reader's loop) is
+    erased."""
     from aotc._mlir import ir
 
     op = as_op(op)
@@ -325,7 +337,7 @@ def scalarize(op) -> None:
         op.erase()
         return
     with ir.InsertionPoint(op), op.location:
-        results = _REWRITES[op.name](op)
+        results = _REWRITES[op.name](op, stored or {})
     for old, new in zip(op.results, results):
         old.replace_all_uses_with(new)
     op.erase()

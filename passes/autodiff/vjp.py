@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from ..base import as_op, find_function, register
+from ..base import as_op, element_bytes, find_function, register
 from ..opset import CONSTANT_LIKE_OPS
 from .core import Adjoint, activity, reads, zeros
 from .derivative import DerivativePass, options as derivative_options, parse_indices
@@ -46,7 +46,7 @@ def residual_bytes(block, forward: list, saved: list) -> int:
             continue
         t = v.type
         if isinstance(t, ir.RankedTensorType) and t.has_static_shape:
-            total += math.prod(t.shape) * _element_bytes(t.element_type)
+            total += math.prod(t.shape) * element_bytes(t.element_type)
     return total
 
 
@@ -58,15 +58,6 @@ def recorded_residual_bytes(module, name: str) -> int:
     return ir.IntegerAttr(fn.attributes[RESIDUAL_BYTES]).value if RESIDUAL_BYTES in \
         fn.attributes else 0
 
-
-def _element_bytes(t) -> int:
-    from aotc._mlir import ir
-
-    if isinstance(t, ir.ComplexType):
-        return 2 * _element_bytes(t.element_type)
-    if isinstance(t, ir.IndexType):
-        return 8
-    return max(1, t.width // 8)  # i1 is stored in a byte
 
 
 @register
