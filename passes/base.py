@@ -61,12 +61,19 @@ def bool_option(options: dict, name: str, default: bool) -> bool:
     return value in ("true", "1")
 
 
+def indexing_maps(op) -> list:
+    """The affine maps of a structured op's operands, in operand order."""
+    from aotc._mlir import ir
+
+    return [ir.AffineMapAttr(m).value for m in op.attributes["indexing_maps"]]
+
+
 def loop_ranges(op) -> list:
     """The static range of each loop of a ``linalg.generic``, read off the operands its
     maps index with a plain loop variable; None for a loop not read that way or dynamic."""
     from aotc._mlir import ir
 
-    maps = [ir.AffineMapAttr(m).value for m in op.attributes["indexing_maps"]]
+    maps = indexing_maps(op)
     ranges = [None] * maps[0].n_dims
     for value, m in zip(op.operands, maps):
         if not isinstance(value.type, ir.RankedTensorType):

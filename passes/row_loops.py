@@ -15,9 +15,9 @@ from __future__ import annotations
 import itertools
 import math
 
-from .base import all_parallel, as_op, element_bytes, operand_segments
+from .base import all_parallel, as_op, element_bytes, indexing_maps, operand_segments
 from .opset import CARRIES_AT
-from .scalarize import fused, maps, scalarizable, underneath
+from .scalarize import fused, scalarizable, underneath
 
 # Per op of a loop whose larger ops are all ``scalarize``-able: rewritten as scalar loops,
 # they run in the loop's dispatch too (one thread, no structured op for IREE to
@@ -97,7 +97,7 @@ def pointwise_update(value, carry) -> bool:
         return False
     op = as_op(value.owner)
     if (op.name != "linalg.generic" or len(op.results) != 1 or not scalarizable(op)
-            or not all_parallel(op) or not _identity(maps(op)[-1])):
+            or not all_parallel(op) or not _identity(indexing_maps(op)[-1])):
         return False
     readers: set = set()
     return (_carry_reads(op, carry, readers) is not None
@@ -112,7 +112,7 @@ def _carry_reads(op, carry, readers: set) -> str | None:
 
     reads = "none"
     count = operand_segments(op)[0]
-    for v, m in zip(list(op.operands)[:count], maps(op)):
+    for v, m in zip(list(op.operands)[:count], indexing_maps(op)):
         if v == carry:
             if not _identity(m):
                 return None
@@ -124,7 +124,7 @@ def _carry_reads(op, carry, readers: set) -> str | None:
             producer = as_op(underneath(v).owner)
             inner = _carry_reads(producer, carry, readers)
             if inner is None or (inner == "pointwise" and not (
-                    _identity(m) and _identity(maps(producer)[-1]))):
+                    _identity(m) and _identity(indexing_maps(producer)[-1]))):
                 return None
             reads = "pointwise" if inner == "pointwise" else reads
     return reads

@@ -27,7 +27,7 @@ no new tensor, only the loop writing row i from the two rows it reads.
 
 from __future__ import annotations
 
-from .base import all_parallel, as_op, loop_ranges, operand_segments
+from .base import all_parallel, as_op, indexing_maps, loop_ranges, operand_segments
 from .opset import RESHAPE_OPS
 
 def _static(value) -> bool:
@@ -35,12 +35,6 @@ def _static(value) -> bool:
 
     t = value.type
     return not isinstance(t, ir.ShapedType) or (t.has_rank and t.has_static_shape)
-
-
-def maps(op) -> list:
-    from aotc._mlir import ir
-
-    return [ir.AffineMapAttr(m).value for m in op.attributes["indexing_maps"]]
 
 
 def _simple_map(m) -> bool:
@@ -152,7 +146,7 @@ def fused(value) -> bool:
     if op.name != "linalg.generic" or len(op.results) != 1 or not scalarizable(op):
         return False
     parallel = all_parallel(op)
-    out_map = maps(op)[-1]
+    out_map = indexing_maps(op)[-1]
     identity = [getattr(e, "position", None) for e in out_map.results] == list(
         range(out_map.n_dims))
     return parallel and identity
@@ -179,7 +173,7 @@ def read(value, indices: list, sources: dict | None = None):
     op = as_op(value.owner)
     count = operand_segments(op)[0]
     elements = [_read_mapped(v, m, indices, sources) for v, m in
-                zip(list(op.operands)[:count], maps(op))]
+                zip(list(op.operands)[:count], indexing_maps(op))]
     elements.append(tensor.ExtractOp(op.operands[count], indices).result)
     return _body_values(op, indices, elements)[0]
 
@@ -217,7 +211,7 @@ def _loops(op, stored: dict, outs: list, load, keep) -> list:
 
     count = operand_segments(op)[0]
     operands = list(op.operands)
-    op_maps = maps(op)
+    op_maps = indexing_maps(op)
 
     def body(indices, carried):
         sources = {**stored, **{out: _extract(c) for out, c in zip(operands[count:], carried)}}
@@ -318,7 +312,7 @@ def scalarizable(op) -> bool:
         return False
     if op.name == "linalg.generic":
         ranges = loop_ranges(op)
-        return None not in ranges and all(_simple_map(m) for m in maps(op))
+        return None not in ranges and all(_simple_map(m) for m in indexing_maps(op))
     if op.name == "tensor.insert_slice":
         strides = op.attributes["static_strides"]
         return all(s == 1 for s in strides) and len(list(op.operands)) >= 2

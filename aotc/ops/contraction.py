@@ -31,10 +31,11 @@ from ..errors import TracingError, UnsupportedDtypeError
 from ..lowering import add_work, drop_broadcast_dims, fill, generic, parallel, wrap
 from ..targets import Contraction
 from .arguments import as_tracer, normalize_axis
+from .complex_parts import complex_from_parts, imag, real
 from .elementwise import astype, ufunc
 from .reductions import sum as reduce_sum
 from .scalar import UFUNC_RULES, convert
-from .shape import ravel, reshape, transpose
+from .shape import concatenate, ravel, reshape, transpose
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": ["dot", "einsum", "inner", "matmul", "outer", "vdot", "tensordot", "kron"],
@@ -305,9 +306,6 @@ def _complex_matmul(lhs: Tracer, rhs: Tracer) -> Tracer:
     12x numpy's zgemm, complex64 28x), and real matmuls near the machine's peak; the
     stacking costs a copy of each operand, and a real matmul of twice the rows and columns
     does the four real products' flops in one dispatch."""
-    from .complex_parts import complex_from_parts, imag, real
-    from .shape import concatenate
-
     rows, cols = lhs.shape[-2], rhs.shape[-1]
     stacked = _named_matmul(concatenate([real(lhs), imag(lhs)], axis=-2),
                             concatenate([real(rhs), imag(rhs)], axis=-1))
