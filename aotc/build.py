@@ -173,8 +173,8 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     if inner:
         run_pipeline(module, [IsolateMatmuls()])
     flags = compile_flags(target, contractions, inner)
-    # float32 matmuls of few rows: the tiles measured fastest on AMD Zen 5, where no data
-    # tiling repacks them (passes/matmul_tiles.py).
+    # float32 matmuls: the tiles measured fastest on AMD Zen 5, where no data tiling
+    # repacks them (passes/matmul_tiles.py).
     if tiles_matmuls(target) and DATA_TILING[0] not in flags:
         run_pipeline(module, [TileMatmuls()])
     if any(t.family.is_cpu for t in target.targets) and has_dynamic_arguments(module):

@@ -1,21 +1,30 @@
-"""aotc-tile-matmuls: float32 matmuls of a few rows carry the tile sizes that run them
-fastest on x86 CPUs with AVX-512.
+"""aotc-tile-matmuls: float32 matmuls carry the tile sizes that run them fastest on
+AMD Zen 5.
 
-IREE 3.13 picks, for a float32 ``linalg.matmul`` of 64-256 rows on such a CPU
-(``--iree-llvmcpu-target-cpu=host`` on an AMD Zen 5), workgroups of 32x64 elements with
-8x16 register tiles and a K step of 16, which ran an MLP's layers at 100-220 GFLOP/s.
-Measured with ``iree-benchmark-module`` (local-task, two worker groups, each setting
-twice, interleaved): workgroups of 32x128 with 8x32 register tiles and a K step of 1
-took [64, 784] @ [784, 512] from 430-470 to 196-213 us, [64, 512] @ [512, 784] from 424
-to 144-166, [256, 784] @ [784, 512] from 1140-1210 to 675-707, [256, 512] @ [512, 512]
-from 691-710 to 450-508; a matmul of few columns or a short K ([64, 512] @ [512, 10],
-[784, 64] @ [64, 512]: the weight gradients of a batch of 64) ran as fast or 2-3x slower
-with it, so those keep IREE's choice. This pass attaches that setting as the op's
-``compilation_info`` (IREE's per-op override) to every float32 matmul with at most
-``MAX_ROWS`` rows, at least ``MIN_DEPTH`` reduction steps and ``MIN_COLUMNS`` columns.
+IREE 3.13 picks, for a float32 ``linalg.matmul`` on such a CPU
+(``--iree-llvmcpu-target-cpu=host`` on an AMD Zen 5), workgroups of 32x64 or 64x64
+elements with 8x16 register tiles and a K step of 16: 100-220 GFLOP/s on one core, whose
+float32 peak is 286. Measured with ``iree-benchmark-module`` on one core (local-sync),
+workgroups of 32x128 with 8x32 register tiles and a K step of 1 run at 200-275 GFLOP/s:
+[64, 784] @ [784, 512] 430 -> 200 us, [512, 784] @ [784, 512] 2.73 -> 1.55 ms, 1024^3
+24.8 -> 10.5 ms, [784, 64] @ [64, 512] (a weight gradient) 295 -> 210 us. Workgroups
+whose rows do not divide the matmul's ran 3-4x slower than IREE's choice, so the rows are
+the first of ``WORKGROUP_ROWS`` that divides them, and a matmul whose rows are not a
+multiple of 8 keeps IREE's choice ([100, 784] @ [784, 512]: 790 us, 1.29-1.80 ms with
+8-32 rows). This pass attaches the setting as the op's ``compilation_info`` (IREE's per-op
+override) to every float32 matmul of at least ``MIN_DEPTH`` reduction steps and
+``MIN_COLUMNS`` columns.
+
+A transposed operand (the backward pass's ``d @ W.T`` and ``x.T @ d``) is one IREE fuses
+into the matmul, where a K step of 1 ran 3-20x slower than IREE's choice. Where the
+matmul does enough work per element (``MIN_FLOPS_PER_TRANSPOSED_ELEMENT``), the pass
+copies the transposed operand through a ``flow.tensor.clone`` (IREE forms no dispatch
+across it, and it elides the copy itself afterwards) and tiles the matmul; otherwise the
+matmul keeps IREE's choice.
+
 The compiler runs it for one CPU target of AMD Zen 5 (``targets.tiles_matmuls``), without
-data tiling (``build.finish_module``); a module IREE cannot compile with it is compiled again
-without (``compiler.compile_bytecode``, ``without_tile_settings``).
+data tiling (``build.finish_module``); a module IREE cannot compile with it is compiled
+again without (``compiler.compile_bytecode``, ``without_tile_settings``).
 
 Invariants: values are unchanged (only code generation differs); a matmul that carries a
 setting keeps it, so running the pass twice changes nothing more.
@@ -23,35 +32,68 @@ setting keeps it, so running the pass twice changes nothing more.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .base import ModulePass, as_op, collect_ops, register
 
-MAX_ROWS = 256
-MIN_DEPTH = 256
-MIN_COLUMNS = 128
+# The smallest matmul that gets a setting: below these, IREE's choice ran as fast.
+MIN_DEPTH = 64
+MIN_COLUMNS = 64
+# Workgroup rows, largest first: the first that divides the matmul's rows is used. A
+# workgroup tile that does not divide the rows ran 3-4x slower than IREE's choice
+# ([784, 256] @ [256, 512]: 32 rows 4.3 ms, 16 rows 0.75 ms, IREE's 1.2 ms); columns
+# need not divide ([64, 512] @ [512, 784] ran 357 -> 209 us).
+WORKGROUP_ROWS = (32, 16, 8)
+# A transposed operand is copied when the matmul does at least this many flops per
+# element copied: [256, 512] @ [512, 512].T (512 per element) 655 -> 550 us,
+# [512, 64].T-shaped weight gradients (1024) 200 -> 140 us; [64, 512] @ [512, 512].T (128)
+# ran 170 us fused against 190 copied. The copy is a clone, not a
+# ``util.optimization_barrier``: IREE makes the host wait for the work before a barrier
+# (a round trip through the worker threads), for nothing before a clone.
+MIN_FLOPS_PER_TRANSPOSED_ELEMENT = 512
 
-SETTING = ("#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
-           "distribution = [32, 128, 0], vector_common_parallel = [8, 32, 0], "
-           "vector_reduction = [0, 0, 1]>, translation_info = #iree_codegen.translation_info<"
-           "pipeline = #iree_cpu.pipeline<DoubleTilingExpert>" ">>")  # (not a doctest prompt)
+
+def setting(rows: int) -> str:
+    """The ``compilation_info`` of a float32 matmul with ``rows`` rows (a multiple of 8)."""
+    tile = next(t for t in WORKGROUP_ROWS if rows % t == 0)
+    return ("#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
+            f"distribution = [{tile}, 128, 0], vector_common_parallel = [8, 32, 0], "
+            "vector_reduction = [0, 0, 1]>, translation_info = #iree_codegen.translation_info<"
+            "pipeline = #iree_cpu.pipeline<DoubleTilingExpert>" ">>")  # (not a doctest prompt)
+
+
 ATTRIBUTE = "compilation_info"
+COPY = "flow.tensor.clone"
 
 
-def _wants_setting(op) -> bool:
+def _transposed(value) -> bool:
+    from aotc._mlir import ir
+
+    return isinstance(value, ir.OpResult) and as_op(value.owner).name == "linalg.transpose"
+
+
+def _plan(op):
+    """(rows, transposed operands to copy) for a matmul that should get a setting, else
+    None."""
     from aotc._mlir import ir
 
     if op.name != "linalg.matmul" or ATTRIBUTE in op.attributes:
-        return False
-    lhs, rhs = (ir.RankedTensorType(v.type) for v in list(op.operands)[:2])
+        return None
+    operands = list(op.operands)[:2]
+    lhs, rhs = (ir.RankedTensorType(v.type) for v in operands)
     if not (isinstance(lhs.element_type, ir.F32Type) and isinstance(rhs.element_type, ir.F32Type)
             and lhs.has_static_shape and rhs.has_static_shape):
-        return False
+        return None
     (rows, depth), (_, columns) = lhs.shape, rhs.shape
-    transposed = any(isinstance(v, ir.OpResult) and as_op(v.owner).name == "linalg.transpose"
-                     for v in list(op.operands)[:2])
-    return (rows <= MAX_ROWS and depth >= MIN_DEPTH and columns >= MIN_COLUMNS
-            and not transposed)
+    if rows % WORKGROUP_ROWS[-1] or depth < MIN_DEPTH or columns < MIN_COLUMNS:
+        return None
+    flops = 2 * rows * depth * columns
+    copies = [i for i, v in enumerate(operands) if _transposed(v)]
+    copied = sum(math.prod(ir.RankedTensorType(operands[i].type).shape) for i in copies)
+    if copied and flops < MIN_FLOPS_PER_TRANSPOSED_ELEMENT * copied:
+        return None
+    return rows, copies
 
 
 @register
@@ -68,8 +110,14 @@ class TileMatmuls(ModulePass):
     def run(self, module) -> None:
         from aotc._mlir import ir
 
-        for op, _ in collect_ops(module, lambda o: _wants_setting(as_op(o)) or None):
-            as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(SETTING)
+        for op, (rows, copies) in collect_ops(module, lambda o: _plan(as_op(o))):
+            op = as_op(op)
+            for i in copies:
+                value = op.operands[i]
+                with ir.InsertionPoint(op), op.location:
+                    copy = ir.Operation.create(COPY, results=[value.type], operands=[value])
+                op.operands[i] = copy.result
+            op.attributes[ATTRIBUTE] = ir.Attribute.parse(setting(rows))
 
 
 def without_tile_settings(mlir: bytes) -> bytes | None:

@@ -22,7 +22,7 @@ def _layers(m, x, w1, b1, w2):
 
 def test_tiled_matmuls_compute_numpys_values(monkeypatch):
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
-    for rows in (64, 256, 33):
+    for rows in (64, 256, 24):
         x = RNG.standard_normal((rows, 784)).astype(np.float32)
         w1 = RNG.standard_normal((784, 512)).astype(np.float32) / 28
         b1 = RNG.standard_normal(512).astype(np.float32)
@@ -33,6 +33,32 @@ def test_tiled_matmuls_compute_numpys_values(monkeypatch):
         got = jitted(x, w1, b1, w2)
         for g, want in zip(got, _layers(np, x.astype(np.float64), w1, b1, w2)):
             np.testing.assert_allclose(np.asarray(g), want, rtol=2e-4, atol=2e-4)
+
+
+def _backward(m, x, d, w):
+    return x.T @ d, d @ w.T, (x.T @ d)[::3] - 1  # a weight gradient, a cotangent
+
+
+def test_transposed_operands_are_copied_and_tiled(monkeypatch):
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
+    x = RNG.standard_normal((256, 784)).astype(np.float32)
+    d = RNG.standard_normal((256, 512)).astype(np.float32)
+    w = RNG.standard_normal((784, 512)).astype(np.float32) / 28
+    jitted = aotc.jit(lambda *a: _backward(anp, *a))
+    text = jitted.lower(x, d, w).as_text()
+    assert text.count("flow.tensor.clone") >= 2 and text.count(f"{ATTRIBUTE} = ") >= 2, text
+    for g, want in zip(jitted(x, d, w), _backward(np, *(a.astype(np.float64) for a in (x, d, w)))):
+        np.testing.assert_allclose(np.asarray(g), want, rtol=2e-4, atol=2e-3)
+
+
+def test_rows_not_a_multiple_of_8_keep_irees_choice(monkeypatch):
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
+    x = RNG.standard_normal((33, 512)).astype(np.float32)
+    w = RNG.standard_normal((512, 256)).astype(np.float32)
+    jitted = aotc.jit(lambda x, w: x @ w)
+    assert ATTRIBUTE not in jitted.lower(x, w).as_text()
+    np.testing.assert_allclose(np.asarray(jitted(x, w)), x.astype(np.float64) @ w, rtol=2e-4,
+                               atol=2e-3)
 
 
 def test_a_retry_drops_the_settings(monkeypatch):

@@ -1,17 +1,24 @@
-// aotc-tile-matmuls gives a float32 matmul of at most 256 rows, at least 256 reduction
-// steps and 128 columns the tile setting measured fastest (workgroups 32x128, register
-// tiles 8x32, K step 1) as its compilation_info. A matmul reading a transposed operand,
-// a float64 one, a narrow one and a tall one keep IREE's choice. Running it twice
-// changes nothing more.
+// aotc-tile-matmuls gives a float32 matmul of at least 64 reduction steps and 64 columns
+// the tile setting measured fastest (register tiles 8x32, K step 1) as its
+// compilation_info, with workgroups of 128 columns and the first of 32, 16, 8 rows that
+// divides the matmul's. A transposed operand is copied through a flow.tensor.clone when
+// the matmul does at least 512 flops per element copied, and the matmul is tiled;
+// otherwise, as for float64, few columns, few reduction steps or rows not a multiple of
+// 8, the matmul keeps IREE's choice. Running it twice changes nothing more.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls,aotc-tile-matmuls' | filecheck %s
 
-// CHECK:       #[[CONFIG:.*]] = #iree_cpu.lowering_config<distribution = [32, 128, 0], vector_common_parallel = [8, 32, 0], vector_reduction = [0, 0, 1]>
-// CHECK:       #[[PIPELINE:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>
-// CHECK:       #[[SETTING:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[CONFIG32:.*]] = #iree_cpu.lowering_config<distribution = [32, 128, 0], vector_common_parallel = [8, 32, 0], vector_reduction = [0, 0, 1]>
+// CHECK-DAG:   #[[CONFIG16:.*]] = #iree_cpu.lowering_config<distribution = [16, 128, 0], vector_common_parallel = [8, 32, 0], vector_reduction = [0, 0, 1]>
+// CHECK-DAG:   #[[CONFIG8:.*]] = #iree_cpu.lowering_config<distribution = [8, 128, 0], vector_common_parallel = [8, 32, 0], vector_reduction = [0, 0, 1]>
+// CHECK-DAG:   #[[PIPELINE:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>
+// CHECK-DAG:   #[[SETTING32:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG32]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[SETTING16:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG16]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[SETTING8:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG8]], translation_info = #[[PIPELINE]]>
+
 // CHECK-LABEL: func.func @layer
-// CHECK:         linalg.matmul {compilation_info = #[[SETTING]]} ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x512xf32>)
+// CHECK:         linalg.matmul {compilation_info = #[[SETTING32]]} ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x512xf32>)
 func.func @layer(%x: tensor<64x784xf32>, %w: tensor<784x512xf32>) -> tensor<64x512xf32> {
   %c = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x512xf32>
@@ -20,16 +27,46 @@ func.func @layer(%x: tensor<64x784xf32>, %w: tensor<784x512xf32>) -> tensor<64x5
   return %r : tensor<64x512xf32>
 }
 
+// The weight gradient x.T @ d of a batch of 64: 784 rows take workgroups of 16, the
+// transposed input is copied (784 * 64 elements for 2 * 784 * 64 * 512 flops).
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK:         %[[T:.*]] = linalg.transpose
+// CHECK:         %[[COPY:.*]] = flow.tensor.clone %[[T]] : tensor<784x64xf32>
+// CHECK-NOT:     flow.tensor.clone
+// CHECK:         linalg.matmul {compilation_info = #[[SETTING16]]} ins(%[[COPY]], %arg1 : tensor<784x64xf32>, tensor<64x512xf32>)
+func.func @weight_gradient(%x: tensor<64x784xf32>, %d: tensor<64x512xf32>) -> tensor<784x512xf32> {
+  %c = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<784x64xf32>
+  %xt = linalg.transpose ins(%x : tensor<64x784xf32>) outs(%et : tensor<784x64xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<784x512xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<784x512xf32>) -> tensor<784x512xf32>
+  %r = linalg.matmul ins(%xt, %d : tensor<784x64xf32>, tensor<64x512xf32>) outs(%f : tensor<784x512xf32>) -> tensor<784x512xf32>
+  return %r : tensor<784x512xf32>
+}
+
+// 24 rows take workgroups of 8.
+// CHECK-LABEL: func.func @rows_of_8
+// CHECK:         linalg.matmul {compilation_info = #[[SETTING8]]}
+func.func @rows_of_8(%x: tensor<24x512xf32>, %w: tensor<512x128xf32>) -> tensor<24x128xf32> {
+  %c = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<24x128xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<24x128xf32>) -> tensor<24x128xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<24x512xf32>, tensor<512x128xf32>) outs(%f : tensor<24x128xf32>) -> tensor<24x128xf32>
+  return %r : tensor<24x128xf32>
+}
+
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT:     compilation_info
+// CHECK-NOT:     flow.tensor.clone
 // CHECK:         return
 func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<64x784xf64>,
-                %v: tensor<784x512xf64>, %t: tensor<784x64xf32>, %u: tensor<64x512xf32>,
-                %n: tensor<512x10xf32>)
-    -> (tensor<64x784xf32>, tensor<64x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>) {
+                %v: tensor<784x512xf64>, %t: tensor<784x32xf32>, %u: tensor<64x512xf32>,
+                %n: tensor<512x10xf32>, %o: tensor<100x784xf32>, %s: tensor<32x512xf32>)
+    -> (tensor<64x784xf32>, tensor<64x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>,
+        tensor<100x512xf32>) {
   %c = arith.constant 0.0 : f32
   %c64 = arith.constant 0.0 : f64
-  // the transposed weights of a backward pass
+  // the transposed weights of a backward pass at batch 64: 128 flops per element copied
   %et = tensor.empty() : tensor<512x784xf32>
   %wt = linalg.transpose ins(%w : tensor<784x512xf32>) outs(%et : tensor<512x784xf32>) permutation = [1, 0]
   %e1 = tensor.empty() : tensor<64x784xf32>
@@ -39,13 +76,17 @@ func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<64x7
   %e2 = tensor.empty() : tensor<64x512xf64>
   %f2 = linalg.fill ins(%c64 : f64) outs(%e2 : tensor<64x512xf64>) -> tensor<64x512xf64>
   %r2 = linalg.matmul ins(%d, %v : tensor<64x784xf64>, tensor<784x512xf64>) outs(%f2 : tensor<64x512xf64>) -> tensor<64x512xf64>
-  // tall with a short K (a weight gradient)
+  // 32 reduction steps
   %e3 = tensor.empty() : tensor<784x512xf32>
   %f3 = linalg.fill ins(%c : f32) outs(%e3 : tensor<784x512xf32>) -> tensor<784x512xf32>
-  %r3 = linalg.matmul ins(%t, %u : tensor<784x64xf32>, tensor<64x512xf32>) outs(%f3 : tensor<784x512xf32>) -> tensor<784x512xf32>
+  %r3 = linalg.matmul ins(%t, %s : tensor<784x32xf32>, tensor<32x512xf32>) outs(%f3 : tensor<784x512xf32>) -> tensor<784x512xf32>
   // 10 columns
   %e4 = tensor.empty() : tensor<64x10xf32>
   %f4 = linalg.fill ins(%c : f32) outs(%e4 : tensor<64x10xf32>) -> tensor<64x10xf32>
   %r4 = linalg.matmul ins(%u, %n : tensor<64x512xf32>, tensor<512x10xf32>) outs(%f4 : tensor<64x10xf32>) -> tensor<64x10xf32>
-  return %r1, %r2, %r3, %r4 : tensor<64x784xf32>, tensor<64x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>
+  // 100 rows, not a multiple of 8
+  %e5 = tensor.empty() : tensor<100x512xf32>
+  %f5 = linalg.fill ins(%c : f32) outs(%e5 : tensor<100x512xf32>) -> tensor<100x512xf32>
+  %r5 = linalg.matmul ins(%o, %w : tensor<100x784xf32>, tensor<784x512xf32>) outs(%f5 : tensor<100x512xf32>) -> tensor<100x512xf32>
+  return %r1, %r2, %r3, %r4, %r5 : tensor<64x784xf32>, tensor<64x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>, tensor<100x512xf32>
 }
