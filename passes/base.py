@@ -181,6 +181,19 @@ def splat_constant(op) -> bool:
     return "dense<" in text and "__elided__" not in text
 
 
+def separated(value):
+    """``value`` through a ``flow.tensor.clone``, at the current insertion point: IREE
+    forms no dispatch across it (so the producer is not fused into the reader) and elides
+    the copy itself afterwards. Unlike a ``util.optimization_barrier``, which makes the
+    host wait for the work before it (in a program on local-task, a round trip through
+    the worker threads: a training step of 8 such barriers took 800 us, with clones
+    520 us), a clone is ordered on the device."""
+    from aotc._mlir import ir
+
+    return ir.Operation.create("flow.tensor.clone", results=[value.type],
+                               operands=[value]).result
+
+
 def collect_ops(module, select) -> list:
     """``(op, info)`` for every op of ``module`` for which ``select(op)`` returns a truthy
     ``info``. Rewrite them after collecting: erasing ops during a walk is unsafe."""

@@ -40,7 +40,7 @@ from .base import ModulePass, as_op, loop_ranges, register
 from .donation.function import donated_pairs, insert_barrier
 from .drop_carry_barriers import CARRY_BARRIER
 from .materialize_constants import runtime_copy
-from .opset import CARRIES_AT, DESTINATION, SCALAR_DIALECTS, of_group
+from .opset import BARRIER_OPS, CARRIES_AT, DESTINATION, SCALAR_DIALECTS, of_group
 from .row_loops import (keep_as_it_was, kept_numbers, pointwise_update, restore_originals,
                         row_ops, stores_bools, write_into)
 from .scalarize import forget_bools, scalarizable, scalarize, scalarize_bools
@@ -335,7 +335,7 @@ def _prepare_body(loop) -> None:
 
     def visit(op):
         op = as_op(op)
-        if op.name == "util.optimization_barrier":
+        if op.name in BARRIER_OPS:
             barriers.append(op)
         elif op.name == "tensor.expand_shape" and op.operands[0].type.rank == 0:
             expands.append(op)

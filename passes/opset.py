@@ -230,6 +230,7 @@ def having(prop: str) -> frozenset[str]:
 # ---- the derived sets ------------------------------------------------------------------
 
 VIEW_OPS = of_group("view")
+BARRIER_OPS = of_group("barrier")
 ELEMENTWISE_OPS = of_group("elementwise")
 PLACING_OPS = of_group("placing")
 SOURCE_OPS = of_group("source")

@@ -28,7 +28,7 @@ no new tensor, only the loop writing row i from the two rows it reads.
 from __future__ import annotations
 
 from .base import all_parallel, as_op, indexing_maps, loop_ranges, operand_segments
-from .opset import RESHAPE_OPS
+from .opset import BARRIER_OPS, RESHAPE_OPS
 
 def _static(value) -> bool:
     from aotc._mlir import ir
@@ -100,7 +100,7 @@ def through(value):
     if not isinstance(value, ir.OpResult):
         return value, None
     owner = as_op(value.owner)
-    if owner.name == "util.optimization_barrier":
+    if owner.name in BARRIER_OPS:
         return owner.operands[value.result_number], (lambda indices: indices)
     if owner.name in RESHAPE_OPS and "reassociation" in owner.attributes:  # expand, collapse
         source = owner.operands[0]

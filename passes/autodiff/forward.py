@@ -399,6 +399,7 @@ LINEAR = {
     "tensor.collapse_shape": (0,), "tensor.expand_shape": (0,), "tensor.cast": (0,),
     "tensor.concat": None, "tensor.pad": (0,), "tensor.extract": (0,),
     "tensor.from_elements": None, "tensor.splat": (0,), "util.optimization_barrier": None,
+    "flow.tensor.clone": None,
     "iree_linalg_ext.scatter": (0, 2), "iree_linalg_ext.scan": (0, 2),
 }
 

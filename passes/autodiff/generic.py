@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..base import as_op, operand_segments
+from ..base import as_op, operand_segments, separated
 from .builders import (collapse_all, dilated, filled, reversed_along, scatter_add,
                        stack_columns, summed, zero_padded)
 from .core import (Adjoint, add_scalars, differentiable, float_constant, is_complex, reads,
@@ -303,10 +303,10 @@ def _tiled_extremum_adjoint(s: Structured, k: int, outputs: list):
 def _broadcast_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: list,
                        roots: set):
     """The adjoint of an operand an elementwise op broadcasts (a bias): the contributions
-    at every loop position, materialized behind a barrier, then summed over the
-    broadcast dimensions. One generic doing both made IREE 3.13's CPU code keep a whole
-    row of the reduction on the stack (over its 32 KiB limit: a CNN's bias gradient, a
-    32x6272 reduction)."""
+    at every loop position, computed by a dispatch of their own (``base.separated``), then
+    summed over the broadcast dimensions. One generic doing both made IREE 3.13's CPU
+    code keep a whole row of the reduction on the stack (over its 32 KiB limit: a CNN's
+    bias gradient, a 32x6272 reduction)."""
     from aotc._mlir import dim_map, ir
 
     from .core import element_type
@@ -322,9 +322,7 @@ def _broadcast_adjoint(ad, op, s: Structured, k: int, outputs: list, needed: lis
                          zeros(ir.RankedTensorType.get(sizes, elem)), identity)
     if full is None:
         return None
-    full = ir.Operation.create("util.optimization_barrier", results=[full.type],
-                               operands=[full]).result
-    return summed(full, zeros(value.type), s.maps[k], _plain_dims([s.maps[k]]))
+    return summed(separated(full), zeros(value.type), s.maps[k], _plain_dims([s.maps[k]]))
 
 
 def _terms(e) -> list[tuple[int, int]] | None:

@@ -45,6 +45,7 @@ from .. import opset
 from ..base import as_op, bit_extending, where
 from ..drop_carry_barriers import CARRY_BARRIER
 from ..opset import (
+    BARRIER_OPS,
     CARRIES_AT,
     CONSTANT_LIKE_OPS,
     DESTINATION,
@@ -151,7 +152,7 @@ def _carried_storage(value) -> list:
             n = use.operand_number
             if op.name in RESHAPE_OPS and n == 0:
                 nexts = [op.results[0]]
-            elif op.name == "util.optimization_barrier":
+            elif op.name in BARRIER_OPS:  # a clone IREE elides keeps the storage too
                 nexts = [op.results[n]]
             elif op.name in CARRIES_AT and n >= CARRIES_AT[op.name]:
                 k = n - CARRIES_AT[op.name]
