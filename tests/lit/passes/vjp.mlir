@@ -21,7 +21,7 @@
 // BIAS-LABEL: func.func @bias_vjp
 // BIAS-SAME:      (%[[X:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3xf32>, %[[CT:.*]]: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>)
 // BIAS:         %[[DX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins({{.*}}%[[CT]] : {{.*}}tensor<4x3xf32>)
-// BIAS:         %[[FULL:.*]] = util.optimization_barrier
+// BIAS:         %[[FULL:.*]] = flow.tensor.clone
 // BIAS:         %[[DB:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[FULL]] : tensor<4x3xf32>)
 // BIAS:         return %{{.*}}, %[[DX]], %[[DB]] : tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>
 func.func @bias(%x: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<4x3xf32> {
