@@ -181,6 +181,22 @@ def _per_call(fn: Callable, args: tuple, calls: int, sync: Callable) -> float:
     return (time.perf_counter() - start) / calls
 
 
+# Warm-up before each timed block, at least this long: on the 2-core VM, a program on
+# both cores ran at one core's speed for the first 20-70 ms after 0.2 s idle (a training
+# step on IREE's local-task: 900 us a call for 25-75 calls, then 620 us), as if the host
+# gave the second virtual core back only under load. Every contender gets the same
+# warm-up, so the blocks time each at its steady speed.
+WARM_UP_SECONDS = 0.2
+
+
+def warm_up(fn: Callable, args: tuple, calls: int, sync: Callable) -> None:
+    """At least ``calls`` calls, and calls until ``WARM_UP_SECONDS`` have passed."""
+    start = time.perf_counter()
+    _per_call(fn, args, calls, sync)
+    while time.perf_counter() - start < WARM_UP_SECONDS:
+        _per_call(fn, args, 1, sync)
+
+
 def _sync_aotc(out):
     out.block_until_ready()  # as for JAX: wait for the result, leave it on the device
 
@@ -211,7 +227,7 @@ def run_workload(w: Workload, repeats: int) -> dict:
             # spin for a while after their last call and would steal cores on a 2-core
             # machine: let them go idle, then warm up, then time.
             time.sleep(0.2)
-            _per_call(f, a, max(1, w.calls_per_block // 10), sync)
+            warm_up(f, a, max(1, w.calls_per_block // 10), sync)
             samples = [_per_call(f, a, max(1, w.calls_per_block // 5), sync) for _ in range(5)]
             times[name].append(statistics.median(samples))
     med = {k: statistics.median(v) for k, v in times.items()}

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from run import _mlp, _mlp_params, _per_call, _sync_aotc, jax, jnp  # noqa: E402
+from run import _mlp, _mlp_params, _per_call, _sync_aotc, jax, jnp, warm_up  # noqa: E402
 
 import aotc  # noqa: E402
 import aotc.numpy as anp  # noqa: E402
@@ -46,7 +46,7 @@ def _time_pair(contenders, calls: int, repeats: int) -> dict:
     for _ in range(repeats):
         for name, fn, args, sync in contenders:
             time.sleep(0.2)  # let the previous contender's worker threads go idle
-            _per_call(fn, args, max(1, calls // 10), sync)
+            warm_up(fn, args, max(1, calls // 10), sync)
             times[name].append(statistics.median(
                 [_per_call(fn, args, max(1, calls // 5), sync) for _ in range(5)]))
     return {k: statistics.median(v) for k, v in times.items()}
