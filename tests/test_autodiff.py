@@ -439,6 +439,12 @@ CONVOLUTIONS = {
         feature_group_count=2) ** 2),
     "conv_nchw": lambda lax, m, x, w: m.sum(lax.conv_general_dilated(
         m.transpose(x, (0, 3, 1, 2)), m.transpose(w, (3, 2, 0, 1)), (1, 1), "SAME") ** 2),
+    # one input channel: both operands get a zero second channel (ops/convolution.py)
+    "one_channel": lambda lax, m, x, w: m.sum(m.tanh(lax.conv_general_dilated(
+        x[..., :1], w[:, :, :1], (1, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")))
+        ** 2),
+    "one_channel_1d": lambda lax, m, x, w: m.sum(lax.conv_general_dilated(
+        x[:, 1, :, 1:], w[1, :, 1:], (1,), "VALID", dimension_numbers=("NWC", "WIO", "NWC")) ** 2),
     "max_pool": lambda lax, m, x, w: m.sum(lax.reduce_window(
         x * w[0, 0, 0, 0], -np.inf, lax.max, (1, 3, 3, 1), (1, 1, 1, 1), "VALID") ** 2),
     "max_pool_tiled": lambda lax, m, x, w: m.sum(lax.reduce_window(
