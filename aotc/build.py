@@ -22,6 +22,7 @@ from .passes import (
     DropCarryBarriers,
     LoopsInDispatch,
     MaterializeConstants,
+    ShareDearValues,
     FoldEmptyLoops,
     FoldToArguments,
     FoldSplats,
@@ -162,8 +163,11 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     # not measured); a compile that fails with them retries without (compiler.py).
     max_work = config.value("loop_dispatch_max_work")
     loops = [LoopsInDispatch(max_work)] if target.is_cpu and max_work > 0 else []
+    # Transcendentals computed once where IREE would compute them in each reader (measured
+    # on CPUs only); before the loops, whose dispatches drop such separations.
+    sharing = [ShareDearValues()] if target.is_cpu else []
     run_pipeline(module, [FuseSiblings(reductions=False, returned=True), KeepUnusedKernelResults(),
-                          CopySharedDestinations(), MaterializeConstants(), *loops])
+                          CopySharedDestinations(), MaterializeConstants(), *sharing, *loops])
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

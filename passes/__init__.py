@@ -32,6 +32,7 @@ from .kernel_barriers import KeepUnusedKernelResults
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
+from .share_dear_values import ShareDearValues
 from .shield_reductions import ShieldReductions
 from .shield_strided_slices import ShieldStridedSlices
 from .split_bool_broadcasts import SplitBoolBroadcasts
@@ -42,7 +43,7 @@ __all__ = [
     "ShieldReductions", "ShieldStridedSlices", "SplitBoolBroadcasts",
     "GuardKnownNans", "FoldToArguments", "DropCarryBarriers",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
-    "KeepUnusedKernelResults", "TileMatmuls",
+    "KeepUnusedKernelResults", "TileMatmuls", "ShareDearValues",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",
