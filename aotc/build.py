@@ -27,6 +27,7 @@ from .passes import (
     FoldToArguments,
     FoldSplats,
     FuseSiblings,
+    HoistScanMatmuls,
     IsolateMatmuls,
     PassError,
     KeepUnusedKernelResults,
@@ -150,9 +151,11 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         # bit extensions.
         folds = [FoldEmptyLoops(), FoldSplats(), ShieldReductions(), SplitBoolBroadcasts(),
                  FoldToArguments(), DropCarryBarriers(), ShieldStridedSlices()]
-        # The stop_gradient marks have done their job once the module is final.
-        run_pipeline(module, [DropStopGradients(), *CLEANUP, *folds, *rewrites,
-                              SeparateReturnedUpdates(), *merging, *checks])
+        # The stop_gradient marks have done their job once the module is final. A scan's
+        # per-step matmuls of its sequence go before the loop once the cleanup has made
+        # the slices' offsets constants.
+        run_pipeline(module, [DropStopGradients(), *CLEANUP, HoistScanMatmuls(), *folds,
+                              *rewrites, SeparateReturnedUpdates(), *merging, *checks])
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)

@@ -25,6 +25,7 @@ from .fold_to_arguments import FoldToArguments
 from .fold_splats import FoldSplats
 from .fuse_siblings import FuseSiblings
 from .guard_known_nans import GuardKnownNans
+from .hoist_scan_matmuls import HoistScanMatmuls
 from .isolate_matmuls import IsolateMatmuls
 from .loops_in_dispatch import LoopsInDispatch
 from .matmul_tiles import TileMatmuls
@@ -41,7 +42,7 @@ __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
     "ShieldReductions", "ShieldStridedSlices", "SplitBoolBroadcasts",
-    "GuardKnownNans", "FoldToArguments", "DropCarryBarriers",
+    "GuardKnownNans", "FoldToArguments", "DropCarryBarriers", "HoistScanMatmuls",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
     "KeepUnusedKernelResults", "TileMatmuls", "ShareDearValues",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",

@@ -96,13 +96,9 @@ def _plan(op):
 @register
 @dataclass(frozen=True)
 class TileMatmuls(ModulePass):
-    """Register and workgroup tiles for float32 matmuls of few rows (module docstring)."""
+    """Register and workgroup tiles for float32 matmuls (module docstring)."""
 
     name = "aotc-tile-matmuls"
-
-    @classmethod
-    def from_options(cls, options):
-        return cls()
 
     def run(self, module) -> None:
         from aotc._mlir import ir

@@ -265,6 +265,9 @@ FLOAT_FROM_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("from", "
 FLOAT_TO_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("to", "both"))
 FLAT_OPS = having("flat")
 DEAR_OPS = having("dear")
+# The multiply and the accumulation of a product's body, per kind of element: a generic
+# whose body is ``out + a * b`` with them is a contraction (batching's named matmuls).
+MULTIPLY_ADD = frozenset({("arith.mulf", "arith.addf"), ("arith.muli", "arith.addi")})
 
 
 def row(name: str, needed_for: str = "") -> Op:

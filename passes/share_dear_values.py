@@ -56,10 +56,6 @@ class ShareDearValues(ModulePass):
 
     name = "aotc-share-dear-values"
 
-    @classmethod
-    def from_options(cls, options):
-        return cls()
-
     def run(self, module) -> None:
         from aotc._mlir import ir
 

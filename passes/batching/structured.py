@@ -8,6 +8,7 @@ exists (a matmul with a batched left operand folds the batch into its rows).
 
 from __future__ import annotations
 
+from ..opset import MULTIPLY_ADD
 from .core import Batched, Batcher, as_op, from_lane, lane_generic, rule
 
 
@@ -64,10 +65,7 @@ def _as_matmul(op):
     from aotc._mlir import ir, linalg
 
     maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    body = [as_op(o).name for o in op.regions[0].blocks[0].operations]
     if (maps != list(_MATMUL_MAPS) or len(op.operands) != 3 or len(op.results) != 1
-            or body not in (["arith.mulf", "arith.addf", "linalg.yield"],
-                            ["arith.muli", "arith.addi", "linalg.yield"])
             or not _multiplies_inputs(op.regions[0].blocks[0])):
         return None
     with ir.InsertionPoint(op), op.location:
@@ -82,8 +80,11 @@ _MATMUL_MAPS = ("(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)",
 
 def _multiplies_inputs(block) -> bool:
     """The body is ``out + a * b`` of its two inputs ``a``, ``b`` and its accumulator."""
+    ops = [as_op(o) for o in block.operations]
+    if len(ops) != 3 or (ops[0].name, ops[1].name) not in MULTIPLY_ADD:
+        return False
     a, b, acc = block.arguments
-    mul, add, _ = (as_op(o) for o in block.operations)
+    mul, add, _ = ops
     return ({v for v in mul.operands} == {a, b}
             and set(add.operands) == {acc, mul.results[0]})
 
