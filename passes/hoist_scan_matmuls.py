@@ -110,8 +110,9 @@ class HoistScanMatmuls(ModulePass):
             element = ir.RankedTensorType(op.results[0].type).element_type
             with ir.InsertionPoint(loop), op.location:
                 flat = tensor.collapse_shape(
-                    ir.RankedTensorType.get([steps * rows, depth], element), source,
-                    [[0, 1], [2]])
+                    ir.RankedTensorType.get([steps * rows, depth],
+                                            ir.RankedTensorType(source.type).element_type),
+                    source, [[0, 1], [2]])
                 init = linalg.fill(fill.operands[0], outs=[tensor.empty(
                     [steps * rows, columns], element)])
                 product = linalg.matmul(flat, rhs, outs=[init])
