@@ -39,6 +39,7 @@ from .passes import (
     run_pipeline,
 )
 from .passes.base import collect_ops, is_private, read_metadata, write_metadata
+from .passes.matmul_tiles import tiles_every_contraction
 from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
@@ -175,13 +176,18 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     if attribute is not None:
         with module.context:
             module.operation.attributes["hal.device.targets"] = ir.Attribute.parse(attribute)
-    # float64 matmuls through inner_tiled: each alone in its dispatch (targets.INNER_TILED).
-    inner = inner_tiling(target, contractions) and matrix_matmuls(module)
+    # float64 matmuls: aotc-tile-matmuls' tiles where it gives every contraction one (on
+    # AMD Zen 5), else through inner_tiled, each alone in its dispatch
+    # (targets.INNER_TILED).
+    tiled = (tiles_matmuls(target) and bool(contractions)
+             and all(c.dtype == "float64" for c in contractions)
+             and tiles_every_contraction(module.operation))
+    inner = not tiled and inner_tiling(target, contractions) and matrix_matmuls(module)
     if inner:
         run_pipeline(module, [IsolateMatmuls()])
-    flags = compile_flags(target, contractions, inner)
-    # float32 matmuls: the tiles measured fastest on AMD Zen 5, where no data tiling
-    # repacks them (passes/matmul_tiles.py).
+    flags = compile_flags(target, contractions, inner, tiled)
+    # float32 and float64 matmuls: the tiles measured fastest on AMD Zen 5, where no data
+    # tiling repacks them (passes/matmul_tiles.py).
     if tiles_matmuls(target) and DATA_TILING[0] not in flags:
         run_pipeline(module, [TileMatmuls()])
     if any(t.family.is_cpu for t in target.targets) and has_dynamic_arguments(module):

@@ -569,10 +569,14 @@ _AVX512_CPUS = frozenset({
 
 
 def compile_flags(target: Target, contractions: Sequence[Contraction],
-                  matrix_matmuls: bool = False) -> tuple[str, ...]:
+                  matrix_matmuls: bool = False, tiled: bool = False) -> tuple[str, ...]:
     """``matrix_matmuls``: every contraction is a matmul of two matrices, its consumers
-    kept out of its dispatch (``build.finish_module``)."""
+    kept out of its dispatch (``build.finish_module``); ``tiled``: every contraction is a
+    float64 matmul that aotc-tile-matmuls gives its tiles, which run faster than data
+    tiling (passes/matmul_tiles.py)."""
     flags = target.flags
+    if tiled:
+        return flags
     if matrix_matmuls and inner_tiling(target, contractions):
         flags += DATA_TILING + INNER_TILED
     elif _tiles(target) and wants_data_tiling(contractions):

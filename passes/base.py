@@ -194,6 +194,19 @@ def separated(value):
                                operands=[value]).result
 
 
+def separate_readers(result) -> None:
+    """Every reader of ``result`` (an op's result) reads it through one ``separated``
+    copy, placed right after the op."""
+    from aotc._mlir import ir
+
+    op = as_op(result.owner)
+    readers = [(as_op(use.owner), use.operand_number) for use in result.uses]
+    with ir.InsertionPoint.after(op), op.location:
+        copy = separated(result)
+    for reader, number in readers:
+        reader.operands[number] = copy
+
+
 def collect_ops(module, select) -> list:
     """``(op, info)`` for every op of ``module`` for which ``select(op)`` returns a truthy
     ``info``. Rewrite them after collecting: erasing ops during a walk is unsafe."""

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, all_parallel, as_op, collect_ops, has_reduction, register, separated
+from .base import (ModulePass, all_parallel, as_op, collect_ops, has_reduction, register,
+                   separate_readers)
 from .opset import DEAR_OPS
 
 # The transcendental functions: a division is dear too, but cheaper to compute again
@@ -57,14 +58,6 @@ class ShareDearValues(ModulePass):
     name = "aotc-share-dear-values"
 
     def run(self, module) -> None:
-        from aotc._mlir import ir
-
         found = collect_ops(module, lambda o: _computes_dearly(as_op(o)) and _shared(as_op(o)))
         for op, _ in found:
-            op = as_op(op)
-            result = op.results[0]
-            uses = [(as_op(use.owner), use.operand_number) for use in result.uses]
-            with ir.InsertionPoint.after(op), op.location:
-                copy = separated(result)
-            for reader, number in uses:
-                reader.operands[number] = copy
+            separate_readers(as_op(op).results[0])

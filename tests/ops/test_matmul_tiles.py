@@ -70,3 +70,27 @@ def test_a_retry_drops_the_settings(monkeypatch):
     plain = without_tile_settings(mlir)
     assert plain is not None and ATTRIBUTE.encode() not in plain
     assert without_tile_settings(plain) is None
+
+
+def test_float64_modules_compile_tiled_instead_of_data_tiled(monkeypatch):
+    """On a CPU that gets the tiles, a module whose contractions are all tileable float64
+    matmuls compiles with their tiles and no data tiling, its consumers (bias, relu) read
+    through clones; one with a matmul of rows not a multiple of 8 keeps the data-tiled
+    path. numpy's values either way."""
+    from aotc.targets import DATA_TILING
+
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
+    x = RNG.standard_normal((64, 784))
+    w = RNG.standard_normal((784, 512)) / 28
+    b = RNG.standard_normal(512)
+    layer = aotc.jit(lambda x, w, b: anp.maximum(x @ w + b, 0.0))
+    lowered = layer.lower(x, w, b)
+    text = lowered.as_text()
+    assert "vector_common_parallel = [8, 16, 0]" in text and "flow.tensor.clone" in text, text
+    assert DATA_TILING[0] not in lowered.flags
+    np.testing.assert_allclose(np.asarray(layer(x, w, b)), np.maximum(x @ w + b, 0.0),
+                               rtol=1e-12, atol=1e-12)
+    odd = RNG.standard_normal((300, 784))
+    assert ATTRIBUTE not in aotc.jit(lambda x, w: x @ w).lower(odd, w).as_text()
+    np.testing.assert_allclose(np.asarray(aotc.jit(lambda x, w: x @ w)(odd, w)), odd @ w,
+                               rtol=1e-12, atol=1e-12)

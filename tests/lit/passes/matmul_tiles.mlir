@@ -1,10 +1,12 @@
 // aotc-tile-matmuls gives a float32 matmul of at least 64 reduction steps and 64 columns
 // the tile setting measured fastest (register tiles 8x32, K step 1) as its
 // compilation_info, with workgroups of 128 columns and the first of 32, 16, 8 rows that
-// divides the matmul's. A transposed operand is copied through a flow.tensor.clone when
-// the matmul does at least 512 flops per element copied, and the matmul is tiled;
-// otherwise, as for float64, few columns, few reduction steps or rows not a multiple of
-// 8, the matmul keeps IREE's choice. Running it twice changes nothing more.
+// divides the matmul's; a float64 one gets register tiles 8x16 and workgroups of 64
+// columns, and its readers read it through a flow.tensor.clone. A transposed operand is
+// copied through a flow.tensor.clone when the matmul does at least 512 flops per element
+// copied, and the matmul is tiled; otherwise, as for few columns, few reduction steps or
+// rows not a multiple of 8, the matmul keeps IREE's choice. Running it twice changes
+// nothing more.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls,aotc-tile-matmuls' | filecheck %s
@@ -16,6 +18,8 @@
 // CHECK-DAG:   #[[SETTING32:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG32]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[SETTING16:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG16]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[SETTING8:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG8]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[CONFIG64:.*]] = #iree_cpu.lowering_config<distribution = [32, 64, 0], vector_common_parallel = [8, 16, 0], vector_reduction = [0, 0, 1]>
+// CHECK-DAG:   #[[SETTING64:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG64]], translation_info = #[[PIPELINE]]>
 
 // CHECK-LABEL: func.func @layer
 // CHECK:         linalg.matmul {compilation_info = #[[SETTING32]]} ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x512xf32>)
@@ -55,14 +59,33 @@ func.func @rows_of_8(%x: tensor<24x512xf32>, %w: tensor<512x128xf32>) -> tensor<
   return %r : tensor<24x128xf32>
 }
 
+// A float64 layer: tiled, its bias read through a clone.
+// CHECK-LABEL: func.func @float64_layer
+// CHECK:         %[[M:.*]] = linalg.matmul {compilation_info = #[[SETTING64]]} ins(%arg0, %arg1 : tensor<64x784xf64>, tensor<784x512xf64>)
+// CHECK-NEXT:    %[[SEPARATE:.*]] = flow.tensor.clone %[[M]] : tensor<64x512xf64>
+// CHECK:         linalg.generic {{.*}} ins(%[[SEPARATE]], %arg2 : tensor<64x512xf64>, tensor<512xf64>)
+func.func @float64_layer(%x: tensor<64x784xf64>, %w: tensor<784x512xf64>, %b: tensor<512xf64>) -> tensor<64x512xf64> {
+  %c = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<64x512xf64>
+  %f = linalg.fill ins(%c : f64) outs(%e : tensor<64x512xf64>) -> tensor<64x512xf64>
+  %r = linalg.matmul ins(%x, %w : tensor<64x784xf64>, tensor<784x512xf64>) outs(%f : tensor<64x512xf64>) -> tensor<64x512xf64>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %b : tensor<64x512xf64>, tensor<512xf64>) outs(%e : tensor<64x512xf64>) {
+  ^bb0(%p: f64, %q: f64, %o: f64):
+    %v = arith.addf %p, %q : f64
+    linalg.yield %v : f64
+  } -> tensor<64x512xf64>
+  return %s : tensor<64x512xf64>
+}
+
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT:     compilation_info
 // CHECK-NOT:     flow.tensor.clone
 // CHECK:         return
-func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<64x784xf64>,
+func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<60x784xf64>,
                 %v: tensor<784x512xf64>, %t: tensor<784x32xf32>, %u: tensor<64x512xf32>,
                 %n: tensor<512x10xf32>, %o: tensor<100x784xf32>, %s: tensor<32x512xf32>)
-    -> (tensor<64x784xf32>, tensor<64x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>,
+    -> (tensor<64x784xf32>, tensor<60x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>,
         tensor<100x512xf32>) {
   %c = arith.constant 0.0 : f32
   %c64 = arith.constant 0.0 : f64
@@ -72,10 +95,10 @@ func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<64x7
   %e1 = tensor.empty() : tensor<64x784xf32>
   %f1 = linalg.fill ins(%c : f32) outs(%e1 : tensor<64x784xf32>) -> tensor<64x784xf32>
   %r1 = linalg.matmul ins(%x, %wt : tensor<64x512xf32>, tensor<512x784xf32>) outs(%f1 : tensor<64x784xf32>) -> tensor<64x784xf32>
-  // float64
-  %e2 = tensor.empty() : tensor<64x512xf64>
-  %f2 = linalg.fill ins(%c64 : f64) outs(%e2 : tensor<64x512xf64>) -> tensor<64x512xf64>
-  %r2 = linalg.matmul ins(%d, %v : tensor<64x784xf64>, tensor<784x512xf64>) outs(%f2 : tensor<64x512xf64>) -> tensor<64x512xf64>
+  // float64 of 60 rows
+  %e2 = tensor.empty() : tensor<60x512xf64>
+  %f2 = linalg.fill ins(%c64 : f64) outs(%e2 : tensor<60x512xf64>) -> tensor<60x512xf64>
+  %r2 = linalg.matmul ins(%d, %v : tensor<60x784xf64>, tensor<784x512xf64>) outs(%f2 : tensor<60x512xf64>) -> tensor<60x512xf64>
   // 32 reduction steps
   %e3 = tensor.empty() : tensor<784x512xf32>
   %f3 = linalg.fill ins(%c : f32) outs(%e3 : tensor<784x512xf32>) -> tensor<784x512xf32>
@@ -88,5 +111,5 @@ func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<64x7
   %e5 = tensor.empty() : tensor<100x512xf32>
   %f5 = linalg.fill ins(%c : f32) outs(%e5 : tensor<100x512xf32>) -> tensor<100x512xf32>
   %r5 = linalg.matmul ins(%o, %w : tensor<100x784xf32>, tensor<784x512xf32>) outs(%f5 : tensor<100x512xf32>) -> tensor<100x512xf32>
-  return %r1, %r2, %r3, %r4, %r5 : tensor<64x784xf32>, tensor<64x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>, tensor<100x512xf32>
+  return %r1, %r2, %r3, %r4, %r5 : tensor<64x784xf32>, tensor<60x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>, tensor<100x512xf32>
 }
