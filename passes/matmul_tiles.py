@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass
 
 from .base import ModulePass, as_op, collect_ops, register, separate_readers, separated
+from .opset import MATMUL_RANKS
 
 # The smallest matmul that gets a setting: below these, IREE's choice ran as fast.
 MIN_DEPTH = 64
@@ -66,15 +67,17 @@ TILES = {"f32": (128, (8, 32)), "f64": (64, (8, 16))}
 SEPARATED_RESULTS = frozenset({"f64"})
 
 
-def setting(rows: int, element: str = "f32") -> str:
+def setting(rows: int, element: str = "f32", batched: bool = False) -> str:
     """The ``compilation_info`` of a float32 or float64 (``element``) matmul with ``rows``
-    rows (a multiple of 8)."""
+    rows (a multiple of 8); ``batched``: a batch_matmul, one batch element a workgroup."""
     tile = next(t for t in WORKGROUP_ROWS if rows % t == 0)
     columns, (vector_rows, vector_columns) = TILES[element]
+    lead = "1, " if batched else ""
+    zero = "0, " if batched else ""
     return ("#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
-            f"distribution = [{tile}, {columns}, 0], vector_common_parallel = "
-            f"[{vector_rows}, {vector_columns}, 0], vector_reduction = [0, 0, 1]>, "
-            "translation_info = #iree_codegen.translation_info<"
+            f"distribution = [{lead}{tile}, {columns}, 0], vector_common_parallel = "
+            f"[{lead}{vector_rows}, {vector_columns}, 0], vector_reduction = "
+            f"[{zero}0, 0, 1]>, translation_info = #iree_codegen.translation_info<"
             "pipeline = #iree_cpu.pipeline<DoubleTilingExpert>" ">>")  # (not a doctest prompt)
 
 
@@ -92,7 +95,7 @@ def _plan(op):
     setting, else None."""
     from aotc._mlir import ir
 
-    if op.name != "linalg.matmul" or ATTRIBUTE in op.attributes:
+    if op.name not in MATMUL_RANKS or ATTRIBUTE in op.attributes:
         return None
     operands = list(op.operands)[:2]
     lhs, rhs = (ir.RankedTensorType(v.type) for v in operands)
@@ -100,10 +103,11 @@ def _plan(op):
     if not (element in TILES and str(rhs.element_type) == element
             and lhs.has_static_shape and rhs.has_static_shape):
         return None
-    (rows, depth), (_, columns) = lhs.shape, rhs.shape
+    batch = lhs.shape[0] if MATMUL_RANKS[op.name] == 3 else 1
+    (rows, depth), columns = lhs.shape[-2:], rhs.shape[-1]
     if rows % WORKGROUP_ROWS[-1] or depth < MIN_DEPTH or columns < MIN_COLUMNS:
         return None
-    flops = 2 * rows * depth * columns
+    flops = 2 * batch * rows * depth * columns
     copies = [i for i, v in enumerate(operands) if _transposed(v)]
     copied = sum(math.prod(ir.RankedTensorType(operands[i].type).shape) for i in copies)
     if copied and flops < MIN_FLOPS_PER_TRANSPOSED_ELEMENT * copied:
@@ -136,7 +140,8 @@ class TileMatmuls(ModulePass):
                 value = op.operands[i]
                 with ir.InsertionPoint(op), op.location:
                     op.operands[i] = separated(value)
-            op.attributes[ATTRIBUTE] = ir.Attribute.parse(setting(rows, element))
+            op.attributes[ATTRIBUTE] = ir.Attribute.parse(
+                setting(rows, element, batched=MATMUL_RANKS[op.name] == 3))
             if element in SEPARATED_RESULTS:
                 separate_readers(op.results[0])
 

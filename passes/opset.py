@@ -235,6 +235,8 @@ ELEMENTWISE_OPS = of_group("elementwise")
 PLACING_OPS = of_group("placing")
 SOURCE_OPS = of_group("source")
 CONTRACTION_OPS = of_group("contraction")
+# The named matmuls, by their rank: (batch,) rows, depth x depth, columns.
+MATMUL_RANKS = {"linalg.matmul": 2, "linalg.batch_matmul": 3}
 CONSTANT_LIKE_OPS = having("constant_like")
 RESHAPE_OPS = having("keeps_storage")
 GATHER_FUSING_OPS = having("fuses_into_gather")

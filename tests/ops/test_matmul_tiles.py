@@ -75,8 +75,9 @@ def test_a_retry_drops_the_settings(monkeypatch):
 def test_float64_modules_compile_tiled_instead_of_data_tiled(monkeypatch):
     """On a CPU that gets the tiles, a module whose contractions are all tileable float64
     matmuls compiles with their tiles and no data tiling, its consumers (bias, relu) read
-    through clones; one with a matmul of rows not a multiple of 8 keeps the data-tiled
-    path. numpy's values either way."""
+    through clones; batch matmuls get them too (float32 ones where not data-tiled); one
+    with a matmul of rows not a multiple of 8 keeps the data-tiled path. numpy's values
+    either way."""
     from aotc.targets import DATA_TILING
 
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
@@ -90,6 +91,13 @@ def test_float64_modules_compile_tiled_instead_of_data_tiled(monkeypatch):
     assert DATA_TILING[0] not in lowered.flags
     np.testing.assert_allclose(np.asarray(layer(x, w, b)), np.maximum(x @ w + b, 0.0),
                                rtol=1e-12, atol=1e-12)
+    a, b = RNG.standard_normal((4, 64, 96)), RNG.standard_normal((4, 96, 72))
+    batched = aotc.jit(anp.matmul)
+    assert "vector_common_parallel = [1, 8, 16, 0]" in batched.lower(a, b).as_text()
+    np.testing.assert_allclose(np.asarray(batched(a, b)), a @ b, rtol=1e-12, atol=1e-12)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    assert "vector_common_parallel = [1, 8, 32, 0]" in batched.lower(a32, b32).as_text()
+    np.testing.assert_allclose(np.asarray(batched(a32, b32)), a @ b, rtol=2e-4, atol=2e-4)
     odd = RNG.standard_normal((300, 784))
     assert ATTRIBUTE not in aotc.jit(lambda x, w: x @ w).lower(odd, w).as_text()
     np.testing.assert_allclose(np.asarray(aotc.jit(lambda x, w: x @ w)(odd, w)), odd @ w,

@@ -2,7 +2,8 @@
 // the tile setting measured fastest (register tiles 8x32, K step 1) as its
 // compilation_info, with workgroups of 128 columns and the first of 32, 16, 8 rows that
 // divides the matmul's; a float64 one gets register tiles 8x16 and workgroups of 64
-// columns, and its readers read it through a flow.tensor.clone. A transposed operand is
+// columns, and its readers read it through a flow.tensor.clone; a batch matmul the same
+// with one batch element per workgroup. A transposed operand is
 // copied through a flow.tensor.clone when the matmul does at least 512 flops per element
 // copied, and the matmul is tiled; otherwise, as for few columns, few reduction steps or
 // rows not a multiple of 8, the matmul keeps IREE's choice. Running it twice changes
@@ -20,6 +21,8 @@
 // CHECK-DAG:   #[[SETTING8:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG8]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[CONFIG64:.*]] = #iree_cpu.lowering_config<distribution = [32, 64, 0], vector_common_parallel = [8, 16, 0], vector_reduction = [0, 0, 1]>
 // CHECK-DAG:   #[[SETTING64:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG64]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[CONFIGB:.*]] = #iree_cpu.lowering_config<distribution = [1, 32, 64, 0], vector_common_parallel = [1, 8, 16, 0], vector_reduction = [0, 0, 0, 1]>
+// CHECK-DAG:   #[[SETTINGB:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIGB]], translation_info = #[[PIPELINE]]>
 
 // CHECK-LABEL: func.func @layer
 // CHECK:         linalg.matmul {compilation_info = #[[SETTING32]]} ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x512xf32>)
@@ -76,6 +79,17 @@ func.func @float64_layer(%x: tensor<64x784xf64>, %w: tensor<784x512xf64>, %b: te
     linalg.yield %v : f64
   } -> tensor<64x512xf64>
   return %s : tensor<64x512xf64>
+}
+
+// A float64 batch matmul: one batch element a workgroup.
+// CHECK-LABEL: func.func @float64_batch
+// CHECK:         linalg.batch_matmul {compilation_info = #[[SETTINGB]]}
+func.func @float64_batch(%a: tensor<8x256x256xf64>, %b: tensor<8x256x256xf64>) -> tensor<8x256x256xf64> {
+  %c = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<8x256x256xf64>
+  %f = linalg.fill ins(%c : f64) outs(%e : tensor<8x256x256xf64>) -> tensor<8x256x256xf64>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<8x256x256xf64>, tensor<8x256x256xf64>) outs(%f : tensor<8x256x256xf64>) -> tensor<8x256x256xf64>
+  return %r : tensor<8x256x256xf64>
 }
 
 // CHECK-LABEL: func.func @kept
