@@ -1,5 +1,5 @@
-"""aotc-tile-matmuls: float32 matmuls carry the tile sizes that run them fastest on
-AMD Zen 5.
+"""aotc-tile-matmuls: float32 and float64 matmuls and batch matmuls carry the tile sizes
+that run them fastest on AMD Zen 5.
 
 IREE 3.13 picks, for a float32 ``linalg.matmul`` on such a CPU
 (``--iree-llvmcpu-target-cpu=host`` on an AMD Zen 5), workgroups of 32x64 or 64x64
@@ -12,8 +12,11 @@ whose rows do not divide the matmul's ran 3-4x slower than IREE's choice, so the
 the first of ``WORKGROUP_ROWS`` that divides them, and a matmul whose rows are not a
 multiple of 8 keeps IREE's choice ([100, 784] @ [784, 512]: 790 us, 1.29-1.80 ms with
 8-32 rows). This pass attaches the setting as the op's ``compilation_info`` (IREE's per-op
-override) to every float32 matmul of at least ``MIN_DEPTH`` reduction steps and
-``MIN_COLUMNS`` columns.
+override) to every float32 or float64 ``linalg.matmul`` and ``linalg.batch_matmul`` (one
+batch element per workgroup) of at least ``MIN_DEPTH`` reduction steps and
+``MIN_COLUMNS`` columns. float64 gets its own tiles (``TILES``), and its results reach
+their readers through a clone (``SEPARATED_RESULTS``); a module whose contractions it all
+tiles is compiled without data tiling (``tiles_every_contraction``).
 
 A transposed operand (the backward pass's ``d @ W.T`` and ``x.T @ d``) is one IREE fuses
 into the matmul, where a K step of 1 ran 3-20x slower than IREE's choice. Where the
@@ -22,9 +25,9 @@ copies the transposed operand through a ``flow.tensor.clone`` (IREE forms no dis
 across it, and it elides the copy itself afterwards) and tiles the matmul; otherwise the
 matmul keeps IREE's choice.
 
-The compiler runs it for one CPU target of AMD Zen 5 (``targets.tiles_matmuls``), without
-data tiling (``build.finish_module``); a module IREE cannot compile with it is compiled
-again without (``compiler.compile_bytecode``, ``without_tile_settings``).
+The compiler runs it for one CPU target of AMD Zen 5 (``targets.tiles_matmuls``), on
+modules without data tiling (``build.finish_module``); a module IREE cannot compile with
+it is compiled again without (``compiler.compile_bytecode``, ``without_tile_settings``).
 
 Invariants: values are unchanged (only code generation differs); a matmul that carries a
 setting keeps it, so running the pass twice changes nothing more.
