@@ -539,7 +539,7 @@ def _cpu_level(target: Target) -> str:
 
 
 def tiles_matmuls(target: Target) -> bool:
-    """Whether float32 matmuls get aotc-tile-matmuls' tile settings: a single
+    """Whether float32 and float64 matmuls get aotc-tile-matmuls' tile settings: a single
     CPU target for AMD Zen 5 (``host`` code on one, CPU family 26, or ``znver5``), where
     they were measured; other CPUs keep IREE's choice."""
     if not (target.is_cpu and not target.parts and _architecture(target) == "x86_64"):

@@ -181,6 +181,28 @@ def splat_constant(op) -> bool:
     return "dense<" in text and "__elided__" not in text
 
 
+def constant_index(value) -> int | None:
+    """The integer an ``arith.constant`` gives ``value``, else None."""
+    from aotc._mlir import ir
+
+    if isinstance(value, ir.OpResult) and as_op(value.owner).name == "arith.constant":
+        attr = as_op(value.owner).attributes["value"]
+        if isinstance(attr, ir.IntegerAttr):
+            return ir.IntegerAttr(attr).value
+    return None
+
+
+def within(op, ancestor) -> bool:
+    """``op`` is nested in ``ancestor``'s regions (at any depth)."""
+    ancestor = as_op(ancestor)
+    parent = op.parent
+    while parent is not None:
+        if as_op(parent) == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
 def separated(value):
     """``value`` through a ``flow.tensor.clone``, at the current insertion point: IREE
     forms no dispatch across it (so the producer is not fused into the reader) and elides

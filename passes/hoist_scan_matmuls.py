@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, collect_ops, element_bytes, register
+from .base import (ModulePass, as_op, collect_ops, constant_index, element_bytes, register,
+                   within)
 
 # The hoisted product lives through the loop: a sequence's products up to this size are
 # hoisted (a judgement, not a measurement: 16 MiB is 4096 steps of a batch of 8 and a
@@ -30,29 +31,13 @@ from .base import ModulePass, as_op, collect_ops, element_bytes, register
 MAX_HOISTED_BYTES = 16 << 20
 
 
-def _constant_index(value) -> int | None:
-    from aotc._mlir import ir
-
-    if isinstance(value, ir.OpResult) and as_op(value.owner).name == "arith.constant":
-        attr = as_op(value.owner).attributes["value"]
-        if isinstance(attr, ir.IntegerAttr):
-            return ir.IntegerAttr(attr).value
-    return None
-
-
 def _outside(value, loop) -> bool:
     """``value`` is defined outside ``loop`` (an argument of an enclosing block or the
     result of an op that is not inside the loop)."""
     from aotc._mlir import ir
 
-    owner = value.owner if isinstance(value, ir.OpResult) else value.owner.owner
-    op = as_op(owner)
-    while op is not None:
-        if op == loop:
-            return False
-        parent = op.parent
-        op = as_op(parent) if parent is not None else None
-    return True
+    owner = as_op(value.owner if isinstance(value, ir.OpResult) else value.owner.owner)
+    return owner != loop and not within(owner, loop)
 
 
 def _plan(op):
@@ -77,7 +62,7 @@ def _plan(op):
     if (rank != 3 or dynamic != [index] or static[1:] != [0] * (rank - 1)
             or sizes != [1, *shape[1:]] or strides != [1] * rank):
         return None
-    bounds = [_constant_index(v) for v in list(loop.operands)[:3]]
+    bounds = [constant_index(v) for v in list(loop.operands)[:3]]
     if bounds != [0, shape[0], 1] or not all(_outside(v, loop) for v in (source, rhs)):
         return None
     if (not isinstance(acc, ir.OpResult) or as_op(acc.owner).name != "linalg.fill"

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, loop_ranges, register
+from .base import ModulePass, as_op, loop_ranges, register, within
 from .donation.function import donated_pairs, insert_barrier
 from .drop_carry_barriers import CARRY_BARRIER
 from .materialize_constants import runtime_copy
@@ -305,7 +305,7 @@ def _clone_captured_placeholders(loop, region) -> None:
             placeholder = owner.name == "tensor.empty" or (
                 owner.name == "arith.constant"
                 and not isinstance(value.type, ir.ShapedType))
-            if placeholder and not _within(owner, region):
+            if placeholder and not within(owner, region):
                 if owner not in captured:
                     captured[owner] = owner.clone(ir.InsertionPoint(loop))
                     # (a constant the folder merged from many lines has no line: the
@@ -315,15 +315,6 @@ def _clone_captured_placeholders(loop, region) -> None:
         return ir.WalkResult.ADVANCE
 
     loop.walk(visit)
-
-
-def _within(op, ancestor) -> bool:
-    parent = op.parent
-    while parent is not None:
-        if parent == ancestor:
-            return True
-        parent = parent.parent
-    return False
 
 
 def _prepare_body(loop) -> None:

@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass
 
 from .base import ModulePass, as_op, collect_ops, register, separate_readers, separated
-from .opset import MATMUL_RANKS
+from .opset import CONTRACTION_OPS, MATMUL_RANKS
 
 # The smallest matmul that gets a setting: below these, IREE's choice ran as fast.
 MIN_DEPTH = 64
@@ -75,13 +75,17 @@ def setting(rows: int, element: str = "f32", batched: bool = False) -> str:
     rows (a multiple of 8); ``batched``: a batch_matmul, one batch element a workgroup."""
     tile = next(t for t in WORKGROUP_ROWS if rows % t == 0)
     columns, (vector_rows, vector_columns) = TILES[element]
-    lead = "1, " if batched else ""
-    zero = "0, " if batched else ""
+    batch = [1] if batched else []  # one batch element per workgroup and register tile
+
+    def sizes(values):
+        return ", ".join(str(v) for v in values)
+
     return ("#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
-            f"distribution = [{lead}{tile}, {columns}, 0], vector_common_parallel = "
-            f"[{lead}{vector_rows}, {vector_columns}, 0], vector_reduction = "
-            f"[{zero}0, 0, 1]>, translation_info = #iree_codegen.translation_info<"
-            "pipeline = #iree_cpu.pipeline<DoubleTilingExpert>" ">>")  # (not a doctest prompt)
+            f"distribution = [{sizes(batch + [tile, columns, 0])}], vector_common_parallel = "
+            f"[{sizes(batch + [vector_rows, vector_columns, 0])}], vector_reduction = "
+            f"[{sizes([0] * len(batch) + [0, 0, 1])}]>, translation_info = "
+            "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>"
+            ">>")
 
 
 ATTRIBUTE = "compilation_info"
@@ -121,8 +125,6 @@ def _plan(op):
 def tiles_every_contraction(module) -> bool:
     """Every contraction of ``module`` is a matmul this pass gives a setting (the compiler
     then compiles a float64 module with these tiles instead of data tiling)."""
-    from .opset import CONTRACTION_OPS
-
     found = collect_ops(module, lambda o: as_op(o).name in CONTRACTION_OPS or None)
     return bool(found) and all(_plan(as_op(op)) for op, _ in found)
 
@@ -130,7 +132,7 @@ def tiles_every_contraction(module) -> bool:
 @register
 @dataclass(frozen=True)
 class TileMatmuls(ModulePass):
-    """Register and workgroup tiles for float32 matmuls (module docstring)."""
+    """Register and workgroup tiles for float32 and float64 matmuls (module docstring)."""
 
     name = "aotc-tile-matmuls"
 

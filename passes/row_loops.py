@@ -15,7 +15,8 @@ from __future__ import annotations
 import itertools
 import math
 
-from .base import all_parallel, as_op, element_bytes, indexing_maps, operand_segments
+from .base import (all_parallel, as_op, element_bytes, indexing_maps, operand_segments,
+                   within)
 from .opset import CARRIES_AT
 from .scalarize import fused, scalarizable, underneath
 
@@ -150,13 +151,7 @@ def _initial_value_unread(carry) -> bool:
     if loop.name != "scf.for":
         return False
     init = list(loop.operands)[CARRIES_AT[loop.name] + carry.arg_number - 1]
-    for use in init.uses:
-        parent = as_op(use.owner)
-        while parent is not None:
-            if parent == loop and as_op(use.owner) != loop:
-                return False
-            parent = as_op(parent.parent) if parent.parent is not None else None
-    return True
+    return not any(within(as_op(use.owner), loop) for use in init.uses)
 
 
 def _identity(m) -> bool:

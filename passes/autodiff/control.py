@@ -20,7 +20,7 @@ entered with and sweeps it backward (``core.sweep``).
 
 from __future__ import annotations
 
-from ..base import as_op
+from ..base import as_op, constant_index
 from .core import (Adjoint, add_tensors, clone_block, differentiable, reads, region_reads, rule,
                    sweep, zeros)
 from .tensor import extract_slice, insert_slice
@@ -59,15 +59,6 @@ def _if(ad: Adjoint, op, adjoints: list) -> None:
         ad.add(v, g)
 
 
-def _constant_index(value):
-    from aotc._mlir import ir
-
-    owner = value.owner if isinstance(value, ir.OpResult) else None
-    if owner is None or as_op(owner).name != "arith.constant":
-        return None
-    return ir.IntegerAttr(as_op(owner).attributes["value"]).value
-
-
 def _only_written_into(arg, body) -> bool:
     """Whether the body uses ``arg`` only as the destination of ``tensor.insert_slice``
     (scan's stacked outputs): its adjoint needs none of its values."""
@@ -84,7 +75,7 @@ def _only_written_into(arg, body) -> bool:
 def _for(ad: Adjoint, op, adjoints: list) -> None:
     from aotc._mlir import arith, ir, scf
 
-    lower, upper, step = (_constant_index(v) for v in list(op.operands)[:3])
+    lower, upper, step = (constant_index(v) for v in list(op.operands)[:3])
     if None in (lower, upper, step):
         ad.refuse(op, "a loop whose bounds are traced values (lax.fori_loop with traced "
                       "bounds becomes a while loop) cannot be reversed: its trip count is "

@@ -59,7 +59,6 @@ def recorded_residual_bytes(module, name: str) -> int:
         fn.attributes else 0
 
 
-
 @register
 @dataclass(frozen=True)
 class Vjp(DerivativePass):

@@ -8,6 +8,7 @@ exists (a matmul with a batched left operand folds the batch into its rows).
 
 from __future__ import annotations
 
+from ..base import indexing_maps
 from ..opset import MULTIPLY_ADD
 from .core import Batched, Batcher, as_op, from_lane, lane_generic, rule
 
@@ -64,7 +65,7 @@ def _as_matmul(op):
     time as a generic)."""
     from aotc._mlir import ir, linalg
 
-    maps = [str(ir.AffineMapAttr(m).value) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = [str(m) for m in indexing_maps(op)]
     if (maps != list(_MATMUL_MAPS) or len(op.operands) != 3 or len(op.results) != 1
             or not _multiplies_inputs(op.regions[0].blocks[0])):
         return None

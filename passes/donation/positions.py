@@ -19,8 +19,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .. import opset
+from ..base import constant_index
 from ..opset import OFFSETS_AT
-from .function import defining_op
 
 _DYNAMIC = -(2 ** 63)  # ShapedType.get_dynamic_size() / kDynamic in static_offsets
 
@@ -71,16 +71,6 @@ def plus(*parts):
     return RuntimeCoord(const, frozenset(terms.items())) if terms else const
 
 
-def _constant_index(value) -> int | None:
-    from aotc._mlir import ir
-
-    op = defining_op(value)
-    if (op is not None and op.name == "arith.constant"
-            and isinstance(op.attributes["value"], ir.IntegerAttr)):
-        return ir.IntegerAttr(op.attributes["value"]).value
-    return None
-
-
 def slice_offsets(op) -> list | None:
     """The offsets of a unit-stride ``tensor.extract_slice``/``insert_slice``: ints, and
     ``index`` values where they are computed at run time; None for other strides."""
@@ -96,7 +86,7 @@ def slice_offsets(op) -> list | None:
             offsets.append(v)
             continue
         value = next(dynamic)
-        known = _constant_index(value)
+        known = constant_index(value)
         offsets.append(value if known is None else known)
     return offsets
 
