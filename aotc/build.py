@@ -31,6 +31,7 @@ from .passes import (
     IsolateMatmuls,
     PassError,
     KeepUnusedKernelResults,
+    RootKernelsForGpu,
     SeparateReturnedUpdates,
     ShieldReductions,
     ShieldStridedSlices,
@@ -82,8 +83,10 @@ def trace_into(
                     f"size."
                 )
     trace = Trace(binder.fn_name, module)
-    # IREE's GPU code generation cannot compile aotc's sequential kernels (ops/sequential.py).
-    trace.sequential_kernels = target.is_cpu
+    # A sequential kernel (ops/sequential.py) compiles for CPUs as it is and for GPUs with
+    # aotc-root-kernels-for-gpu's root, which would break the CPU code of a module
+    # serving both.
+    trace.sequential_kernels = target.is_cpu or not any(t.family.is_cpu for t in target.targets)
     traced = trace_function(
         binder.fn, name, signature.args_tree, [_unnamed_dims(a) for a in signature.avals],
         lambda leaves: binder.rebuild(signature, leaves), trace,
@@ -170,8 +173,11 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     # Transcendentals computed once where IREE would compute them in each reader (measured
     # on CPUs only); before the loops, whose dispatches drop such separations.
     sharing = [ShareDearValues()] if target.is_cpu else []
+    # GPU code generation compiles a sequential kernel only with a structured root.
+    roots = [] if target.is_cpu else [RootKernelsForGpu()]
     run_pipeline(module, [FuseSiblings(reductions=False, returned=True), KeepUnusedKernelResults(),
-                          CopySharedDestinations(), MaterializeConstants(), *sharing, *loops])
+                          CopySharedDestinations(), MaterializeConstants(), *sharing, *loops,
+                          *roots])
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

@@ -22,6 +22,7 @@ MODULES = (
     "aotc.ops.shape",
     "aotc.ops.creation",
     "aotc.ops.indexing",
+    "aotc.ops.dynamic_slicing",
     "aotc.ops.selection",
     "aotc.ops.updates",
     "aotc.ops.sorting",

@@ -197,7 +197,9 @@ def _cuda(sm: str, gpus: str, from_sm80: str | None = None) -> Target:
                  (SM80_SIZES, "max_workgroup_sizes = [1024, 1024, 64]"))
     flags = ("--iree-hal-target-device=cuda", f"--iree-cuda-target={'sm_80' if from_sm80 else sm}")
     return Target(f"cuda:{sm}", flags, f"NVIDIA {gpus}",
-                  attribute_edits=edits)
+                  attribute_edits=edits,
+                  # its code generation crashes on reductions IREE fuses from complex values
+                  passes=("aotc-separate-complex-parts",))
 
 
 TARGETS: dict[str, Target] = {
@@ -241,7 +243,9 @@ TARGETS: dict[str, Target] = {
             # IREE emulates 8/16-bit integers there in 32-bit words: without unsigned
             # division, shifts or comparisons, with a wrong uint8 max (aotc computes those
             # on i32), and reading a partial last word of an argument as 0 (refused).
-            passes=("aotc-widen-narrow-ints", "aotc-check-narrow-arguments"),
+            # Its SPIR-V code has no select of complex scalars.
+            passes=("aotc-widen-narrow-ints", "aotc-check-narrow-arguments",
+                    "aotc-split-complex-selects"),
         ),
         _cuda("sm_80", "A100, A30 (Ampere), and every later GPU"),
         _cuda("sm_86", "RTX 30xx, A10, A40 (Ampere)"),

@@ -30,6 +30,9 @@ from .isolate_matmuls import IsolateMatmuls
 from .loops_in_dispatch import LoopsInDispatch
 from .matmul_tiles import TileMatmuls
 from .kernel_barriers import KeepUnusedKernelResults
+from .kernel_roots import RootKernelsForGpu
+from .split_complex_selects import SplitComplexSelects
+from .separate_complex_parts import SeparateComplexParts
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
@@ -44,7 +47,8 @@ __all__ = [
     "ShieldReductions", "ShieldStridedSlices", "SplitBoolBroadcasts",
     "GuardKnownNans", "FoldToArguments", "DropCarryBarriers", "HoistScanMatmuls",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
-    "KeepUnusedKernelResults", "TileMatmuls", "ShareDearValues",
+    "KeepUnusedKernelResults", "RootKernelsForGpu", "SplitComplexSelects",
+    "SeparateComplexParts", "TileMatmuls", "ShareDearValues",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

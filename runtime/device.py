@@ -12,12 +12,12 @@ import os
 import shlex
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import iree.runtime as rt
 
 from . import allocator as _allocator
-from .errors import DeviceError
+from .errors import DeviceError, DeviceLimitError
 from .ledger import Ledger, driver_statistics
 from .metadata import FunctionMetadata
 from .targets import gpu_driver, runs_on_host_cpu, split_targets
@@ -41,6 +41,12 @@ TASK_WORKER_GROUPS_MAX = 16
 HOST_DRIVERS = ("local-sync", "local-task")
 
 # DLPack device type codes (dlpack.h) by driver.
+# GPU drivers that stop a shader invocation after this many loop iterations in all, by a
+# substring of the device's name: Mesa's llvmpipe (lavapipe, the software Vulkan driver)
+# counts every loop of a shader against one limiter (LP_MAX_TGSI_LOOP_ITERATIONS) and
+# then leaves the loops, so a factorization kernel past it returns partial results.
+SHADER_LOOP_LIMITS = {"llvmpipe": 65535}
+
 _DLPACK_DEVICE_TYPES = {"local-sync": 1, "local-task": 1, "cuda": 2, "vulkan": 7, "hip": 10}
 
 _lock = threading.RLock()
@@ -58,10 +64,15 @@ class Device:
       hal: IREE's ``HalDevice``.
     """
 
-    def __init__(self, uri: str, driver: str, hal: rt.HalDevice) -> None:
+    def __init__(self, uri: str, driver: str, hal: rt.HalDevice,
+                 name: str | None = None) -> None:
         self.uri = uri
         self.driver = driver
         self.hal = hal
+        self.name = name  # the driver's name for the device, where it gives one
+        # The loop iterations a shader may make before the driver cuts it short, if any.
+        self.shader_loop_limit = next(
+            (limit for part, limit in SHADER_LOOP_LIMITS.items() if name and part in name), None)
         # Memory: how freed buffers are reused ("caching", "pool", "none"), the runtime's
         # own pool where IREE's caching allocator cannot be used, and the ledger behind
         # memory_stats (see allocator.py, ledger.py).
@@ -188,7 +199,37 @@ def _create(uri: str) -> Device:
             f"({e}). Install the driver's runtime library or pick another device, e.g. "
             f"'local-task'"
         ) from e
-    return Device(uri, driver_name, hal)
+    return Device(uri, driver_name, hal, _device_name(driver, uri))
+
+
+def shader_loop_refusal(meta: FunctionMetadata, device: Device) -> Callable | None:
+    """A ``call_flat`` that raises ``DeviceLimitError`` where ``device`` would cut the
+    function short (its kernels may make more loop iterations than the driver lets a
+    shader make: ``SHADER_LOOP_LIMITS``), or None where it runs the function whole."""
+    limit, trips = device.shader_loop_limit, meta.kernel_loop_trips
+    if limit is None or 0 <= trips <= limit:
+        return None
+    made = "an unknown number of" if trips < 0 else f"up to {trips}"
+    message = (f"{meta.name}(): its factorization kernels make {made} loop iterations per "
+               f"dispatch, and {device.name} stops a shader after {limit}: the results would "
+               f"be wrong. Run it on a hardware GPU or a CPU target (export for 'cpu'), or "
+               f"factor smaller matrices")
+
+    def call_flat(args):
+        raise DeviceLimitError(message)
+    return call_flat
+
+
+def _device_name(driver: rt.HalDriver, uri: str) -> str | None:
+    """The name the driver gives the device ``uri`` opens (its first device, or the one
+    a ``driver://N`` URI numbers), or None where the driver lists none."""
+    path = uri.split("://", 1)[1] if "://" in uri else ""
+    try:
+        devices = driver.query_available_devices()
+    except (ValueError, RuntimeError):
+        return None
+    index = int(path) if path.isdigit() else 0
+    return devices[index].get("name") if index < len(devices) else None
 
 
 def allocator_specs(driver: str) -> list[str] | None:

@@ -91,6 +91,13 @@ class InvocationError(CallError, RuntimeError):
     text). Usually an argument the metadata could not check, or an out-of-memory."""
 
 
+class DeviceLimitError(CallError, RuntimeError):
+    """The device would cut the function short and return wrong values: Mesa's software
+    Vulkan driver (lavapipe) stops each shader after 65535 loop iterations, fewer than a
+    large factorization's kernel makes. Fix: run it on a hardware GPU or a CPU target, or
+    factor smaller matrices."""
+
+
 class OutOfMemoryError(CallError, MemoryError):
     """A device allocation failed, or would exceed the device's budget
     (``AOTC_PREALLOCATE`` / ``configure_reuse(preallocate=...)``). The message gives the

@@ -32,6 +32,7 @@ from .array import (
     mark_shared,
     tracked,
 )
+from .device import shader_loop_refusal
 from .errors import ArgumentError, DeviceMismatchError, InvocationError
 from .integrity import check_result, result_checks
 from .ledger import out_of_memory
@@ -102,6 +103,9 @@ class Function:
         )
         if metadata.mutated:
             self.call_flat = _writing_back(metadata, self.call_flat)  # type: ignore[method-assign]
+        refused = shader_loop_refusal(metadata, self._device)  # calls that would be cut short
+        if refused is not None:
+            self.call_flat = refused  # type: ignore[method-assign]
         if self._device.ledger.limit is not None:
             # A preallocation budget: reserve this function's argument and result buffers
             # in the reuse cache now, so its first calls take no memory from the system.

@@ -68,6 +68,12 @@ class FunctionMetadata:
     # ``OverflowError`` for an int out of one's range and warns for a float that
     # overflows one. Left out of the record when empty.
     weak_casts: dict[str, list[str]] = field(default_factory=dict)
+    # GPU targets: the most loop iterations one dispatch of the function's sequential
+    # kernels (the factorizations' scalar steps) makes, over all its loops (-1: not known
+    # at compile time). A driver that cuts shaders short refuses the function when it may
+    # exceed the driver's limit (``device.shader_loop_limit``). Left out of the record
+    # when 0.
+    kernel_loop_trips: int = 0
 
     @property
     def signature(self) -> str:
@@ -92,7 +98,7 @@ class FunctionMetadata:
     def to_json(self) -> str:
         data = asdict(self)
         # Records without them read as before, by older runtimes too.
-        for name in ("weak_casts", "residual_bytes"):
+        for name in ("weak_casts", "residual_bytes", "kernel_loop_trips"):
             if not data[name]:
                 del data[name]
         data["schema"] = SCHEMA_VERSION

@@ -41,6 +41,11 @@ def _number(path: str, value: Any) -> None:
         raise _fail(path, "a number >= 0", value)
 
 
+def _trips(path: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+        raise _fail(path, "an integer >= -1 (-1: unknown)", value)
+
+
 def _index(path: str, value: Any, count: int, of: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < count:
         raise _fail(path, f"an index of the {count} {of}", value)
@@ -116,6 +121,7 @@ FIELDS: dict[str, tuple[Any, bool]] = {
     "work_estimate": (_number, False),
     "op_estimate": (_number, False),
     "residual_bytes": (_number, False),
+    "kernel_loop_trips": (_trips, False),
     "static_args": (None, False),
     "donated": (None, False),
     "aliases": (None, False),

@@ -1,5 +1,5 @@
 """Advanced indexing with numpy's semantics, ``take``, ``take_along_axis``, ``nonzero``
-and friends, and ``aotc.lax.dynamic_slice``.
+and friends (``aotc.lax.dynamic_slice`` is in ``dynamic_slicing.py``).
 
 How ``x[index]`` lowers, by what the index holds:
 
@@ -37,13 +37,13 @@ from ..lowering import (add_work, drop_broadcast_dims, empty, extract_slice, gat
                         generic, parallel, strided_index, wrap)
 from . import elementwise as ew
 from . import shape as shape_ops
-from .arguments import as_tracer, broadcast_result_shape, normalize_axis
+from .arguments import as_tracer, broadcast_result_shape
 from .scalar import cmpi, select
 
 EXPORTS: dict[str, list[str]] = {
     "methods": [],
     "numpy": [],
-    "lax": ["dynamic_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim"],
+    "lax": [],
     "nn": [],
 }
 
@@ -405,7 +405,11 @@ def gather(x: Tracer, items: Sequence[Item], mode: str = "clamp", fill_value=Non
     valid = None
     inputs, sources = [], []  # sources[axis]: how the body computes the index into x
     for k, it in enumerate(items):
-        if isinstance(it, (Array, ScalarIndex)):
+        along = _arange_dim(it, x.shape) if isinstance(it, Array) else None
+        if along is not None:  # take_along_axis's other axes: IREE's Vulkan code read them
+            # wrong as an input from a column slice 16 or 32 wide (and each is a load)
+            sources.append(("loop", lay.adv_dims(it.value.shape)[along], 0, 1))
+        elif isinstance(it, (Array, ScalarIndex)):
             n = x.shape[it.axis]
             raw = it.value
             index = normalized(raw, n, "clamp" if mode == "fill" else mode)
@@ -441,6 +445,16 @@ def gather(x: Tracer, items: Sequence[Item], mode: str = "clamp", fill_value=Non
             else np.asarray(fill_value, x.dtype)
         out = ew.elementwise_where(place_axes(valid, lay.adv_dims(valid.shape), rank), out, fill)
     return out
+
+
+def _arange_dim(item: Array, shape: Sequence[int]) -> int | None:
+    """The dimension along which ``item``'s static index array is ``arange`` over its
+    whole axis (size 1 elsewhere), or None."""
+    value, n = item.value, shape[item.axis]
+    long = [d for d, size in enumerate(np.shape(value)) if size != 1]
+    if not isinstance(value, np.ndarray) or len(long) != 1 or value.shape[long[0]] != n or n < 2:
+        return None
+    return long[0] if np.array_equal(value.reshape(-1), np.arange(n)) else None
 
 
 def getitem(x: Tracer, index) -> Tracer:
@@ -506,87 +520,3 @@ def slice_at(x: Tracer, starts, sizes) -> Tracer:
     if at_origin and tuple(sizes) == x.shape:
         return x
     return wrap(extract_slice(x.value, x.shape, starts, sizes, None, x.dtype), sizes, x.dtype)
-
-
-def _start_list(start_indices, ndim: int, where: str) -> list:
-    if isinstance(start_indices, Tracer):
-        if start_indices.ndim != 1:
-            raise TracingError(f"{where}: start_indices must be a sequence or a 1-d array, "
-                               f"got a traced array of shape {start_indices.shape}")
-        starts = [start_indices[i] for i in range(start_indices.shape[0])]
-    else:
-        starts = list(np.asarray(start_indices).tolist()) if isinstance(start_indices, np.ndarray) \
-            else list(start_indices)
-    if len(starts) != ndim:
-        raise TracingError(
-            f"{where}: expected one start index per operand dimension ({ndim}), got "
-            f"{len(starts)}"
-        )
-    for s in starts:
-        if isinstance(s, Tracer) and (s.ndim or dtypes.kind(s.dtype) not in ("int", "uint")):
-            raise TracingError(f"{where}: start indices must be integer scalars, got a traced "
-                               f"{s.dtype.name}{list(s.shape)}")
-    return starts
-
-
-def dynamic_starts(operand: Tracer, start_indices, sizes, where: str,
-                   allow_negative_indices=True) -> list:
-    """Validated, clamped starts for a slice of ``sizes`` (jax.lax's dynamic slicing)."""
-    starts = _start_list(start_indices, operand.ndim, where)
-    for d, (n, size) in enumerate(zip(operand.shape, sizes)):
-        if not 0 <= size <= n:
-            raise TracingError(
-                f"{where}: slice size {size} along dimension {d} does not fit the operand's "
-                f"size {n} (operand shape {operand.shape}, sizes {tuple(sizes)})"
-            )
-    return clamped_starts(operand.shape, starts, sizes, bool(allow_negative_indices))
-
-
-def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True) -> Tracer:
-    """jax.lax.dynamic_slice: ``operand[s0:s0+k0, s1:s1+k1, ...]`` with traced starts.
-
-    Starts are clamped so the slice fits (a start past the end reads the last
-    ``slice_sizes`` elements); negative starts count from the end first.
-
-    >>> rows = aotc.jit(lambda x, i: aotc.lax.dynamic_slice(x, (i, 0), (2, x.shape[1])))
-    >>> x = np.arange(6, dtype=np.int32).reshape(3, 2)
-    >>> rows(x, np.int32(1))        # rows i, i+1
-    Array([[2, 3],
-           [4, 5]], dtype=int32)
-    >>> rows(x, np.int32(5))        # clamped: the last two rows
-    Array([[2, 3],
-           [4, 5]], dtype=int32)
-    """
-    x = as_tracer(operand, "dynamic_slice operand")
-    sizes = [int(s) for s in slice_sizes]
-    if len(sizes) != x.ndim:
-        raise TracingError(f"dynamic_slice: expected {x.ndim} slice sizes, got {tuple(sizes)}")
-    starts = dynamic_starts(x, start_indices, sizes, "dynamic_slice", allow_negative_indices)
-    return slice_at(x, starts, sizes)
-
-
-def in_dim(operand, index, axis: int, where: str) -> tuple[Tracer, int, list]:
-    """(operand, axis, start indices) for the ``*_in_dim`` forms: ``index`` on ``axis``."""
-    x = as_tracer(operand, f"{where} operand")
-    ax = normalize_axis(axis, x.ndim, where)
-    starts = [0] * x.ndim
-    starts[ax] = index
-    return x, ax, starts
-
-
-def dynamic_slice_in_dim(operand, start_index, slice_size: int, axis: int = 0, *,
-                         allow_negative_indices=True) -> Tracer:
-    """jax.lax.dynamic_slice_in_dim: ``slice_size`` elements from ``start_index`` on ``axis``."""
-    x, ax, starts = in_dim(operand, start_index, axis, "dynamic_slice_in_dim")
-    sizes = list(x.shape)
-    sizes[ax] = int(slice_size)
-    return dynamic_slice(x, starts, sizes, allow_negative_indices=allow_negative_indices)
-
-
-def dynamic_index_in_dim(operand, index, axis: int = 0, keepdims: bool = True, *,
-                         allow_negative_indices=True) -> Tracer:
-    """jax.lax.dynamic_index_in_dim: element ``index`` of ``axis`` (kept as size 1 with
-    ``keepdims``)."""
-    x, ax, _ = in_dim(operand, index, axis, "dynamic_index_in_dim")
-    out = dynamic_slice_in_dim(x, index, 1, ax, allow_negative_indices=allow_negative_indices)
-    return out if keepdims else shape_ops.squeeze(out, ax)

@@ -23,10 +23,10 @@ from __future__ import annotations
 from ..core import Tracer
 from .array_api import matrix_adjoint
 from .contraction import matmul
-from .creation import arange, eye, zeros
-from .selection import where
-from .shape import broadcast_to, concatenate, expand_dims
-from .triangular import BLOCK, kernel_results, once_per_scope, _split
+from .creation import eye, zeros
+from .shape import broadcast_to, concatenate
+from .matrix import tril, triu
+from .triangular import BLOCK, kernel_results, once_per_scope, unit_diagonal, _split
 
 # Q is accumulated over diagonal blocks of T this wide: the matmuls of each step have an
 # inner dimension this large, and the identity part they multiply stays small.
@@ -35,10 +35,7 @@ Q_BLOCK = 4 * BLOCK
 
 def reflectors(factors: Tracer) -> Tracer:
     """V (..., m, k): the unit lower trapezoid of ``factors`` (..., m, k), zeros above."""
-    m, k = factors.shape[-2:]
-    rows, cols = expand_dims(arange(m), -1), arange(k)
-    one = eye(m, k, dtype=factors.dtype)
-    return where(rows > cols, factors, one)
+    return unit_diagonal(tril(factors, -1))
 
 
 def apply_transposed(factors: Tracer, t: Tracer, x: Tracer) -> Tracer:
@@ -86,9 +83,7 @@ def qr(a: Tracer) -> tuple[Tracer, Tracer]:
 
 def upper(factors: Tracer, rows: int) -> Tracer:
     """R: the first ``rows`` rows of ``factors``, zeros below the diagonal."""
-    r = factors[..., :rows, :]
-    below = expand_dims(arange(rows), -1) > arange(r.shape[-1])
-    return where(below, zeros((), r.dtype), r)
+    return triu(factors[..., :rows, :])
 
 
 def _identity(rows: int, columns: int, batch: tuple, dtype) -> Tracer:

@@ -36,10 +36,10 @@ A non-positive pivot gives NaN (sqrt of a negative) or inf, which spread through
 rest of the factor, as JAX's cholesky does.
 
 IREE 3.13's SPIR-V and CUDA code generation cannot lower a dispatch without a structured
-root ("failed to legalize hal.interface.binding.subspan"); inlined into the function,
-the loops fail at run time (an out-of-range fill), and the same steps as loops of
-whole-matrix ops gave wrong results on Vulkan (lavapipe): a trace for a GPU target
-refuses the factorizations (``triangular._kernel``).
+root ("failed to legalize hal.interface.binding.subspan"): on GPU targets
+``aotc-root-kernels-for-gpu`` (``passes/kernel_roots.py``) gives each kernel one that runs
+it in one thread. A module for CPUs and GPUs together cannot have both forms, and
+refuses the factorizations (``triangular.kernel_results``).
 """
 
 from __future__ import annotations

@@ -30,14 +30,15 @@ import numpy as np
 from .. import dtypes, x64
 from ..core import Tracer, current_trace
 from ..errors import UnsupportedOpError
-from ..lowering import add_work, wrap
+from ..constants import scalar_constant
+from ..lowering import add_work, loop_index, wrap
 from . import elementwise as ew
 from . import sequential
+from .scalar import cmpi, select
 from .contraction import matmul
-from .creation import eye, zeros
+from .creation import zeros
 from .array_api import matrix_adjoint, matrix_transpose
 from .statistics import conjugate
-from .selection import where
 from .shape import concatenate, reshape
 
 # The leaf size: large enough that the matmuls above it run well, small enough that the
@@ -58,11 +59,11 @@ def kernel_results(name: str, a: Tracer, flops_per_problem: float,
     if not current_trace().sequential_kernels:
         raise UnsupportedOpError(
             "the factorizations (linalg.cholesky, solve, inv, det, slogdet, qr, eigh, svd, "
-            "solve_triangular, cho_solve, lu_factor, lu_solve) run on CPU targets only "
-            "(cpu, aarch64, riscv64): IREE 3.13 cannot compile their one-dispatch kernels "
-            "for Vulkan or CUDA, and the same steps as loops of whole-matrix ops give "
-            "wrong results on Vulkan. Factor on the host (or in a CPU artifact) and pass "
-            "the factor in")
+            "solve_triangular, cho_solve, lu_factor, lu_solve) compile for CPU targets or "
+            "for GPU targets, not for both in one artifact (such as 'cpu,vulkan'): their "
+            "kernels take a GPU "
+            "setting that CPU code generation rejects. Export one artifact for the CPU "
+            "targets and one for the GPU targets")
     problem = a.shape[len(a.shape) - sequential.PROBLEM_RANK[name]:]
     batch = a.shape[:len(a.shape) - len(problem)]
     count = math.prod(batch)
@@ -107,8 +108,16 @@ def _tracers(values):
 
 def unit_diagonal(m: Tracer) -> Tracer:
     """The square matrices ``m`` (..., n, n) with ones on the diagonal (a unit triangular
-    factor stored with something else there: LU's L below U's diagonal)."""
-    return where(eye(m.shape[-1], dtype=bool), ew.astype(1, m.dtype), m)
+    factor stored with something else there: LU's L below U's diagonal). The diagonal is
+    found by comparing loop indices: a constant boolean mask (``eye``) took lavapipe's
+    shader compiler 48 s for a 32x32 one."""
+    rank = m.ndim
+
+    def body(value):
+        on_diagonal = cmpi("eq", loop_index(rank - 1), loop_index(rank - 2))
+        return select(on_diagonal, scalar_constant(1, m.dtype), value)
+
+    return ew.elementwise([m], [m.dtype], m.dtype, body, "unit_diagonal")
 
 
 def _split(n: int) -> int:

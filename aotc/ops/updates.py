@@ -33,6 +33,7 @@ from . import elementwise as ew
 from . import reductions as red
 from . import shape as shape_ops
 from .arguments import as_tracer
+from .dynamic_slicing import dynamic_starts, in_dim
 from .indexing import Array as IndexArray
 from .indexing import (
     Int,
@@ -41,11 +42,9 @@ from .indexing import (
     Slice,
     as_index_array,
     basic_index,
-    dynamic_starts,
     gather,
     getitem,
     getitem_items,
-    in_dim,
     in_range,
     is_advanced,
     layout,

@@ -203,7 +203,9 @@ def _rearrange(m, x, k):
 # ---- factorizations: blocked Cholesky, triangular solves, LU, QR, eigh, SVD -----------------
 # (sequential kernels; the results compared are the ones numpy defines without a sign
 # choice: solutions, determinants, R, eigenvalues and singular values; complex64 ones
-# from the same kernels' complex arithmetic)
+# from the same kernels' complex arithmetic). The eigenvalues and singular values are
+# of blocks small enough for lavapipe, which stops a shader after 65535 loop iterations:
+# counted with their 30 sweeps per eigenvalue, a 40x40 eigensolver could take more.
 
 def factorizations(a, b, z):
     identity = anp.eye(8, dtype=z.dtype)
@@ -223,8 +225,9 @@ def _real_factorizations(a, b):
             "solve_upper_t": ascipy_linalg.solve_triangular(factor.T, b, trans=1),
             "cho_solve": ascipy_linalg.cho_solve((factor, True), b),
             "lu_solve": anp.linalg.solve(a + b[:, :1], b), "det": anp.linalg.det(a[:8, :8]),
-            "qr_r": anp.linalg.qr(a + b[:, :1], mode="r"), "eigvalsh": anp.linalg.eigvalsh(a),
-            "svdvals": anp.linalg.svdvals(a + b[:, :1])}
+            "qr_r": anp.linalg.qr(a + b[:, :1], mode="r"),
+            "eigvalsh": anp.linalg.eigvalsh(a[:16, :16]),
+            "svdvals": anp.linalg.svdvals((a + b[:, :1])[:8, :8])}
 
 
 def factorizations_reference(a, b, z):
@@ -244,8 +247,8 @@ def _real_factorizations_reference(a, b):
     return {"cholesky": factor, "solve_lower": np.linalg.solve(factor, b),
             "solve_upper_t": np.linalg.solve(factor, b), "cho_solve": np.linalg.solve(a, b),
             "lu_solve": np.linalg.solve(general, b), "det": np.linalg.det(a[:8, :8]),
-            "qr_r": np.linalg.qr(general, mode="r"), "eigvalsh": np.linalg.eigvalsh(a),
-            "svdvals": np.linalg.svd(general, compute_uv=False)}
+            "qr_r": np.linalg.qr(general, mode="r"), "eigvalsh": np.linalg.eigvalsh(a[:16, :16]),
+            "svdvals": np.linalg.svd(general[:8, :8], compute_uv=False)}
 
 
 # ---- Fourier transforms: radix 4, 3 and 2 stages, Bluestein (17 points), real transforms ----

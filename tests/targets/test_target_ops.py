@@ -33,17 +33,21 @@ from aotc.targets import ELF_MACHINES
 RUN_HERE = "cpu,aarch64,vulkan"
 COMPILE_ONLY = "riscv64,cuda:sm_80"
 FAMILIES = list(PROGRAMS)
-# Families whose ops run on CPU targets only (a GPU target refuses them when tracing:
-# test_factorizations_are_refused_for_gpu_targets): exported without Vulkan and CUDA.
-CPU_ONLY = {"factorizations"}
+# Families whose GPU code comes in an artifact of its own (one serving CPUs and GPUs is
+# refused when tracing: test_factorizations_are_refused_for_mixed_targets).
+GPU_APART = {"factorizations"}
 
 
 def run_here_targets(family: str) -> str:
-    return "cpu,aarch64" if family in CPU_ONLY else RUN_HERE
+    return "cpu,aarch64" if family in GPU_APART else RUN_HERE
 
 
-def compile_only_targets(family: str) -> str:
-    return "riscv64" if family in CPU_ONLY else COMPILE_ONLY
+def vulkan_targets(family: str) -> str:
+    return "vulkan" if family in GPU_APART else RUN_HERE
+
+
+def compile_only_targets(family: str) -> tuple[str, ...]:
+    return ("riscv64", "cuda:sm_80") if family in GPU_APART else (COMPILE_ONLY,)
 
 # Random float draws that Vulkan computes with other roundings, and by how many float32
 # ulps they may differ from the CPU: normal's erf_inv takes log1p, which IREE's SPIR-V
@@ -133,9 +137,7 @@ def test_runs_on_the_cpu_and_matches_numpy(on_cpu, family):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_runs_on_vulkan_as_on_the_cpu(exported, on_cpu, vulkan, family):  # noqa: F811
-    if family in CPU_ONLY:
-        pytest.skip(f"{family} runs on CPU targets only (refused for Vulkan when tracing)")
-    got = run_here(exported(family, RUN_HERE), family, vulkan)
+    got = run_here(exported(family, vulkan_targets(family)), family, vulkan)
     where = f"{family} on Vulkan"
     check_against_numpy(family, got, where)
     check_against_cpu(family, got, on_cpu(family), where,
@@ -183,20 +185,23 @@ def _check_on_aarch64(built, family, on_cpu, aarch64, tmp_path):  # noqa: F811
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_compiles_for_riscv64_and_cuda(exported, family):
-    files = archive(exported(family, compile_only_targets(family)).vmfb)
+    files = {}
+    for targets in compile_only_targets(family):
+        files |= archive(exported(family, targets).vmfb)
     riscv = {n: elf_header(d) for n, d in files.items() if n.endswith("_embedded_elf_riscv_64.so")}
     cuda = [n for n in files if n.endswith("_cuda_nvptx_fb.fb")]
-    # every dispatch for both (CPU-only families: for riscv64 alone)
-    assert riscv and len(cuda) == (0 if family in CPU_ONLY else len(riscv)), sorted(files)
+    # every dispatch for both
+    assert riscv and len(cuda) == len(riscv), sorted(files)
     assert {machine for _, machine, _ in riscv.values()} == {ELF_MACHINES["riscv64"]}
 
 
 # ---- what Vulkan cannot do is refused when compiling ---------------------------------------
 
-@pytest.mark.parametrize("target", ["vulkan", "cuda:sm_80", "cpu,vulkan"])
-def test_factorizations_are_refused_for_gpu_targets(target):
+@pytest.mark.parametrize("target", ["cpu,vulkan", "aarch64,cuda:sm_80"])
+def test_factorizations_are_refused_for_mixed_targets(target):
     p = PROGRAMS["factorizations"]
-    with pytest.raises(aotc.UnsupportedOpError, match="run on CPU targets only"):
+    with pytest.raises(aotc.UnsupportedOpError,
+                       match="for CPU targets or for GPU targets, not for both in one artifact"):
         aotc.jit(p.fn, target=target).lower(*p.inputs)
 
 
