@@ -121,3 +121,43 @@ def test_complex_reductions_compile_for_cuda(name):
     lowered = aotc.jit(fn, target="cuda:sm_80").lower(arg)
     assert "flow.tensor.clone" in lowered.as_text()
     assert compile_bytecode(lowered.bytecode, lowered.flags, name)
+
+
+def _rest_of_linalg(m, a, b):
+    """The functions the op-family program leaves out, for numpy (``m`` = np) or aotc,
+    at sizes within lavapipe's limit; results defined without a sign choice."""
+    sign, logdet = m.linalg.slogdet(a)
+    w, v = m.linalg.eigh(a)
+    u, s, vt = m.linalg.svd(b, full_matrices=False)
+    return {"inv": m.linalg.inv(a), "slogdet": sign * logdet, "eigh_rebuilt": (v * w) @ v.T,
+            "svd_rebuilt": (u * s) @ vt, "lstsq": m.linalg.lstsq(b, a[:, :2], rcond=None)[0],
+            "pinv": m.linalg.pinv(b), "rank": m.linalg.matrix_rank(b),
+            "cond": m.linalg.cond(a), "power": m.linalg.matrix_power(a, 3),
+            "tensorsolve": m.linalg.tensorsolve(a, a[:, 0])}
+
+
+def test_the_rest_of_linalg_on_vulkan(vulkan):  # noqa: F811
+    a = _spd(8, 8)
+    b = RNG.standard_normal((8, 6)).astype(np.float32)
+    got = _on_vulkan(lambda a, b: _rest_of_linalg(anp, a, b), a, b)["_lambda_"](a, b)
+    want = _rest_of_linalg(np, a.astype(np.float64), b.astype(np.float64))
+    for name, value in want.items():
+        np.testing.assert_allclose(np.asarray(got[name]), value, rtol=1e-3, atol=1e-4,
+                                   err_msg=name)
+
+
+def test_scipy_factorizations_on_vulkan(vulkan):  # noqa: F811
+    a = _spd(8, 8)
+    b = RNG.standard_normal((8, 2)).astype(np.float32)
+
+    def scipy_names(a, b):
+        p, lower, upper = asl.lu(a)
+        factor = asl.cho_factor(a, lower=True)
+        return {"lu_rebuilt": p @ lower @ upper, "lu_solve": asl.lu_solve(asl.lu_factor(a), b),
+                "cho_solve": asl.cho_solve(factor, b)}
+
+    got = _on_vulkan(scipy_names, a, b).scipy_names(a, b)
+    np.testing.assert_allclose(np.asarray(got["lu_rebuilt"]), a, rtol=1e-5, atol=1e-5)
+    for name in ("lu_solve", "cho_solve"):
+        np.testing.assert_allclose(np.asarray(got[name]), np.linalg.solve(a, b), rtol=1e-4,
+                                   atol=1e-4, err_msg=name)
