@@ -35,7 +35,7 @@ from .selection import take_along_axis, where
 from .shape import broadcast_to, concatenate, expand_dims
 from .sorting import argsort
 from .triangular import (BLOCK, LEAVES, kernel_results, once_per_scope, solve, solve_lower,
-                         unit_diagonal, _split)
+                         _split)
 
 
 def _rows(x: Tracer, order: Tracer) -> Tracer:
@@ -61,7 +61,7 @@ def _tall(a: Tracer) -> tuple[Tracer, Tracer]:
     k = _split(n)
     f1, p1 = _tall(a[..., :k])
     right = _rows(a[..., k:], p1)
-    u12 = solve_lower(unit_diagonal(f1[..., :k, :]), right[..., :k, :])
+    u12 = solve_lower(f1[..., :k, :], right[..., :k, :], unit=True)
     f2, p2 = _tall(right[..., k:, :] - matmul(f1[..., k:, :], u12))
     factors = concatenate([concatenate([f1[..., :k, :], u12], axis=-1),
                            concatenate([_rows(f1[..., k:, :], p2), f2], axis=-1)], axis=-2)
@@ -76,7 +76,7 @@ def lu(a: Tracer) -> tuple[Tracer, Tracer]:
     if m >= n:
         return _tall(a)
     f, order = _tall(a[..., :m])
-    u12 = solve_lower(unit_diagonal(f), _rows(a[..., m:], order))
+    u12 = solve_lower(f, _rows(a[..., m:], order), unit=True)
     return concatenate([f, u12], axis=-1), order
 
 
@@ -96,7 +96,7 @@ def pivots(order: Tracer, count: int) -> Tracer:
 
 def solve_factored(factors: Tracer, order: Tracer, b: Tracer) -> Tracer:
     """X with ``a @ X == b`` from ``lu(a)``; ``b`` (..., n, k)."""
-    y = solve_lower(unit_diagonal(factors), _rows(b, order))
+    y = solve_lower(factors, _rows(b, order), unit=True)
     return solve(factors, y, lower=False, transposed=False)
 
 
@@ -105,7 +105,7 @@ def solve_factored_transposed(factors: Tracer, order: Tracer, b: Tracer,
     """X with ``a.T @ X == b`` (``conjugated``: ``a^H @ X == b``) from ``lu(a)``: a.T =
     U^T L^T P, so X = P^T L^-T U^-T b."""
     z = solve(factors, b, lower=False, transposed=True, conjugated=conjugated)
-    y = solve(unit_diagonal(factors), z, lower=True, transposed=True, conjugated=conjugated)
+    y = solve(factors, z, lower=True, transposed=True, conjugated=conjugated, unit=True)
     return take_along_axis(y, expand_dims(argsort(order, axis=-1), -1), axis=-2)
 
 

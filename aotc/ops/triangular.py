@@ -31,7 +31,9 @@ from .. import dtypes, x64
 from ..core import Tracer, current_trace
 from ..errors import UnsupportedOpError
 from ..constants import scalar_constant
-from ..lowering import add_work, loop_index, wrap
+from .._mlir import arith, index_constant, ir, tensor
+from ..lowering import (add_work, empty, gather_source, generic, identity_map, loop_index,
+                        parallel, wrap)
 from . import elementwise as ew
 from . import sequential
 from .scalar import cmpi, select
@@ -156,17 +158,85 @@ def lower_inverse(factor: Tracer) -> Tracer:
     return _join_lower(i11, -matmul(i22, matmul(l21, i11)), i22)
 
 
-def solve_lower(factor: Tracer, b: Tracer) -> Tracer:
-    """X with ``factor @ X == b``: ``factor`` (..., n, n) lower triangular, ``b`` (..., n,
-    m)."""
+def solve_lower(factor: Tracer, b: Tracer, unit: bool = False) -> Tracer:
+    """X with ``factor @ X == b``: ``factor`` (..., n, n) lower triangular (with ones on
+    its diagonal where ``unit``, whatever it holds there), ``b`` (..., n, m). The diagonal
+    leaves' inverses come first, from one kernel over all of them (``_leaf_inverses``);
+    the recursion is then matmuls only."""
+    return _solve_lower(factor, b, _leaf_inverses(factor, unit), 0)
+
+
+def _solve_lower(factor: Tracer, b: Tracer, inverses: dict, offset: int) -> Tracer:
     n = factor.shape[-1]
     if n <= BLOCK:
-        return matmul(lower_inverse(factor), b)
+        return matmul(inverses[offset], b)
     k = _split(n)
     l11, l21, l22 = _blocks(factor, k)
-    x1 = solve_lower(l11, b[..., :k, :])
-    x2 = solve_lower(l22, b[..., k:, :] - matmul(l21, x1))
+    x1 = _solve_lower(l11, b[..., :k, :], inverses, offset)
+    x2 = _solve_lower(l22, b[..., k:, :] - matmul(l21, x1), inverses, offset + k)
     return concatenate([x1, x2], axis=-2)
+
+
+def _leaves(n: int, offset: int = 0) -> list[tuple[int, int]]:
+    """(offset, size) of the diagonal blocks the recursion on an n x n matrix ends in."""
+    if n <= BLOCK:
+        return [(offset, n)]
+    k = _split(n)
+    return _leaves(k, offset) + _leaves(n - k, offset + k)
+
+
+def _leaf_inverses(factor: Tracer, unit: bool = False) -> dict[int, Tracer]:
+    """The inverses of the lower triangular diagonal leaves of ``factor`` (with unit
+    diagonals where ``unit``), by offset: the leaves of one size as one batch, gathered
+    by one op, so one kernel inverts them all (one after the other, the leaves' kernels,
+    slices and a whole-matrix unit diagonal made a 1024 solve with 16 right-hand sides
+    97 dispatches)."""
+    by_size: dict[int, list[int]] = {}
+    for offset, size in _leaves(factor.shape[-1]):
+        by_size.setdefault(size, []).append(offset)
+    inverses = {}
+    for size, offsets in by_size.items():
+        batch = LEAVES["lower_inverse"](_diagonal_blocks(factor, size, offsets, unit))
+        for i, o in enumerate(offsets):
+            inverses[o] = batch[..., i, :, :]
+    return inverses
+
+
+def _diagonal_blocks(factor: Tracer, size: int, offsets: list[int], unit: bool) -> Tracer:
+    """The ``size`` x ``size`` diagonal blocks of ``factor`` (..., n, n) at ``offsets``,
+    as (..., len(offsets), size, size), with ones on their diagonals where ``unit``: one
+    gather (a slice each would be a copy each)."""
+    batch = factor.shape[:-2]
+    out_shape = (*batch, len(offsets), size, size)
+    rank = len(out_shape)
+    source = gather_source(factor)
+    one = scalar_constant(1, factor.dtype)
+
+    def body(_out):
+        block, row, col = (loop_index(rank - 3 + d) for d in range(3))
+        start = _offset_of(block, offsets, size)
+        at = [loop_index(d) for d in range(len(batch))]
+        value = tensor.ExtractOp(source.value, at + [arith.AddIOp(start, row).result,
+                                                     arith.AddIOp(start, col).result]).result
+        if unit:
+            value = select(cmpi("eq", row, col), one, value)
+        return [value]
+
+    (result,) = generic([], [(empty(out_shape, factor.dtype), identity_map(rank))],
+                        parallel(rank), body)
+    return wrap(result, out_shape, factor.dtype)
+
+
+def _offset_of(block: ir.Value, offsets: list[int], size: int) -> ir.Value:
+    """Offset ``offsets[block]``: ``block * size + offsets[0]`` where the leaves are evenly
+    spaced (a matrix whose size is a multiple of BLOCK), else a select chain."""
+    if offsets == [offsets[0] + i * size for i in range(len(offsets))]:
+        scaled = arith.MulIOp(block, index_constant(size)).result
+        return arith.AddIOp(scaled, index_constant(offsets[0])).result
+    start = index_constant(offsets[-1])
+    for i in range(len(offsets) - 2, -1, -1):
+        start = select(cmpi("eq", block, index_constant(i)), index_constant(offsets[i]), start)
+    return start
 
 
 def cholesky(a: Tracer) -> Tracer:
@@ -181,27 +251,34 @@ def cholesky(a: Tracer) -> Tracer:
     return _join_lower(l11, l21, cholesky(a22 - matmul(l21, matrix_adjoint(l21))))
 
 
-def solve_upper(factor: Tracer, b: Tracer) -> Tracer:
+def solve_upper(factor: Tracer, b: Tracer, unit: bool = False) -> Tracer:
     """X with ``factor @ X == b``: ``factor`` (..., n, n) upper triangular, ``b`` (..., n,
     m); the mirror of ``solve_lower``, from the last block up (a leaf's inverse is the
-    transposed lower inverse of its transpose: 32x32 transposes, no copy of the matrix)."""
+    transposed lower inverse of its transpose)."""
+    inverses = {o: matrix_transpose(i)
+                for o, i in _leaf_inverses(matrix_transpose(factor), unit).items()}
+    return _solve_upper(factor, b, inverses, 0)
+
+
+def _solve_upper(factor: Tracer, b: Tracer, inverses: dict, offset: int) -> Tracer:
     n = factor.shape[-1]
     if n <= BLOCK:
-        inverse = matrix_transpose(lower_inverse(matrix_transpose(factor)))
-        return matmul(inverse, b)
+        return matmul(inverses[offset], b)
     k = _split(n)
-    x2 = solve_upper(factor[..., k:, k:], b[..., k:, :])
-    x1 = solve_upper(factor[..., :k, :k], b[..., :k, :] - matmul(factor[..., :k, k:], x2))
+    x2 = _solve_upper(factor[..., k:, k:], b[..., k:, :], inverses, offset + k)
+    x1 = _solve_upper(factor[..., :k, :k], b[..., :k, :] - matmul(factor[..., :k, k:], x2),
+                      inverses, offset)
     return concatenate([x1, x2], axis=-2)
 
 
 def solve(a: Tracer, b: Tracer, *, lower: bool, transposed: bool,
-          conjugated: bool = False) -> Tracer:
+          conjugated: bool = False, unit: bool = False) -> Tracer:
     """X with ``op(a) @ X == b``, op(a) = a or a^T, conjugated with ``conjugated``, reading the
-    ``lower`` (or upper) triangle of ``a``; ``b`` (..., n, m)."""
+    ``lower`` (or upper) triangle of ``a`` (its diagonal as ones where ``unit``); ``b``
+    (..., n, m)."""
     m = conjugate(a) if conjugated and dtypes.is_complex(a.dtype) else a
     m = matrix_transpose(m) if transposed else m
-    return solve_lower(m, b) if lower != transposed else solve_upper(m, b)
+    return solve_lower(m, b, unit) if lower != transposed else solve_upper(m, b, unit)
 
 
 def float_input(x: Tracer, where: str) -> Tracer:

@@ -66,11 +66,9 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
     m = square_matrices(a, "solve_triangular a")
     rhs, vector = _right_sides(b, m.shape[-1], m.ndim - 2, "solve_triangular b")
     m, rhs = _common(m, rhs)
-    if unit_diagonal:
-        m = triangular.unit_diagonal(m)
     transposed, conjugated = _TRANS[trans]
     x = triangular.solve(m, rhs, lower=bool(lower), transposed=transposed,
-                         conjugated=conjugated)
+                         conjugated=conjugated, unit=bool(unit_diagonal))
     return squeeze(x, -1) if vector else x
 
 
