@@ -1,7 +1,7 @@
 """The factorizations on GPU targets: on Vulkan (lavapipe) as numpy computes them, batched
 by vmap as a loop would, refused where lavapipe would cut their kernels short; compiled for
 CUDA (no GPU here) without crashing IREE. The op-family program covers every function on
-Vulkan and CUDA (test_target_ops.py); these are the GPU-specific rules."""
+Vulkan (test_target_ops.py); these are the GPU-specific rules, and the CUDA compile."""
 
 from __future__ import annotations
 
@@ -60,17 +60,6 @@ def test_lu_of_a_64_matrix_on_vulkan(vulkan):  # noqa: F811
     np.testing.assert_allclose(lower @ upper, a[rows], rtol=1e-4, atol=1e-4)
 
 
-def test_gather_from_a_column_slice_on_vulkan(vulkan):  # noqa: F811
-    a = RNG.standard_normal((64, 64)).astype(np.float32)
-    order = RNG.permutation(64).astype(np.int32)
-
-    def rows(a, order):
-        return anp.take_along_axis(a[:, 32:], order[:, None], axis=0)
-
-    np.testing.assert_array_equal(np.asarray(_on_vulkan(rows, a, order).rows(a, order)),
-                                  a[:, 32:][order])
-
-
 def test_where_on_complex_values_on_vulkan(vulkan):  # noqa: F811
     x = RNG.standard_normal(6).astype(np.float32)
     z = (x + 2j * x[::-1]).astype(np.complex64)
@@ -108,20 +97,25 @@ def test_cpu_artifacts_record_no_kernel_loop_trips():
     assert art.functions["cholesky"].kernel_loop_trips == 0
 
 
-def test_complex_reductions_compile_for_cuda():
-    """IREE's CUDA code generation crashed the process on a reduction fused from complex
-    values to real ones (the largest magnitude, a norm, the complex eigensolver's and
-    SVD's scaling); aotc-separate-complex-parts keeps them apart."""
+def test_factorizations_compile_for_cuda():
+    """Every kernel, with its one-thread root; and the complex reductions IREE's CUDA code
+    generation crashed the process on (the largest magnitude, a norm, the complex
+    eigensolver's and SVD's scaling: fused from complex values to real ones), which
+    aotc-separate-complex-parts keeps apart."""
     z = (RNG.standard_normal((8, 8)) + 1j * RNG.standard_normal((8, 8))).astype(np.complex64)
     h = z @ z.conj().T + 8 * np.eye(8, dtype=np.complex64)
+    a = _spd(40, 40)
 
-    def reductions(z, h):
+    def factorizations(z, h, a):
         return {"abs_max": anp.max(anp.abs(z)), "norm": anp.linalg.norm(z),
-                "eigvalsh": anp.linalg.eigvalsh(h), "svdvals": anp.linalg.svdvals(z)}
+                "eigvalsh": anp.linalg.eigvalsh(h), "svdvals": anp.linalg.svdvals(z),
+                "solve": anp.linalg.solve(a, a[:, :2]), "cholesky": anp.linalg.cholesky(a),
+                "r": anp.linalg.qr(a, mode="r"), "real_eigvalsh": anp.linalg.eigvalsh(a)}
 
-    lowered = aotc.jit(reductions, target="cuda:sm_80").lower(z, h)
-    assert "flow.tensor.clone" in lowered.as_text()
-    assert compile_bytecode(lowered.bytecode, lowered.flags, "reductions")
+    lowered = aotc.jit(factorizations, target="cuda:sm_80").lower(z, h, a)
+    text = lowered.as_text()
+    assert "flow.tensor.clone" in text and "BaseLowering" in text
+    assert compile_bytecode(lowered.bytecode, lowered.flags, "factorizations")
 
 
 def _rest_of_linalg(m, a, b):
