@@ -32,6 +32,7 @@ from .passes import (
     PassError,
     KeepUnusedKernelResults,
     RootKernelsForGpu,
+    ComplexPadsAsInserts,
     SeparateReturnedUpdates,
     ShieldReductions,
     ShieldStridedSlices,
@@ -175,9 +176,10 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     sharing = [ShareDearValues()] if target.is_cpu else []
     # GPU code generation compiles a sequential kernel only with a structured root.
     roots = [] if target.is_cpu else [RootKernelsForGpu()]
+    # Complex pads crash IREE; their fills go before the complex128 splats' copies.
     run_pipeline(module, [FuseSiblings(reductions=False, returned=True), KeepUnusedKernelResults(),
-                          CopySharedDestinations(), MaterializeConstants(), *sharing, *loops,
-                          *roots])
+                          CopySharedDestinations(), ComplexPadsAsInserts(), MaterializeConstants(),
+                          *sharing, *loops, *roots])
     attribute = device_targets_attribute(target)
     if attribute is not None:
         with module.context:

@@ -33,6 +33,7 @@ from .kernel_barriers import KeepUnusedKernelResults
 from .kernel_roots import RootKernelsForGpu
 from .split_complex_selects import SplitComplexSelects
 from .separate_complex_parts import SeparateComplexParts
+from .complex_pads import ComplexPadsAsInserts
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
@@ -48,7 +49,7 @@ __all__ = [
     "GuardKnownNans", "FoldToArguments", "DropCarryBarriers", "HoistScanMatmuls",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
     "KeepUnusedKernelResults", "RootKernelsForGpu", "SplitComplexSelects",
-    "SeparateComplexParts", "TileMatmuls", "ShareDearValues",
+    "SeparateComplexParts", "ComplexPadsAsInserts", "TileMatmuls", "ShareDearValues",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

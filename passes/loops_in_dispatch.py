@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, loop_ranges, register, within
+from .base import ModulePass, as_op, element_bytes, loop_ranges, register, within
 from .donation.function import donated_pairs, insert_barrier
 from .drop_carry_barriers import CARRY_BARRIER
 from .materialize_constants import runtime_copy
@@ -228,6 +228,13 @@ def _inside_a_loop(op) -> bool:
     return False
 
 
+# Loops carrying complex128 stay as they are: in a dispatch IREE 3.13 gave such a loop a
+# binding too many ("expected 3 binding arguments ... but has 4"), and its scalarized
+# body, put back for the retry, inserts 16-byte scalars IREE cannot splat (a scan's
+# derivative over complex128).
+WIDEST_ELEMENT_BYTES = 16
+
+
 def _candidates(module, max_work: int) -> list:
     found = []
 
@@ -237,6 +244,7 @@ def _candidates(module, max_work: int) -> list:
         op = as_op(op)
         if op.name in LOOPS and not _inside_a_loop(op) and op.results \
                 and all(isinstance(r.type, ir.RankedTensorType) and r.type.has_static_shape
+                        and element_bytes(r.type.element_type) < WIDEST_ELEMENT_BYTES
                         for r in op.results):
             work = _nest_work(op)
             rows = [] if work is not None and work <= max_work else (
@@ -303,8 +311,7 @@ def _clone_captured_placeholders(loop, region) -> None:
                 continue
             owner = as_op(value.owner)
             placeholder = owner.name == "tensor.empty" or (
-                owner.name == "arith.constant"
-                and not isinstance(value.type, ir.ShapedType))
+                owner.name == "arith.constant" and not isinstance(value.type, ir.ShapedType))
             if placeholder and not within(owner, region):
                 if owner not in captured:
                     captured[owner] = owner.clone(ir.InsertionPoint(loop))

@@ -1,5 +1,5 @@
 """aotc-materialize-constants: a complex128 splat IREE would have to store is made by a
-generic at run time.
+generic at run time (a splat constant, or a ``linalg.fill``).
 
 IREE 3.13 cannot splat 16-byte elements: a complex128 splat returned or stored
 (``zeros(3, complex128)``, ``full(n, 1j)``) failed to compile ("'stream.async.splat' op
@@ -63,9 +63,12 @@ def runtime_copy(op, value):
 
 
 def _unsplattable(op) -> bool:
+    """A complex128 splat constant, or a fill with a complex128 value (a derivative's
+    zero tape or accumulator through a loop), which IREE also makes a splat."""
     from aotc._mlir import ir
 
-    return (splat_constant(op) and isinstance(op.results[0].type, ir.RankedTensorType)
+    return ((splat_constant(op) or op.name == "linalg.fill")
+            and isinstance(op.results[0].type, ir.RankedTensorType)
             and element_bytes(op.results[0].type.element_type) >= _UNSPLATTABLE_BYTES)
 
 

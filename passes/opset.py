@@ -262,7 +262,7 @@ COMPLEX_DERIVATIVES = frozenset({
     "linalg.broadcast", "linalg.copy", "linalg.fill", "tensor.extract_slice",
     "tensor.insert_slice", "tensor.collapse_shape", "tensor.expand_shape", "tensor.cast",
     "tensor.concat", "tensor.pad", "tensor.extract", "tensor.from_elements",
-    "util.optimization_barrier", "flow.tensor.clone"})
+    "util.optimization_barrier", "flow.tensor.clone", "scf.for", "scf.if", "scf.yield"})
 FLOAT_FROM_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("from", "both"))
 FLOAT_TO_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("to", "both"))
 FLAT_OPS = having("flat")

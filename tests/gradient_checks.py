@@ -1,5 +1,6 @@
 """What the gradient tests share: central finite differences, JAX as a float64
-reference (where installed), and the check of a table of gradients against both."""
+reference (where installed), the check of a table of gradients against both, and lax's
+control flow as plain Python for the finite differences (``PythonLax``)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,44 @@ def check_gradients(got: dict, cases: dict, args: tuple, *, atol: float = 1e-6,
                 np.testing.assert_allclose(np.asarray(got[name][argnum]), expected_jax[argnum],
                                            rtol=jax_rtol, atol=jax_atol,
                                            err_msg=f"{what}{name} vs jax, argument {argnum}")
+
+
+class PythonLax:
+    """lax's control flow and cumulative ops as plain Python, for the finite-difference
+    reference."""
+
+    @staticmethod
+    def fori_loop(lower, upper, body, carry):
+        for i in range(lower, upper):
+            carry = body(i, carry)
+        return carry
+
+    @staticmethod
+    def cond(pred, true_fn, false_fn, *operands):
+        return true_fn(*operands) if pred else false_fn(*operands)
+
+    @staticmethod
+    def switch(index, branches, *operands):
+        return branches[index](*operands)
+
+    @staticmethod
+    def cummax(x, axis=0, reverse=False):
+        return PythonLax._accumulate(np.maximum, x, axis, reverse)
+
+    @staticmethod
+    def cumlogsumexp(x, axis=0, reverse=False):
+        return PythonLax._accumulate(np.logaddexp, x, axis, reverse)
+
+    @staticmethod
+    def _accumulate(ufunc, x, axis, reverse):
+        if reverse:
+            return np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis), axis)
+        return ufunc.accumulate(x, axis=axis)
+
+    @staticmethod
+    def scan(f, carry, xs):
+        ys = []
+        for x in xs:
+            carry, y = f(carry, x)
+            ys.append(y)
+        return carry, np.stack(ys)

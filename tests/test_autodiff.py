@@ -14,7 +14,8 @@ import aotc
 import aotc.numpy as anp
 from aotc.autodiff import DifferentiationError
 
-from tests.gradient_checks import check_gradients, finite_difference, jax, jnp, reference
+from tests.gradient_checks import (PythonLax, check_gradients, finite_difference, jax, jnp,
+                                   reference)
 
 RNG = np.random.default_rng(7)
 X = RNG.uniform(0.2, 0.8, (3, 4))
@@ -99,47 +100,6 @@ def test_gradients_of_each_op_family(table):
                 for name, f in cases.items()}
 
     check_gradients(all_gradients(X, Y), cases, (X, Y), jax_rtol=1e-12, what=f"{table}/")
-
-
-class PythonLax:
-    """lax's control flow and cumulative ops as plain Python, for the finite-difference
-    reference."""
-
-    @staticmethod
-    def fori_loop(lower, upper, body, carry):
-        for i in range(lower, upper):
-            carry = body(i, carry)
-        return carry
-
-    @staticmethod
-    def cond(pred, true_fn, false_fn, *operands):
-        return true_fn(*operands) if pred else false_fn(*operands)
-
-    @staticmethod
-    def switch(index, branches, *operands):
-        return branches[index](*operands)
-
-    @staticmethod
-    def cummax(x, axis=0, reverse=False):
-        return PythonLax._accumulate(np.maximum, x, axis, reverse)
-
-    @staticmethod
-    def cumlogsumexp(x, axis=0, reverse=False):
-        return PythonLax._accumulate(np.logaddexp, x, axis, reverse)
-
-    @staticmethod
-    def _accumulate(ufunc, x, axis, reverse):
-        if reverse:
-            return np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis), axis)
-        return ufunc.accumulate(x, axis=axis)
-
-    @staticmethod
-    def scan(f, carry, xs):
-        ys = []
-        for x in xs:
-            carry, y = f(carry, x)
-            ys.append(y)
-        return carry, np.stack(ys)
 
 
 CONTROL = {

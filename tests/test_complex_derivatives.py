@@ -14,7 +14,7 @@ import aotc
 import aotc.numpy as anp
 from aotc.autodiff import DifferentiationError
 
-from tests.gradient_checks import finite_difference, jax, jnp, reference
+from tests.gradient_checks import PythonLax, finite_difference, jax, jnp, reference
 
 RNG = np.random.default_rng(5)
 X = RNG.uniform(-1, 1, 6)
@@ -157,3 +157,46 @@ def test_holomorphic_derivatives_and_their_dtype_rules():
     with pytest.raises(DifferentiationError, match=r"jacfwd\(<lambda>\) requires real-valued "
                                                    r"inputs"):
         aotc.jacfwd(g(anp))(z)
+
+
+def _lax(m):
+    return {np: PythonLax, anp: aotc.lax}.get(m) or jax.lax
+
+
+# Complex state through loops and branches (their rules' complex zeros, tapes and sums).
+CONTROL_CASES = {
+    "fori_loop": lambda m, x, z: m.sum(m.abs(_lax(m).fori_loop(
+        0, 3, lambda i, c: c * (0.9 + 0.1j) + m.sin(c) * x * 0.1, z)) ** 2),
+    "scan": lambda m, x, z: m.sum(W * m.real(_lax(m).scan(
+        lambda c, xz: (c * xz + m.exp(1j * xz.real) * 0.2, c * 2), z[0] * x[0], z * x)[1])),
+    "cond": lambda m, x, z: m.sum(m.abs(_lax(m).cond(
+        x[0] > 0, lambda v: v * v + 1j * x, lambda v: m.conj(v) - x, z))),
+}
+
+
+def test_reverse_and_forward_mode_through_complex_control_flow():
+    dx, dz = RNG.uniform(-1, 1, 6), RNG.uniform(-1, 1, 6) + 1j * RNG.uniform(-1, 1, 6)
+
+    @aotc.jit
+    def derivatives(x, z, dx, dz):
+        return {name: (aotc.grad(lambda x, z, f=f: f(anp, x, z), argnums=(0, 1))(x, z),
+                       aotc.jvp(lambda x, z, f=f: f(anp, x, z), (x, z), (dx, dz))[1])
+                for name, f in CONTROL_CASES.items()}
+
+    got = derivatives(X, Z, dx, dz)
+    eps = 1e-6
+    for name, f in CONTROL_CASES.items():
+        gradients, tangent = got[name]
+        for argnum in (0, 1):
+            np.testing.assert_allclose(np.asarray(gradients[argnum]),
+                                       _complex_finite_difference(f, (X, Z), argnum), rtol=1e-6,
+                                       atol=1e-7, err_msg=f"{name} argument {argnum}")
+        expected = (f(np, X + eps * dx, Z + eps * dz) - f(np, X - eps * dx, Z - eps * dz)) / (
+            2 * eps)
+        np.testing.assert_allclose(float(np.asarray(tangent)), expected, rtol=1e-6, atol=1e-8,
+                                   err_msg=f"{name} forward")
+        if jax is not None:
+            want = reference(jax.grad(lambda x, z, f=f: f(jnp, x, z), argnums=(0, 1)), X, Z)
+            for argnum in (0, 1):
+                np.testing.assert_allclose(np.asarray(gradients[argnum]), want[argnum],
+                                           rtol=1e-12, atol=1e-12, err_msg=f"{name} vs jax")

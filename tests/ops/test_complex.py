@@ -199,3 +199,21 @@ def test_exported_complex_artifact_runs_through_the_runtime(tmp_path):
     np.testing.assert_allclose(np.asarray(rotated), z * np.exp(1j * theta), rtol=2e-6, atol=1e-6)
     assert np.asarray(rotated).dtype == np.complex64
     np.testing.assert_allclose(np.asarray(magnitude), np.abs(z), rtol=2e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_pad_of_complex_values(dtype):
+    """IREE crashed the process on a tensor.pad of complex values (its pad-to-insert
+    rewrite); aotc-complex-pads-as-inserts writes them as a fill and an insert."""
+    z = (np.arange(12).reshape(3, 4) + 1j * np.arange(12)[::-1].reshape(3, 4)).astype(dtype)
+
+    def pads(z):
+        return {"zeros": anp.pad(z, ((1, 0), (0, 2))), "value": anp.pad(z, 1, constant_values=2j),
+                "vector": anp.pad(z[0], (3, 1))}
+
+    got = aotc.jit(pads)(z)
+    want = {"zeros": np.pad(z, ((1, 0), (0, 2))), "value": np.pad(z, 1, constant_values=2j),
+            "vector": np.pad(z[0], (3, 1))}
+    for name, value in want.items():
+        np.testing.assert_array_equal(np.asarray(got[name]), value, err_msg=name)
+        assert np.asarray(got[name]).dtype == dtype

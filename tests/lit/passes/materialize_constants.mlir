@@ -28,3 +28,27 @@ func.func @complex128(%x: tensor<4xcomplex<f64>>) -> (tensor<4xcomplex<f64>>, te
   } -> tensor<4xcomplex<f64>>
   return %z, %p : tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>
 }
+
+// A complex128 fill (a derivative's zero tape through a loop) is a splat to IREE too: a loop
+// carrying it gets the run-time copy; a complex64 fill stays.
+// CHECK-LABEL: func.func @complex128_fill
+// CHECK:         %[[F:.*]] = linalg.fill ins(%{{.*}} : complex<f64>)
+// CHECK:         %[[COPY:.*]] = linalg.generic {{.*}} ins(%[[F]] : tensor<4xcomplex<f64>>)
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[COPY]])
+// CHECK:         %[[NARROW:.*]] = linalg.fill ins(%{{.*}} : complex<f32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %{{.*}}, %[[NARROW]]
+func.func @complex128_fill(%v: complex<f64>, %w: complex<f32>) -> (tensor<4xcomplex<f64>>, tensor<4xcomplex<f32>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %e = tensor.empty() : tensor<4xcomplex<f64>>
+  %f = linalg.fill ins(%v : complex<f64>) outs(%e : tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%t = %f) -> (tensor<4xcomplex<f64>>) {
+    %u = tensor.insert %v into %t[%i] : tensor<4xcomplex<f64>>
+    scf.yield %u : tensor<4xcomplex<f64>>
+  }
+  %e2 = tensor.empty() : tensor<4xcomplex<f32>>
+  %n = linalg.fill ins(%w : complex<f32>) outs(%e2 : tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  return %r, %n : tensor<4xcomplex<f64>>, tensor<4xcomplex<f32>>
+}
