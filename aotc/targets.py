@@ -243,9 +243,10 @@ TARGETS: dict[str, Target] = {
             # IREE emulates 8/16-bit integers there in 32-bit words: without unsigned
             # division, shifts or comparisons, with a wrong uint8 max (aotc computes those
             # on i32), and reading a partial last word of an argument as 0 (refused).
-            # Its SPIR-V code has no select of complex scalars.
+            # Its SPIR-V code has no select of complex scalars, and misread gathers from
+            # column slices.
             passes=("aotc-widen-narrow-ints", "aotc-check-narrow-arguments",
-                    "aotc-split-complex-selects"),
+                    "aotc-split-complex-selects", "aotc-separate-gather-slices"),
         ),
         _cuda("sm_80", "A100, A30 (Ampere), and every later GPU"),
         _cuda("sm_86", "RTX 30xx, A10, A40 (Ampere)"),

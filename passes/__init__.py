@@ -34,6 +34,7 @@ from .kernel_roots import RootKernelsForGpu
 from .split_complex_selects import SplitComplexSelects
 from .separate_complex_parts import SeparateComplexParts
 from .complex_pads import ComplexPadsAsInserts
+from .separate_gather_slices import SeparateGatherSlices
 from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
@@ -49,7 +50,8 @@ __all__ = [
     "GuardKnownNans", "FoldToArguments", "DropCarryBarriers", "HoistScanMatmuls",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
     "KeepUnusedKernelResults", "RootKernelsForGpu", "SplitComplexSelects",
-    "SeparateComplexParts", "ComplexPadsAsInserts", "TileMatmuls", "ShareDearValues",
+    "SeparateComplexParts", "ComplexPadsAsInserts", "SeparateGatherSlices",
+    "TileMatmuls", "ShareDearValues",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",
