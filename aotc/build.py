@@ -87,7 +87,7 @@ def trace_into(
     # A sequential kernel (ops/sequential.py) compiles for CPUs as it is and for GPUs with
     # aotc-root-kernels-for-gpu's root, which would break the CPU code of a module
     # serving both.
-    trace.sequential_kernels = target.is_cpu or not any(t.family.is_cpu for t in target.targets)
+    trace.sequential_kernels = len({t.family.is_cpu for t in target.targets}) == 1
     traced = trace_function(
         binder.fn, name, signature.args_tree, [_unnamed_dims(a) for a in signature.avals],
         lambda leaves: binder.rebuild(signature, leaves), trace,

@@ -42,54 +42,45 @@ def _complex_pad(op) -> bool:
 
 
 def _as_insert(op) -> None:
-    from aotc._mlir import arith, index_constant, ir, linalg, tensor
+    from aotc._mlir import index_constant, ir, linalg, tensor
+    from aotc.lowering import mixed_offsets
 
     op = as_op(op)
-    padding = _padding(op)
     source = op.operands[0]
     source_type = ir.RankedTensorType(source.type)
     result_type = ir.RankedTensorType(op.results[0].type)
     dynamic = ir.ShapedType.get_dynamic_size()
-    static_low = list(ir.DenseI64ArrayAttr(op.attributes["static_low"]))
-    static_high = list(ir.DenseI64ArrayAttr(op.attributes["static_high"]))
-    operands = list(op.operands)[1:]
-    low_values = operands[:sum(1 for v in static_low if v == dynamic)]
-    high_values = operands[len(low_values):]
+    amounts = iter(list(op.operands)[1:])  # the dynamic low amounts, then the high ones
+    low, high = ([next(amounts) if v == dynamic else v
+                  for v in ir.DenseI64ArrayAttr(op.attributes[name])]
+                 for name in ("static_low", "static_high"))
     with ir.InsertionPoint(op), op.location:
-        def mixed(static, values):
-            it = iter(values)
-            return [next(it) if v == dynamic else v for v in static]
-        low, high = mixed(static_low, low_values), mixed(static_high, high_values)
         sizes = [tensor.DimOp(source, index_constant(d)).result
                  if source_type.is_dynamic_dim(d) else n for d, n in enumerate(source_type.shape)]
-        result_sizes = []
-        for d in range(result_type.rank):
-            if not result_type.is_dynamic_dim(d):
-                continue
-            total = sizes[d] if isinstance(sizes[d], ir.Value) else index_constant(sizes[d])
-            for extra in (low[d], high[d]):
-                extra = extra if isinstance(extra, ir.Value) else index_constant(extra)
-                total = arith.AddIOp(total, extra).result
-            result_sizes.append(total)
-        filled = linalg.fill(padding, outs=[tensor.EmptyOp(
-            _sizes_for(result_type, result_sizes), result_type.element_type).result])
-        inserted = tensor.InsertSliceOp(
-            source, filled, [v for v in low if isinstance(v, ir.Value)],
-            [v for v in sizes if isinstance(v, ir.Value)], [],
-            [dynamic if isinstance(v, ir.Value) else v for v in low],
-            [dynamic if isinstance(v, ir.Value) else v for v in sizes],
-            [1] * source_type.rank).result
-        if inserted.type != result_type:
-            inserted = tensor.CastOp(result_type, inserted).result
+        padded = [_sum(sizes[d], low[d], high[d]) if result_type.is_dynamic_dim(d) else n
+                  for d, n in enumerate(result_type.shape)]
+        filled = linalg.fill(_padding(op), outs=[tensor.EmptyOp(
+            padded, result_type.element_type).result])
+        (offsets, static_offsets), (dynamic_sizes, static_sizes) = map(mixed_offsets,
+                                                                       (low, sizes))
+        inserted = tensor.InsertSliceOp(source, filled, offsets, dynamic_sizes, [],
+                                        static_offsets, static_sizes,
+                                        [1] * source_type.rank).result
     op.results[0].replace_all_uses_with(inserted)
     op.erase()
 
 
-def _sizes_for(result_type, dynamic_sizes: list) -> list:
-    """Each dimension of ``result_type``: its static size, or the next dynamic size."""
-    it = iter(dynamic_sizes)
-    return [next(it) if result_type.is_dynamic_dim(d) else n
-            for d, n in enumerate(result_type.shape)]
+def _sum(*parts):
+    """The ``index`` sum of ints and ``index`` values."""
+    from aotc._mlir import arith, index_constant, ir
+
+    values = [p for p in parts if isinstance(p, ir.Value)]
+    constant = sum(p for p in parts if not isinstance(p, ir.Value))
+    total = values[0] if values else index_constant(constant)
+    for value in values[1:]:
+        total = arith.AddIOp(total, value).result
+    return arith.AddIOp(total, index_constant(constant)).result if values and constant \
+        else total
 
 
 @register

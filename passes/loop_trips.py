@@ -25,6 +25,8 @@ Interval = tuple[int, int]
 
 # Far beyond any driver's limit: the walk stops here.
 CAP = 1 << 22
+# Rounds of widening a loop-carried value's interval before calling it unbounded.
+_ROUNDS = 4
 
 
 def kernel_loop_trips(region) -> int | None:
@@ -78,11 +80,10 @@ def _loop(op, env: dict) -> int:
 
 
 def _has_loops(block) -> bool:
-    return any(as_op(op).name == "scf.for" or _nested_loops(as_op(op)) for op in block.operations)
-
-
-def _nested_loops(op) -> bool:
-    return any(_has_loops(b) for r in op.regions for b in r.blocks)
+    """Whether ``block`` holds an ``scf.for`` at any depth."""
+    return any(as_op(op).name == "scf.for" or any(_has_loops(b) for r in as_op(op).regions
+                                                  for b in r.blocks)
+               for op in block.operations)
 
 
 # index arithmetic: (lo, hi) of the result from the operands' intervals
@@ -144,9 +145,6 @@ def _carried(argument, env: dict, carried: frozenset) -> Interval:
             return current
         current = grown
     raise _Unbounded
-
-
-_ROUNDS = 4
 
 
 def _hull(*intervals: Interval) -> Interval:

@@ -19,16 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .autodiff.core import is_complex
 from .base import (ModulePass, all_parallel, as_op, collect_ops, operand_segments, register,
                    separate_readers)
-
-
-def _is_complex(value) -> bool:
-    from aotc._mlir import ir
-
-    element = ir.ShapedType(value.type).element_type if isinstance(value.type, ir.ShapedType) \
-        else value.type
-    return isinstance(element.maybe_downcast(), ir.ComplexType)
 
 
 def _complex_to_real(op) -> bool:
@@ -37,8 +30,8 @@ def _complex_to_real(op) -> bool:
     if op.name != "linalg.generic" or not all_parallel(op):
         return False
     ins, _ = operand_segments(op)
-    return (any(_is_complex(v) for v in list(op.operands)[:ins])
-            and not any(_is_complex(r) for r in op.results))
+    return (any(is_complex(v.type) for v in list(op.operands)[:ins])
+            and not any(is_complex(r.type) for r in op.results))
 
 
 def _read_only_through_clones(op) -> bool:

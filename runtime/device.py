@@ -40,13 +40,13 @@ TASK_WORKER_GROUPS_MAX = 16
 # Drivers whose buffers live in host memory, so results can be read zero-copy.
 HOST_DRIVERS = ("local-sync", "local-task")
 
-# DLPack device type codes (dlpack.h) by driver.
 # GPU drivers that stop a shader invocation after this many loop iterations in all, by a
 # substring of the device's name: Mesa's llvmpipe (lavapipe, the software Vulkan driver)
 # counts every loop of a shader against one limiter (LP_MAX_TGSI_LOOP_ITERATIONS) and
 # then leaves the loops, so a factorization kernel past it returns partial results.
 SHADER_LOOP_LIMITS = {"llvmpipe": 65535}
 
+# DLPack device type codes (dlpack.h) by driver.
 _DLPACK_DEVICE_TYPES = {"local-sync": 1, "local-task": 1, "cuda": 2, "vulkan": 7, "hip": 10}
 
 _lock = threading.RLock()

@@ -31,7 +31,7 @@ from .. import dtypes, x64
 from ..core import Tracer, current_trace
 from ..errors import UnsupportedOpError
 from ..constants import scalar_constant
-from .._mlir import arith, index_constant, ir, tensor
+from .._mlir import arith, index_constant, tensor
 from ..lowering import (add_work, empty, gather_source, generic, identity_map, loop_index,
                         parallel, wrap)
 from . import elementwise as ew
@@ -63,9 +63,8 @@ def kernel_results(name: str, a: Tracer, flops_per_problem: float,
             "the factorizations (linalg.cholesky, solve, inv, det, slogdet, qr, eigh, svd, "
             "solve_triangular, cho_solve, lu_factor, lu_solve) compile for CPU targets or "
             "for GPU targets, not for both in one artifact (such as 'cpu,vulkan'): their "
-            "kernels take a GPU "
-            "setting that CPU code generation rejects. Export one artifact for the CPU "
-            "targets and one for the GPU targets")
+            "kernels take a GPU setting that CPU code generation rejects. Export one "
+            "artifact for the CPU targets and one for the GPU targets")
     problem = a.shape[len(a.shape) - sequential.PROBLEM_RANK[name]:]
     batch = a.shape[:len(a.shape) - len(problem)]
     count = math.prod(batch)
@@ -190,31 +189,34 @@ def _leaf_inverses(factor: Tracer, unit: bool = False) -> dict[int, Tracer]:
     diagonals where ``unit``), by offset: the leaves of one size as one batch, gathered
     by one op, so one kernel inverts them all (one after the other, the leaves' kernels,
     slices and a whole-matrix unit diagonal made a 1024 solve with 16 right-hand sides
-    97 dispatches)."""
+    97 dispatches). The recursion splits on multiples of BLOCK, so every leaf but the
+    last is BLOCK wide: the leaves of one size lie evenly spaced."""
     by_size: dict[int, list[int]] = {}
     for offset, size in _leaves(factor.shape[-1]):
         by_size.setdefault(size, []).append(offset)
     inverses = {}
     for size, offsets in by_size.items():
-        batch = LEAVES["lower_inverse"](_diagonal_blocks(factor, size, offsets, unit))
+        blocks = _diagonal_blocks(factor, size, offsets[0], len(offsets), unit)
+        batch = LEAVES["lower_inverse"](blocks)
         for i, o in enumerate(offsets):
             inverses[o] = batch[..., i, :, :]
     return inverses
 
 
-def _diagonal_blocks(factor: Tracer, size: int, offsets: list[int], unit: bool) -> Tracer:
-    """The ``size`` x ``size`` diagonal blocks of ``factor`` (..., n, n) at ``offsets``,
-    as (..., len(offsets), size, size), with ones on their diagonals where ``unit``: one
-    gather (a slice each would be a copy each)."""
+def _diagonal_blocks(factor: Tracer, size: int, first: int, count: int, unit: bool) -> Tracer:
+    """The ``count`` diagonal blocks ``size`` x ``size`` of ``factor`` (..., n, n) from
+    offset ``first`` on, as (..., count, size, size), with ones on their diagonals where
+    ``unit``: one gather (a slice each would be a copy each)."""
     batch = factor.shape[:-2]
-    out_shape = (*batch, len(offsets), size, size)
+    out_shape = (*batch, count, size, size)
     rank = len(out_shape)
     source = gather_source(factor)
     one = scalar_constant(1, factor.dtype)
 
     def body(_out):
         block, row, col = (loop_index(rank - 3 + d) for d in range(3))
-        start = _offset_of(block, offsets, size)
+        start = arith.AddIOp(arith.MulIOp(block, index_constant(size)).result,
+                             index_constant(first)).result
         at = [loop_index(d) for d in range(len(batch))]
         value = tensor.ExtractOp(source.value, at + [arith.AddIOp(start, row).result,
                                                      arith.AddIOp(start, col).result]).result
@@ -225,18 +227,6 @@ def _diagonal_blocks(factor: Tracer, size: int, offsets: list[int], unit: bool) 
     (result,) = generic([], [(empty(out_shape, factor.dtype), identity_map(rank))],
                         parallel(rank), body)
     return wrap(result, out_shape, factor.dtype)
-
-
-def _offset_of(block: ir.Value, offsets: list[int], size: int) -> ir.Value:
-    """Offset ``offsets[block]``: ``block * size + offsets[0]`` where the leaves are evenly
-    spaced (a matrix whose size is a multiple of BLOCK), else a select chain."""
-    if offsets == [offsets[0] + i * size for i in range(len(offsets))]:
-        scaled = arith.MulIOp(block, index_constant(size)).result
-        return arith.AddIOp(scaled, index_constant(offsets[0])).result
-    start = index_constant(offsets[-1])
-    for i in range(len(offsets) - 2, -1, -1):
-        start = select(cmpi("eq", block, index_constant(i)), index_constant(offsets[i]), start)
-    return start
 
 
 def cholesky(a: Tracer) -> Tracer:

@@ -23,8 +23,9 @@ func.func @static_pad(%z: tensor<3xcomplex<f64>>, %v: complex<f64>) -> tensor<6x
 
 // CHECK-LABEL: func.func @dynamic_pad
 // CHECK-SAME:      (%[[Z:.*]]: tensor<1xcomplex<f32>>, %[[LOW:.*]]: index, %[[HIGH:.*]]: index)
-// CHECK:         %[[N:.*]] = arith.addi
-// CHECK:         %[[SIZE:.*]] = arith.addi %[[N]], %[[HIGH]]
+// CHECK:         %[[PADS:.*]] = arith.addi %[[LOW]], %[[HIGH]]
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : index
+// CHECK:         %[[SIZE:.*]] = arith.addi %[[PADS]], %[[ONE]]
 // CHECK:         %[[E:.*]] = tensor.empty(%[[SIZE]]) : tensor<?xcomplex<f32>>
 // CHECK:         %[[F:.*]] = linalg.fill ins(%{{.*}} : complex<f32>) outs(%[[E]] : tensor<?xcomplex<f32>>)
 // CHECK:         %[[R:.*]] = tensor.insert_slice %[[Z]] into %[[F]][%[[LOW]]] [1] [1]
