@@ -365,7 +365,7 @@ def _custom_call(name: str, fn_name: str, diff_args: list, forward: Callable,
     out_tree, res_tree = fwd.out_tree.children()
     n_out = out_tree.num_leaves
     out_avals, res_avals = fwd.out_avals[:n_out], fwd.out_avals[n_out:]
-    floats = [i for i, a in enumerate(out_avals) if np.dtype(a.dtype).kind == "f"]
+    floats = [i for i, a in enumerate(out_avals) if np.dtype(a.dtype).kind in "fc"]
 
     def traced_backward(*tracers):
         res = res_tree.unflatten(tracers[:len(res_avals)])
@@ -427,7 +427,7 @@ def _flat_cotangents(name: str, grads, tree, leaves: list) -> list:
                     f"{tree_util.describe(g_tree)}, but the argument has "
                     f"{tree_util.describe(child)}; give it the argument's structure")
         for primal, g_leaf in zip(primals, g_leaves):
-            if not isinstance(primal, Tracer) or np.dtype(primal.dtype).kind != "f":
+            if not isinstance(primal, Tracer) or np.dtype(primal.dtype).kind not in "fc":
                 continue
             if g_leaf is None or getattr(g_leaf, "dtype", None) == float0:
                 out.append(anp.zeros(primal.shape, primal.dtype))

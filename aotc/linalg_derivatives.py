@@ -8,10 +8,14 @@ whose rule gives the tangent in closed form, the formulas JAX's rules use:
     inv       dY = -Y dA Y                              (Y = A^-1)
     solve     dx = A^-1 (db - dA x)
     det       dd = d * tr(A^-1 dA)
-    slogdet   dlogabs = tr(A^-1 dA), the sign's tangent is zero
-    cholesky  dL = L Phi(L^-1 dS L^-T)                  (Phi: the lower triangle, half
+    slogdet   dlogabs = Re tr(A^-1 dA), dsign = i Im tr(A^-1 dA) sign (zero when real)
+    cholesky  dL = L Phi(L^-1 dS L^-H)                  (Phi: the lower triangle, half
                                                           the diagonal)
-    eigh      dw = diag(V^T dS V), dV = V (F o V^T dS V) (F_ij = 1 / (w_j - w_i), i != j)
+    eigh      dw = Re diag(V^H dS V), dV = V (F o V^H dS V) (F_ij = 1 / (w_j - w_i))
+    qr, svd   JAX's rules (below), with their complex terms
+
+For complex matrices ^H is the conjugate transpose; for real ones it is the transpose
+and no conjugation is traced.
 
 Importing this module (``aotc/__init__`` does when a differentiation name is first used)
 puts them in ``linalg_kernels.KERNELS``, in place of the plain kernels.
@@ -21,7 +25,8 @@ Each tangent is a product of the tangents with factors computed from the primal 
 reverse rule is the transpose of the tangent map), vmap batches it, and the primal
 program without differentiation is the plain factorization. ``cholesky`` and ``eigh``
 read only the lower triangle of A (numpy's ``UPLO='L'``): their tangent is that of the
-symmetric matrix the lower triangle makes, dS = tril(dA) + tril(dA, -1)^T, so
+Hermitian matrix the lower triangle makes, dS = tril(dA) + tril(dA, -1)^H (the diagonal's
+imaginary part ignored, as LAPACK does), so
 derivatives with respect to the upper triangle are zero, as finite differences of the
 same function give (JAX symmetrizes the input first: its gradients split each
 off-diagonal pair in halves; both agree in symmetric directions). Repeated eigenvalues
@@ -39,6 +44,8 @@ from __future__ import annotations
 
 import functools
 from typing import Callable
+
+import numpy as np
 
 from .custom_derivatives import _differentiating, custom_jvp
 
@@ -95,15 +102,29 @@ def _swap(x):
     return _numpy().swapaxes(x, -1, -2)
 
 
+def _is_complex(x) -> bool:
+    return np.dtype(x.dtype).kind == "c"
+
+
+def _adjoint(x):
+    """The conjugate transpose (the transpose of a real matrix: no conj op traced)."""
+    return _numpy().conj(_swap(x)) if _is_complex(x) else _swap(x)
+
+
 def _trace_of_product(a, b):
     """tr(a b) for stacks of matrices: sum(a^T * b) over the last two axes."""
     return _numpy().sum(_swap(a) * b, axis=(-2, -1))
 
 
-def _symmetric_from_lower(d):
-    """The symmetric matrices whose lower triangle is that of ``d``."""
+def _hermitian_from_lower(d):
+    """The Hermitian (real: symmetric) matrices whose strict lower triangle is that of
+    ``d`` and whose diagonal is the real part of ``d``'s: the matrix the factorizations
+    read (LAPACK's, and aotc's kernels, ignore the diagonal's imaginary parts)."""
     anp = _numpy()
-    return anp.tril(d) + _swap(anp.tril(d, -1))
+    herm = anp.tril(d) + _adjoint(anp.tril(d, -1))
+    if _is_complex(d):
+        herm = herm - 1j * anp.imag(d) * anp.eye(d.shape[-1], dtype=anp.real(d).dtype)
+    return herm
 
 
 def _inverse_rule(inverse_again):
@@ -134,8 +155,13 @@ def _slogdet_rule(slogdet_again):
     def rule(primals, tangents):
         (a,), (da,) = primals, tangents
         sign, logabs = slogdet_again(a)
-        logabs_tangent = _trace_of_product(_DIFFERENTIABLE["inverse"](a), da)
-        return (sign, logabs), (_numpy().zeros_like(sign), logabs_tangent)
+        tangent = _trace_of_product(_DIFFERENTIABLE["inverse"](a), da)
+        if not _is_complex(a):
+            return (sign, logabs), (_numpy().zeros_like(sign), tangent)
+        # log det = log|det| + i arg det: the real part moves the modulus, the imaginary
+        # part turns the sign (JAX's rule).
+        anp = _numpy()
+        return (sign, logabs), (1j * anp.imag(tangent) * sign, anp.real(tangent))
     return rule
 
 
@@ -145,16 +171,19 @@ def _cholesky_rule(cholesky_again):
         anp = _numpy()
         factor = cholesky_again(a)
         factor_inv = _DIFFERENTIABLE["inverse"](factor)
-        phi = factor_inv @ _symmetric_from_lower(da) @ _swap(factor_inv)
+        phi = factor_inv @ _hermitian_from_lower(da) @ _adjoint(factor_inv)
         phi = anp.tril(phi) - 0.5 * phi * anp.eye(phi.shape[-1], dtype=phi.dtype)
         return factor, factor @ phi
     return rule
 
 
 def _eigen_tangents(w, v, da):
-    """(dw, V^T dS V) of the eigendecomposition (w, v) for the lower-triangle tangent da."""
-    rotated = _swap(v) @ _symmetric_from_lower(da) @ v
-    return _numpy().diagonal(rotated, 0, -2, -1), rotated
+    """(dw, V^H dS V) of the eigendecomposition (w, v) for the lower-triangle tangent da
+    (the eigenvalues are real: dw the real part of the diagonal)."""
+    anp = _numpy()
+    rotated = _adjoint(v) @ _hermitian_from_lower(da) @ v
+    dw = anp.diagonal(rotated, 0, -2, -1)
+    return (anp.real(dw) if _is_complex(dw) else dw), rotated
 
 
 def _eigh_rule(eigh_again):
@@ -193,23 +222,27 @@ def _qr_tangents(q, r, da):
     skew-symmetric dO (Q^T dQ) and an upper triangular dR R^-1)."""
     anp = _numpy()
     da_rinv = _upper_solve_right(r, da)
-    rotated = _swap(q) @ da_rinv
+    rotated = _adjoint(q) @ da_rinv
     below = anp.tril(rotated, -1)
-    skew = below - _swap(below)
+    skew = below - _adjoint(below)
+    if _is_complex(rotated):
+        # R's diagonal stays real: Q^H dQ takes the imaginary part of the diagonal.
+        skew = skew + 1j * anp.imag(rotated) * anp.eye(rotated.shape[-1],
+                                                       dtype=anp.real(rotated).dtype)
     return q @ (skew - rotated) + da_rinv, (rotated - skew) @ r
 
 
 def _with_complement(full, d_first):
     """The tangent of orthonormal columns ``full`` (..., m, m) whose first k have the
     tangent ``d_first`` (..., m, k): the rest (a basis of the complement, not unique) get
-    -Q (dQ^T Q_rest), the turn that keeps them orthogonal to the first k without turning
-    among themselves (full^T d_full stays skew-symmetric), so that a function of the
+    -Q (dQ^H Q_rest), the turn that keeps them orthogonal to the first k without turning
+    among themselves (full^H d_full stays skew-Hermitian), so that a function of the
     complement as a subspace (its projector) has its exact derivative."""
     k = d_first.shape[-1]
     if full.shape[-1] == k:
         return d_first
     first, rest = full[..., :k], full[..., k:]
-    return _numpy().concatenate([d_first, -(first @ (_swap(d_first) @ rest))], axis=-1)
+    return _numpy().concatenate([d_first, -(first @ (_adjoint(d_first) @ rest))], axis=-1)
 
 
 def _qr_rule(qr_again):
@@ -225,43 +258,51 @@ def _qr_rule(qr_again):
             dq, dr = _qr_tangents(q[..., :k], r[..., :k, :], da)
             dr = anp.concatenate([dr, anp.zeros_like(r[..., k:, :])], axis=-2)
             return (q, r), (_with_complement(q, dq), dr)
-        # wide: a = [X | Y] with X square, X = Q R_X and R = [R_X | Q^T Y]
+        # wide: a = [X | Y] with X square, X = Q R_X and R = [R_X | Q^H Y]
         dq, dr_square = _qr_tangents(q, r[..., :rows], da[..., :rows])
-        dr_rest = _swap(dq) @ a[..., rows:] + _swap(q) @ da[..., rows:]
+        dr_rest = _adjoint(dq) @ a[..., rows:] + _adjoint(q) @ da[..., rows:]
         return (q, r), (dq, anp.concatenate([dr_square, dr_rest], axis=-1))
     return rule
 
 
 def _svd_rule(svd_again):
-    """The SVD's tangents (JAX's rule for real matrices): with dS = U^T dA V,
-    ds = diag(dS), dU = U (F o (dS s + s dS^T)) + (I - U U^T) dA V / s, dV likewise with
-    dS^T (F_ij = 1 / (s_j^2 - s_i^2), i != j); repeated singular values give inf/NaN
-    vector derivatives, as JAX's. ``full_matrices`` U or Vh: their vectors beyond
-    min(m, n) by ``_with_complement``."""
+    """The SVD's tangents (JAX's rule): with dS = U^H dA V, ds = Re diag(dS),
+    dU = U (F o (dS s + s dS^H) + i Im diag(dS) / s) + (I - U U^H) dA V / s, dV likewise
+    with dS^H and no diagonal term (F_ij = 1 / (s_j^2 - s_i^2), i != j; the diagonal term,
+    zero for real matrices, is the phase the complex SVD leaves to U); repeated singular
+    values give inf/NaN vector derivatives, as JAX's. ``full_matrices`` U or Vh: their
+    vectors beyond min(m, n) by ``_with_complement``."""
     def rule(primals, tangents):
         (a,), (da,) = primals, tangents
         anp = _numpy()
         u_all, s, vh_all = svd_again(a)
         k = s.shape[-1]
         u, vh = u_all[..., :k], vh_all[..., :k, :]
-        v = _swap(vh)
-        rotated = _swap(u) @ da @ v
+        v = _adjoint(vh)
+        rotated = _adjoint(u) @ da @ v
         ds = anp.diagonal(rotated, 0, -2, -1)
         row, col = s[..., None, :], s[..., :, None]  # s_j, s_i at (i, j)
         off_diagonal = ~anp.eye(k, dtype=bool)
         f = anp.where(off_diagonal, 1 / anp.where(off_diagonal, (row + col) * (row - col), 1), 0)
         rotated_s, s_rotated = rotated * row, col * rotated
-        du = u @ (f * (rotated_s + _swap(rotated_s)))
-        dv = v @ (f * (s_rotated + _swap(s_rotated)))
+        inner_u = f * (rotated_s + _adjoint(rotated_s))
+        if _is_complex(a):
+            ds = anp.real(ds)
+            zero = s == 0
+            s_inverse = anp.where(zero, 0, 1 / anp.where(zero, 1, s))
+            inner_u = inner_u + anp.eye(k, dtype=s.dtype) * (
+                1j * anp.imag(rotated) * s_inverse[..., None, :])
+        du = u @ inner_u
+        dv = v @ (f * (s_rotated + _adjoint(s_rotated)))
         rows, cols = a.shape[-2:]
         if rows > cols:
             dav = da @ v
-            du = du + (dav - u @ (_swap(u) @ dav)) / row
+            du = du + (dav - u @ (_adjoint(u) @ dav)) / row
         if cols > rows:
-            dau = _swap(da) @ u
+            dau = _adjoint(da) @ u
             dv = dv + (dau - v @ (vh @ dau)) / row
         return (u_all, s, vh_all), (_with_complement(u_all, du), ds,
-                                    _swap(_with_complement(_swap(vh_all), dv)))
+                                    _adjoint(_with_complement(_adjoint(vh_all), dv)))
     return rule
 
 
@@ -270,7 +311,8 @@ def _svdvals_rule(svdvals_again):
         (a,), (da,) = primals, tangents
         s = svdvals_again(a)
         u, _, vh = _DIFFERENTIABLE["svd"](a)
-        return s, _numpy().diagonal(_swap(u) @ da @ _swap(vh), 0, -2, -1)
+        ds = _numpy().diagonal(_adjoint(u) @ da @ _adjoint(vh), 0, -2, -1)
+        return s, (_numpy().real(ds) if _is_complex(ds) else ds)
     return rule
 
 

@@ -262,7 +262,10 @@ COMPLEX_DERIVATIVES = frozenset({
     "linalg.broadcast", "linalg.copy", "linalg.fill", "tensor.extract_slice",
     "tensor.insert_slice", "tensor.collapse_shape", "tensor.expand_shape", "tensor.cast",
     "tensor.concat", "tensor.pad", "tensor.extract", "tensor.from_elements",
-    "util.optimization_barrier", "flow.tensor.clone", "scf.for", "scf.if", "scf.yield"})
+    "util.optimization_barrier", "flow.tensor.clone", "scf.for", "scf.if", "scf.yield",
+    "func.call", "iree_linalg_ext.scan", "iree_linalg_ext.scatter"})
+# The combiners of the cumulative sums and scatter-adds that have derivatives.
+FLOAT_ADDS = frozenset({"arith.addf", "complex.add"})
 FLOAT_FROM_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("from", "both"))
 FLOAT_TO_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("to", "both"))
 FLAT_OPS = having("flat")

@@ -163,7 +163,20 @@ def _lax(m):
     return {np: PythonLax, anp: aotc.lax}.get(m) or jax.lax
 
 
-# Complex state through loops and branches (their rules' complex zeros, tapes and sums).
+def _scatter(m, x, at, u, add):
+    """``x.at[at].add(u)`` (``.set`` unless ``add``); numpy's ``np.add.at`` on a copy."""
+    if m is np:
+        y = x.copy()
+        if add:
+            np.add.at(y, at, u)
+        else:
+            y[at] = u
+        return y
+    return x.at[at].add(u) if add else x.at[at].set(u)
+
+
+# Complex state through loops and branches (their rules' complex zeros, tapes and sums),
+# cumulative sums and scatters (complex adds, a set's mask), products.
 CONTROL_CASES = {
     "fori_loop": lambda m, x, z: m.sum(m.abs(_lax(m).fori_loop(
         0, 3, lambda i, c: c * (0.9 + 0.1j) + m.sin(c) * x * 0.1, z)) ** 2),
@@ -171,10 +184,17 @@ CONTROL_CASES = {
         lambda c, xz: (c * xz + m.exp(1j * xz.real) * 0.2, c * 2), z[0] * x[0], z * x)[1])),
     "cond": lambda m, x, z: m.sum(m.abs(_lax(m).cond(
         x[0] > 0, lambda v: v * v + 1j * x, lambda v: m.conj(v) - x, z))),
+    "cumsum": lambda m, x, z: m.sum(m.abs(m.cumsum(z * x)) ** 2 * W),
+    "scatter": lambda m, x, z: m.sum(m.abs(_scatter(
+        m, _scatter(m, z * x, m.array([1, 1, 4]), z[:3] * 2j, True), m.array([0, 5]),
+        z[3:5] + x[:2], False)) ** 2 * W),
+    # a product with one zero factor (element 1) whose derivative is not zero
+    "products": lambda m, x, z: m.abs(m.prod(z * x)) ** 2 + m.real(m.prod(z - Z[1]) * (1 + 1j))
+    + m.sum(m.abs(m.cumprod(z * x)) * W),
 }
 
 
-def test_reverse_and_forward_mode_through_complex_control_flow():
+def test_reverse_and_forward_mode_through_complex_control_flow_cumsum_and_scatters():
     dx, dz = RNG.uniform(-1, 1, 6), RNG.uniform(-1, 1, 6) + 1j * RNG.uniform(-1, 1, 6)
 
     @aotc.jit

@@ -32,7 +32,8 @@ def inclusive_scan(x: Tracer, axis: int, ufunc: str, identity) -> Tracer:
     """Inclusive scan of ``x`` along ``axis`` with numpy ufunc ``ufunc``, in x's dtype."""
     if x.shape[axis] <= 1 or x.size == 0:
         return x  # nothing to combine
-    if ufunc != "add" and dtypes.is_float(x.dtype) and differentiating():
+    if ufunc != "add" and (dtypes.is_float(x.dtype) or dtypes.is_complex(x.dtype)) \
+            and differentiating():
         return _log_step_scan(x, axis, ufunc)
     rows = [d for i, d in enumerate(x.shape) if i != axis]
     combine = UFUNC_RULES[ufunc]

@@ -104,6 +104,16 @@ def through_complex(op, active) -> bool:
                            or any(is_complex(r.type) for r in op.results))
 
 
+def real_tensor_type(t):
+    """The tensor type ``t`` with a complex element type's parts (``t`` when real)."""
+    from aotc._mlir import ir
+
+    t = ir.RankedTensorType(t)
+    if not isinstance(t.element_type, ir.ComplexType):
+        return t
+    return ir.RankedTensorType.get(t.shape, ir.ComplexType(t.element_type).element_type)
+
+
 def element_type(t):
     from aotc._mlir import ir
 

@@ -436,7 +436,7 @@ def _adds(op) -> bool:
     """Whether the op's combiner region is ``a + b`` of its two arguments."""
     block = op.regions[0].blocks[0]
     body = [as_op(o) for o in block.operations]
-    return (len(body) == 2 and body[0].name == "arith.addf"
+    return (len(body) == 2 and body[0].name in opset.FLOAT_ADDS
             and set(body[0].operands) == set(block.arguments))
 
 

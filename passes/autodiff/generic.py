@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from ..base import as_op, operand_segments, separated
 from .builders import (collapse_all, dilated, filled, reversed_along, scatter_add,
                        stack_columns, summed, zero_padded)
-from .core import (Adjoint, add_scalars, differentiable, float_constant, is_complex, reads,
-                   remap, zeros)
+from .core import (Adjoint, add_scalars, by_type, differentiable, float_constant, is_complex,
+                   reads, real_tensor_type, remap, zeros)
 from .scalar import FROM_BITS, propagate
 
 COMBINERS = {
     "arith.addf": "sum", "complex.add": "sum",
     "arith.maximumf": "extremum", "arith.maxnumf": "extremum",
     "arith.minimumf": "extremum", "arith.minnumf": "extremum",
-    "arith.mulf": "product",
+    "arith.mulf": "product", "complex.mul": "product",
 }
 
 
@@ -481,29 +481,40 @@ def _scatter_adjoint(ad, op, s: Structured, seed, target_type, depth: int, posit
     return scatter_add(flat_updates, indices, zeros(target_type), depth)
 
 
+def _is_zero(e):
+    """``e == 0`` of a float or complex scalar."""
+    from aotc._mlir import complex_dialect
+    from aotc.ops.scalar_builders import cmpf
+
+    zero = float_constant(e.type, 0.0)
+    return complex_dialect.EqualOp(e, zero).result if is_complex(e.type) else \
+        cmpf("oeq", e, zero)
+
+
+_multiply, _divide = by_type("mulf", "MulOp"), by_type("divf", "DivOp")
+
+
 def _product_parts(s: Structured, o: _Output, needed: list, roots: set):
-    """For a product reduction: how many factors are zero, and the product of the
-    others, per result element (the slope of a product in one factor is the product of
-    the others, which ``r / e`` gives only where no factor is zero)."""
+    """For a product reduction: how many factors are zero (a real count, also for
+    complex factors), and the product of the others, per result element (the slope of a
+    product in one factor is the product of the others, which ``r / e`` gives only where
+    no factor is zero)."""
     from aotc._mlir import arith
-    from aotc.ops.scalar_builders import cmpf, select
+    from aotc.ops.scalar_builders import select
 
     result = s.results[o.index]
     out_map = s.maps[len(s.inputs) + o.index]
 
     def count(mapping, extras, acc):
-        e = mapping[o.value]
-        zero = cmpf("oeq", e, float_constant(e.type, 0.0))
-        return arith.addf(acc, select(zero, float_constant(acc.type, 1.0),
+        return arith.addf(acc, select(_is_zero(mapping[o.value]), float_constant(acc.type, 1.0),
                                       float_constant(acc.type, 0.0)))
 
     def others(mapping, extras, acc):
         e = mapping[o.value]
-        zero = cmpf("oeq", e, float_constant(e.type, 0.0))
-        return arith.mulf(acc, select(zero, float_constant(e.type, 1.0), e))
+        return _multiply(acc, select(_is_zero(e), float_constant(e.type, 1.0), e))
 
     ones = filled(result.type, 1.0)
-    return (_loop(s, needed, roots, [], zeros(result.type), out_map, count),
+    return (_loop(s, needed, roots, [], zeros(real_tensor_type(result.type)), out_map, count),
             _loop(s, needed, roots, [], ones, out_map, others))
 
 
@@ -513,13 +524,11 @@ def _product_slope(e, r, zero_count, others):
     from aotc._mlir import arith
     from aotc.ops.scalar_builders import cmpf, select
 
-    zero = float_constant(e.type, 0.0)
-    one = float_constant(e.type, 1.0)
-    is_zero = cmpf("oeq", e, zero)
-    safe = select(is_zero, one, e)
-    none = cmpf("oeq", zero_count, zero)
-    single = arith.andi(cmpf("oeq", zero_count, one), is_zero)
-    return select(none, arith.divf(r, safe), select(single, others, zero))
+    is_zero = _is_zero(e)
+    safe = select(is_zero, float_constant(e.type, 1.0), e)
+    none = cmpf("oeq", zero_count, float_constant(zero_count.type, 0.0))
+    single = arith.andi(cmpf("oeq", zero_count, float_constant(zero_count.type, 1.0)), is_zero)
+    return select(none, _divide(r, safe), select(single, others, float_constant(e.type, 0.0)))
 
 
 def _count_extremum(s: Structured, o: _Output, needed: list, roots: set):
@@ -583,7 +592,7 @@ def _adjoint_loop(ad, op, s: Structured, seed, outputs: list, needed: list, root
             if o.kind == "product":
                 r, zeros_, others = next(it), next(it), next(it)
                 if d is not None:
-                    d = arith.mulf(d, _product_slope(mapping[o.value], r, zeros_, others))
+                    d = _multiply(d, _product_slope(mapping[o.value], r, zeros_, others))
             if d is None:
                 continue
             term = _real_product(ct, d)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .builders import (ones_like, pad_with_zeros, reassociation_of, reversed_along, scatter_add,
                        segments)
-from .core import SCATTER_REFUSAL, Adjoint, float_constant, rule, zeros
+from .. import opset
+from .core import SCATTER_REFUSAL, Adjoint, float_constant, real_tensor_type, rule, zeros
 
 _SLICE_ATTRS = ("static_offsets", "static_sizes", "static_strides")
 
@@ -221,7 +222,7 @@ def _scan(ad: Adjoint, op, adjoints: list) -> None:
 
     body = list(op.regions[0].blocks[0].operations)
     combine = body[0].operation if len(body) == 2 else None
-    if combine is None or combine.name != "arith.addf":
+    if combine is None or combine.name not in opset.FLOAT_ADDS:
         ad.refuse(op, "only cumulative sums are differentiable (not cumprod, cummax, ...)")
     if len(adjoints) > 1 and adjoints[1] is not None:
         ad.refuse(op, "the scan's final accumulator is read; only its cumulative result "
@@ -256,7 +257,7 @@ def _scatter(ad: Adjoint, op, adjoints: list) -> None:
     yielded = body[-1].operands[0]
     if yielded == block_args[0]:
         kind = "set"
-    elif (len(body) == 2 and body[0].name == "arith.addf"
+    elif (len(body) == 2 and body[0].name in opset.FLOAT_ADDS
           and set(body[0].operands) == set(block_args)):
         kind = "add"
     else:
@@ -287,8 +288,10 @@ def _scatter(ad: Adjoint, op, adjoints: list) -> None:
         if kind == "add":
             ad.add(original, ct)
         else:
-            ones = ones_like(updates.type)
-            mask = scatter_add(ones, indices, zeros(original.type), depth)
+            # the mask in real numbers: a complex one would need complex comparisons
+            real = real_tensor_type(updates.type)
+            mask = scatter_add(ones_like(real), indices, zeros(real_tensor_type(original.type)),
+                               depth)
             ad.add(original, _masked(ct, mask))
 
 
@@ -299,8 +302,8 @@ def _masked(ct, mask):
     from .core import elementwise
 
     def body(c, m):
-        zero = float_constant(c.type, 0.0)
-        return select(cmpf("oeq", m, zero), c, zero)
+        return select(cmpf("oeq", m, float_constant(m.type, 0.0)), c,
+                      float_constant(c.type, 0.0))
 
     return elementwise(ct.type, [ct, mask], body)
 

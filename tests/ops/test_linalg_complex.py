@@ -23,7 +23,6 @@ import aotc.lax
 import aotc.numpy as anp
 import aotc.scipy.linalg as asl
 
-from .conftest import raises_match
 
 scipy_linalg = pytest.importorskip("scipy.linalg")
 RNG = np.random.default_rng(21)
@@ -70,8 +69,8 @@ def assert_close(got, want, tol, scale=1.0, name=""):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * scale, err_msg=name)
 
 
-@pytest.mark.parametrize("n, dtype", [(6, np.complex64), (6, np.complex128),
-                                      (40, np.complex128)], ids=str)
+# complex64 at 6 runs the leaves alone, complex128 at 40 the blocked algorithms too.
+@pytest.mark.parametrize("n, dtype", [(6, np.complex64), (40, np.complex128)], ids=str)
 def test_numpy_linalg_matches_lapack(n, dtype):
     a, h, t, b, c, hb = inputs(n, dtype)
     got = aotc.jit(numpy_functions)(a, h, t, b, c, hb)
@@ -189,12 +188,6 @@ def test_singular_matrices_give_numpys_determinant_and_non_finite_solutions():
     assert not np.all(np.isfinite(np.asarray(x)))
     rank = aotc.jit(anp.linalg.matrix_rank)(singular)
     assert int(rank) == np.linalg.matrix_rank(singular) == 4
-
-
-def test_derivatives_through_complex_factorizations_are_refused():
-    a = np.eye(3) * 2.0
-    with raises_match(aotc.CompileError, "passes through complex values"):
-        aotc.grad(lambda x: anp.abs(anp.linalg.det(x.astype(np.complex128))))(a)
 
 
 def test_large_complex_constants_compile():
