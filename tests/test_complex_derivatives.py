@@ -220,3 +220,28 @@ def test_reverse_and_forward_mode_through_complex_control_flow_cumsum_and_scatte
             for argnum in (0, 1):
                 np.testing.assert_allclose(np.asarray(gradients[argnum]), want[argnum],
                                            rtol=1e-12, atol=1e-12, err_msg=f"{name} vs jax")
+
+
+def test_custom_derivatives_of_complex_functions():
+    """custom_vjp and custom_jvp with complex arguments and outputs: the rules see JAX's
+    convention (the unconjugated transpose: the cotangent times f'(z) for holomorphic f)."""
+    @aotc.custom_vjp
+    def square(z):
+        return z * z
+
+    square.defvjp(lambda z: (z * z, z), lambda z, g: (g * 2 * z,))
+
+    @aotc.custom_jvp
+    def cube(z):
+        return z ** 3
+
+    cube.defjvp(lambda primals, tangents: (primals[0] ** 3, 3 * primals[0] ** 2 * tangents[0]))
+
+    def loss(m, x, z, square=lambda z: z * z, cube=lambda z: z ** 3):
+        return m.sum(W * m.abs(square(z * x) + cube(z)) ** 2)
+
+    got = aotc.jit(aotc.grad(lambda x, z: loss(anp, x, z, square, cube), argnums=(0, 1)))(X, Z)
+    for argnum in (0, 1):
+        np.testing.assert_allclose(np.asarray(got[argnum]),
+                                   _complex_finite_difference(loss, (X, Z), argnum),
+                                   rtol=1e-6, atol=1e-7, err_msg=f"argument {argnum}")
