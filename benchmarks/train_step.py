@@ -9,7 +9,11 @@ under ``aotc.jit`` and ``jax.jit``; numpy runs the MLP's step with the gradients
 by hand (the CNN's errors are against JAX). Timed in interleaved blocks (see run.py);
 ratios below 1.0 mean aotc is faster.
 Memory: the temporary bytes of one step (``Compiled.memory_analysis()``
-``temp_size_in_bytes``: aotc's measured by running it once, JAX's as XLA plans them).
+``temp_size_in_bytes``: aotc's measured by running it once, JAX's as XLA plans them), and
+the step's footprint: arguments + results + temporaries. The footprint is the figure to
+compare: XLA places temporaries in the results' buffers before the results are written
+(its MLP step at batch 64 holds four 128 KiB activations at once, 512 KiB, yet reports
+389 KiB of temporaries), IREE gives results buffers of their own.
 """
 
 from __future__ import annotations
@@ -99,6 +103,12 @@ def _max_rel(got, want) -> float:
                for g, w in zip(got_leaves, want_leaves))
 
 
+def _memory(stats) -> tuple:
+    """(temporary bytes, arguments + results + temporaries) of a memory analysis."""
+    parts = [getattr(stats, f"{k}_size_in_bytes", None) for k in ("temp", "argument", "output")]
+    return parts[0], (None if None in parts else sum(parts))
+
+
 def compare(name: str, description: str, steps: dict, args: tuple, repeats: int,
             reference=None) -> dict:
     """Times ``steps`` (framework -> (function, its arguments)); errors against
@@ -108,12 +118,13 @@ def compare(name: str, description: str, steps: dict, args: tuple, repeats: int,
     contenders = [("aotc", fa, a_args)]
     if "numpy" in steps:
         contenders.append(("numpy",) + steps["numpy"])
-    row["aotc_temp_bytes"] = fa.lower(*a_args).compile().memory_analysis().temp_size_in_bytes
+    row["aotc_temp_bytes"], row["aotc_footprint_bytes"] = _memory(
+        fa.lower(*a_args).compile().memory_analysis())
     if "jax" in steps:
         fj, j_args = steps["jax"]
         contenders.append(("jax", fj, j_args))
-        row["jax_temp_bytes"] = getattr(fj.lower(*j_args).compile().memory_analysis(),
-                                        "temp_size_in_bytes", None)
+        row["jax_temp_bytes"], row["jax_footprint_bytes"] = _memory(
+            fj.lower(*j_args).compile().memory_analysis())
         if reference is None:
             reference = jax.tree_util.tree_map(np.asarray, fj(*j_args))
         else:
@@ -205,14 +216,16 @@ def main(argv=None) -> int:
                                "numpy": np.__version__, "aotc": aotc.__version__}, indent=2))
     ratio_chart(rows, out.with_suffix(".png"))
     print(f"{'workload':<14}{'aotc us':>10}{'numpy us':>10}{'jax us':>10}{'/numpy':>8}"
-          f"{'/jax':>7}{'temp KiB aotc/jax':>19}  errors (aotc, jax)")
+          f"{'/jax':>7}{'temp KiB aotc/jax':>19}{'footprint aotc/jax':>20}  errors (aotc, jax)")
     for r in rows:
         kib = [(r.get(k) or 0) / 1024 for k in ("aotc_temp_bytes", "jax_temp_bytes")]
         temps = f"{kib[0]:.0f}/{kib[1]:.0f}"
         nan = float("nan")
+        footprint = (r.get("aotc_footprint_bytes") or nan) / (r.get("jax_footprint_bytes") or nan)
         print(f"{r['workload']:<14}{r['aotc_us']:>10.0f}{r.get('numpy_us', nan):>10.0f}"
               f"{r.get('jax_us', nan):>10.0f}{r.get('aotc/numpy', nan):>8.2f}"
-              f"{r.get('aotc/jax', nan):>7.2f}{temps:>19}  {r.get('aotc_error', nan):.1e}, "
+              f"{r.get('aotc/jax', nan):>7.2f}{temps:>19}{footprint:>20.3f}  "
+              f"{r.get('aotc_error', nan):.1e}, "
               f"{r.get('jax_error', nan):.1e}")
     print(f"written to {out} and {out.with_suffix('.png')}")
     return 0

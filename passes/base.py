@@ -94,6 +94,19 @@ def nested_operands(op):
                 yield from nested_operands(as_op(inner))
 
 
+def multiplies_inputs(block) -> bool:
+    """A linalg body that is ``out + a * b`` of its two inputs ``a``, ``b`` and its
+    accumulator (a contraction's)."""
+    from .opset import MULTIPLY_ADD
+
+    ops = [as_op(o) for o in block.operations]
+    if len(ops) != 3 or (ops[0].name, ops[1].name) not in MULTIPLY_ADD:
+        return False
+    a, b, acc = block.arguments
+    mul, add, _ = ops
+    return set(mul.operands) == {a, b} and set(add.operands) == {acc, mul.results[0]}
+
+
 def all_parallel(op) -> bool:
     """Whether every loop of the structured op ``op`` is parallel (elementwise)."""
     return all("parallel" in str(it) for it in op.attributes["iterator_types"])

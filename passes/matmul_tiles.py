@@ -18,6 +18,16 @@ batch element per workgroup) of at least ``MIN_DEPTH`` reduction steps and
 their readers through a clone (``SEPARATED_RESULTS``); a module whose contractions it all
 tiles is compiled without data tiling (``tiles_every_contraction``).
 
+A vector-matrix product ``x @ W`` (x one row, W [K, N] as stored: a batch-1 layer) is a
+``linalg.generic`` over (n, k) reading x[k] and W[k, n] (``x @ W`` of a 1-D x is one
+already; a one-row matmul is rewritten into one). IREE's own setting for it,
+``vector_common_parallel = [16]`` with a K step of 16, chains every product of a
+16-column strip into one register: [1, 784] @ [784, 512] ran 46-49 us (float64 108)
+against numpy's 17 (33) on one core. ``vector_setting`` keeps 8 registers of columns
+(128, or 64 below 128 columns) and a K step of 1: 16-18 us (float64 33); [1, 784] @
+[784, 300] 23 -> 10 us, [784, 1000] 46 -> 33, [784, 96] 6 -> 4 with 64 columns (128
+padded it to 15).
+
 A transposed operand (the backward pass's ``d @ W.T`` and ``x.T @ d``) is one IREE fuses
 into the matmul, where a K step of 1 ran 3-20x slower than IREE's choice. Where the
 matmul does enough work per element (``MIN_FLOPS_PER_TRANSPOSED_ELEMENT``), the pass
@@ -38,7 +48,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, collect_ops, register, separate_readers, separated
+from .base import (ModulePass, as_op, collect_ops, indexing_maps, multiplies_inputs, register,
+                   separate_readers, separated)
 from .opset import CONTRACTION_OPS, MATMUL_RANKS
 
 # The smallest matmul that gets a setting: below these, IREE's choice ran as fast.
@@ -68,6 +79,10 @@ TILES = {"f32": (128, (8, 32)), "f64": (64, (8, 16))}
 # cores against 307-327 separated (one core: 472-483 against 483-494); float32's ran as
 # fast either way (an MLP at batch 64: 264-282 against 265-274 us).
 SEPARATED_RESULTS = frozenset({"f64"})
+# A vector-matrix product's register columns: the first not above its N (module docstring).
+VECTOR_COLUMNS = (128, 64)
+# x[k] and W[k, n] into y[n], loops (n, k): the form IREE's own matvec rewrite makes.
+VECTOR_MAPS = ("(d0, d1) -> (d1)", "(d0, d1) -> (d1, d0)", "(d0, d1) -> (d0)")
 
 
 def setting(rows: int, element: str = "f32", batched: bool = False) -> str:
@@ -84,6 +99,16 @@ def setting(rows: int, element: str = "f32", batched: bool = False) -> str:
             f"distribution = [{sizes(batch + [tile, columns, 0])}], vector_common_parallel = "
             f"[{sizes(batch + [vector_rows, vector_columns, 0])}], vector_reduction = "
             f"[{sizes([0] * len(batch) + [0, 0, 1])}]>, translation_info = "
+            "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>"
+            ">>")
+
+
+def vector_setting(columns: int) -> str:
+    """The ``compilation_info`` of a vector-matrix product: ``columns`` (one of
+    ``VECTOR_COLUMNS``) in registers, two such strips a workgroup, a K step of 1."""
+    return ("#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
+            f"distribution = [{2 * columns}, 0], vector_common_parallel = [{columns}, 0], "
+            "vector_reduction = [0, 1]>, translation_info = "
             "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>"
             ">>")
 
@@ -112,7 +137,11 @@ def _plan(op):
         return None
     batch = lhs.shape[0] if MATMUL_RANKS[op.name] == 3 else 1
     (rows, depth), columns = lhs.shape[-2:], rhs.shape[-1]
-    if rows % WORKGROUP_ROWS[-1] or depth < MIN_DEPTH or columns < MIN_COLUMNS:
+    if depth < MIN_DEPTH or columns < MIN_COLUMNS:
+        return None
+    if rows == 1 and batch == 1:  # a vector-matrix product (rewritten by the pass)
+        return (1, element, []) if not _transposed(operands[1]) else None
+    if rows % WORKGROUP_ROWS[-1]:
         return None
     flops = 2 * batch * rows * depth * columns
     copies = [i for i, v in enumerate(operands) if _transposed(v)]
@@ -141,6 +170,9 @@ class TileMatmuls(ModulePass):
 
         for op, (rows, element, copies) in collect_ops(module, lambda o: _plan(as_op(o))):
             op = as_op(op)
+            if rows == 1:
+                _as_vector_product(op)
+                continue
             for i in copies:
                 value = op.operands[i]
                 with ir.InsertionPoint(op), op.location:
@@ -149,6 +181,60 @@ class TileMatmuls(ModulePass):
                 setting(rows, element, batched=MATMUL_RANKS[op.name] == 3))
             if element in SEPARATED_RESULTS:
                 separate_readers(op.results[0])
+        for op, columns in collect_ops(module, lambda o: _vector_columns(as_op(o))):
+            as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(vector_setting(columns))
+
+
+def _vector_columns(op) -> int | None:
+    """The register columns of a vector-matrix product generic that should get a
+    setting (``VECTOR_MAPS``, a float32 or float64 multiply-add, W not a transpose's
+    result, static shapes of at least ``MIN_DEPTH`` x ``MIN_COLUMNS``), else None."""
+    from aotc._mlir import ir
+
+    if (op.name != "linalg.generic" or ATTRIBUTE in op.attributes or len(op.operands) != 3
+            or tuple(str(m) for m in indexing_maps(op)) != VECTOR_MAPS
+            or not multiplies_inputs(op.regions[0].blocks[0])):
+        return None
+    matrix = ir.RankedTensorType(op.operands[1].type)
+    if (str(matrix.element_type) not in TILES or not matrix.has_static_shape
+            or str(ir.RankedTensorType(op.operands[0].type).element_type)
+            != str(matrix.element_type) or _transposed(op.operands[1])):
+        return None
+    depth, columns = matrix.shape
+    if depth < MIN_DEPTH:
+        return None
+    return next((c for c in VECTOR_COLUMNS if c <= columns), None)
+
+
+def _as_vector_product(matmul) -> None:
+    """A one-row ``linalg.matmul`` as the ``VECTOR_MAPS`` generic of its row (the form the
+    pass gives its setting; IREE's matvec rewrite drops a matmul's)."""
+    from aotc._mlir import PARALLEL, REDUCTION, affine_maps, ir, iterator_types, linalg, tensor
+
+    lhs, rhs, init = list(matmul.operands)
+    row, out = ir.RankedTensorType(lhs.type), ir.RankedTensorType(init.type)
+    with ir.InsertionPoint(matmul), matmul.location:
+        vector = tensor.collapse_shape(ir.RankedTensorType.get(row.shape[1:], row.element_type),
+                                       lhs, [[0, 1]])
+        flat = ir.RankedTensorType.get(out.shape[1:], out.element_type)
+        acc = tensor.collapse_shape(flat, init, [[0, 1]])
+        maps = [ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(d) for d in dims])
+                for dims in ((1,), (1, 0), (0,))]
+        product = linalg.GenericOp([flat], [vector, rhs], [acc], affine_maps(maps),
+                                   iterator_types([PARALLEL, REDUCTION]))
+        body = product.regions[0].blocks.append(row.element_type, row.element_type,
+                                                out.element_type)
+        with ir.InsertionPoint(body):
+            linalg.YieldOp([_multiply_add(*body.arguments)])
+        result = tensor.expand_shape(out, product.results[0], [[0, 1]], [], out.shape)
+    matmul.results[0].replace_all_uses_with(result)
+    matmul.erase()
+
+
+def _multiply_add(a, b, acc):
+    from aotc._mlir import arith
+
+    return arith.addf(acc, arith.mulf(a, b))
 
 
 def without_tile_settings(mlir: bytes) -> bytes | None:

@@ -8,8 +8,7 @@ exists (a matmul with a batched left operand folds the batch into its rows).
 
 from __future__ import annotations
 
-from ..base import indexing_maps
-from ..opset import MULTIPLY_ADD
+from ..base import indexing_maps, multiplies_inputs
 from .core import Batched, Batcher, as_op, from_lane, lane_generic, rule
 
 
@@ -67,7 +66,7 @@ def _as_matmul(op):
 
     maps = [str(m) for m in indexing_maps(op)]
     if (maps != list(_MATMUL_MAPS) or len(op.operands) != 3 or len(op.results) != 1
-            or not _multiplies_inputs(op.regions[0].blocks[0])):
+            or not multiplies_inputs(op.regions[0].blocks[0])):
         return None
     with ir.InsertionPoint(op), op.location:
         named = linalg.matmul(op.operands[0], op.operands[1], outs=[op.operands[2]])
@@ -77,17 +76,6 @@ def _as_matmul(op):
 
 _MATMUL_MAPS = ("(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)",
                 "(d0, d1, d2) -> (d0, d1)")
-
-
-def _multiplies_inputs(block) -> bool:
-    """The body is ``out + a * b`` of its two inputs ``a``, ``b`` and its accumulator."""
-    ops = [as_op(o) for o in block.operations]
-    if len(ops) != 3 or (ops[0].name, ops[1].name) not in MULTIPLY_ADD:
-        return False
-    a, b, acc = block.arguments
-    mul, add, _ = ops
-    return ({v for v in mul.operands} == {a, b}
-            and set(add.operands) == {acc, mul.results[0]})
 
 
 def read_lanes(body, captured: list) -> None:

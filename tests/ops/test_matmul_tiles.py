@@ -39,6 +39,30 @@ def _backward(m, x, d, w):
     return x.T @ d, d @ w.T, (x.T @ d)[::3] - 1  # a weight gradient, a cotangent
 
 
+def test_vector_matrix_products_compute_numpys_values(monkeypatch):
+    """A batch-1 layer (one-row x @ W, rewritten into the vector-matrix generic) and a
+    1-D x @ W get the vector setting (128 or 64 register columns, N not a multiple of
+    either), float32 and float64; numpy's values."""
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
+
+    def layers(m, x, w1, b1, w2, v):
+        h = m.maximum(x @ w1 + b1, 0.0)
+        return h @ w2, v @ w1[:, :96], (v @ w1)[::2]
+
+    for dtype, rtol in ((np.float32, 2e-4), (np.float64, 1e-12)):
+        x = RNG.standard_normal((1, 784)).astype(dtype)
+        w1 = (RNG.standard_normal((784, 300)) / 28).astype(dtype)
+        b1, v = RNG.standard_normal(300).astype(dtype), RNG.standard_normal(784).astype(dtype)
+        w2 = (RNG.standard_normal((300, 200)) / 17).astype(dtype)
+        jitted = aotc.jit(lambda *a: layers(anp, *a))
+        text = jitted.lower(x, w1, b1, w2, v).as_text()
+        assert text.count("vector_common_parallel = [128, 0]") + text.count(
+            "vector_common_parallel = [64, 0]") >= 2, text
+        for g, want in zip(jitted(x, w1, b1, w2, v),
+                           layers(np, *(a.astype(np.float64) for a in (x, w1, b1, w2, v)))):
+            np.testing.assert_allclose(np.asarray(g), want, rtol=rtol, atol=rtol)
+
+
 def test_transposed_operands_are_copied_and_tiled(monkeypatch):
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
     x = RNG.standard_normal((256, 784)).astype(np.float32)

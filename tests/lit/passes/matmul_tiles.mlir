@@ -23,6 +23,10 @@
 // CHECK-DAG:   #[[SETTING64:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG64]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[CONFIGB:.*]] = #iree_cpu.lowering_config<distribution = [1, 32, 64, 0], vector_common_parallel = [1, 8, 16, 0], vector_reduction = [0, 0, 0, 1]>
 // CHECK-DAG:   #[[SETTINGB:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIGB]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[VCONFIG128:.*]] = #iree_cpu.lowering_config<distribution = [256, 0], vector_common_parallel = [128, 0], vector_reduction = [0, 1]>
+// CHECK-DAG:   #[[VSETTING128:.*]] = #iree_codegen.compilation_info<lowering_config = #[[VCONFIG128]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[VCONFIG64:.*]] = #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]>
+// CHECK-DAG:   #[[VSETTING64:.*]] = #iree_codegen.compilation_info<lowering_config = #[[VCONFIG64]], translation_info = #[[PIPELINE]]>
 
 // CHECK-LABEL: func.func @layer
 // CHECK:         linalg.matmul {compilation_info = #[[SETTING32]]} ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x512xf32>)
@@ -126,4 +130,50 @@ func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<60x7
   %f5 = linalg.fill ins(%c : f32) outs(%e5 : tensor<100x512xf32>) -> tensor<100x512xf32>
   %r5 = linalg.matmul ins(%o, %w : tensor<100x784xf32>, tensor<784x512xf32>) outs(%f5 : tensor<100x512xf32>) -> tensor<100x512xf32>
   return %r1, %r2, %r3, %r4, %r5 : tensor<64x784xf32>, tensor<60x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>, tensor<100x512xf32>
+}
+
+// A one-row matmul (a batch-1 layer) becomes the vector-matrix generic over (n, k) of its
+// row, with 128 register columns, workgroups of 256 and a K step of 1; a 1-D x @ W
+// already in that form gets the setting too, 64 columns below 128 (96 here), float64
+// alike; a transposed W, 10 columns or 32 reduction steps keep IREE's choice.
+// CHECK-LABEL: func.func @vector_products
+// CHECK:         %[[ROW:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<1x784xf32> into tensor<784xf32>
+// CHECK:         %[[ACC:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<1x512xf32> into tensor<512xf32>
+// CHECK:         %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[ROW]], %arg1 : tensor<784xf32>, tensor<784x512xf32>) outs(%[[ACC]] : tensor<512xf32>) attrs =  {compilation_info = #[[VSETTING128]]}
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:         tensor.expand_shape %[[P]] {{\[\[}}0, 1]] output_shape [1, 512] : tensor<512xf32> into tensor<1x512xf32>
+// CHECK:         linalg.generic {{.*}} ins(%arg2, %arg3 : tensor<784xf64>, tensor<784x96xf64>) {{.*}} attrs =  {compilation_info = #[[VSETTING64]]}
+// CHECK-NOT:     compilation_info
+// CHECK:         return
+func.func @vector_products(%x: tensor<1x784xf32>, %w: tensor<784x512xf32>, %v: tensor<784xf64>,
+                           %u: tensor<784x96xf64>, %n: tensor<512x10xf32>, %t: tensor<512x784xf32>,
+                           %s: tensor<1x32xf32>, %q: tensor<32x512xf32>)
+    -> (tensor<1x512xf32>, tensor<96xf64>, tensor<1x10xf32>, tensor<1x512xf32>, tensor<1x512xf32>) {
+  %c = arith.constant 0.0 : f32
+  %c64 = arith.constant 0.0 : f64
+  %e1 = tensor.empty() : tensor<1x512xf32>
+  %f1 = linalg.fill ins(%c : f32) outs(%e1 : tensor<1x512xf32>) -> tensor<1x512xf32>
+  %r1 = linalg.matmul ins(%x, %w : tensor<1x784xf32>, tensor<784x512xf32>) outs(%f1 : tensor<1x512xf32>) -> tensor<1x512xf32>
+  %e2 = tensor.empty() : tensor<96xf64>
+  %f2 = linalg.fill ins(%c64 : f64) outs(%e2 : tensor<96xf64>) -> tensor<96xf64>
+  %r2 = linalg.generic {indexing_maps = [affine_map<(n, k) -> (k)>, affine_map<(n, k) -> (k, n)>, affine_map<(n, k) -> (n)>], iterator_types = ["parallel", "reduction"]} ins(%v, %u : tensor<784xf64>, tensor<784x96xf64>) outs(%f2 : tensor<96xf64>) {
+  ^bb0(%a: f64, %b: f64, %acc: f64):
+    %p = arith.mulf %a, %b : f64
+    %s2 = arith.addf %acc, %p : f64
+    linalg.yield %s2 : f64
+  } -> tensor<96xf64>
+  // 10 columns
+  %e3 = tensor.empty() : tensor<1x10xf32>
+  %f3 = linalg.fill ins(%c : f32) outs(%e3 : tensor<1x10xf32>) -> tensor<1x10xf32>
+  %r1f = tensor.collapse_shape %r1 [[0, 1]] : tensor<1x512xf32> into tensor<512xf32>
+  %r1r = tensor.expand_shape %r1f [[0, 1]] output_shape [1, 512] : tensor<512xf32> into tensor<1x512xf32>
+  %r3 = linalg.matmul ins(%r1r, %n : tensor<1x512xf32>, tensor<512x10xf32>) outs(%f3 : tensor<1x10xf32>) -> tensor<1x10xf32>
+  // a transposed W
+  %et = tensor.empty() : tensor<784x512xf32>
+  %tt = linalg.transpose ins(%t : tensor<512x784xf32>) outs(%et : tensor<784x512xf32>) permutation = [1, 0]
+  %r4 = linalg.matmul ins(%x, %tt : tensor<1x784xf32>, tensor<784x512xf32>) outs(%f1 : tensor<1x512xf32>) -> tensor<1x512xf32>
+  // 32 reduction steps
+  %r5 = linalg.matmul ins(%s, %q : tensor<1x32xf32>, tensor<32x512xf32>) outs(%f1 : tensor<1x512xf32>) -> tensor<1x512xf32>
+  return %r1, %r2, %r3, %r4, %r5 : tensor<1x512xf32>, tensor<96xf64>, tensor<1x10xf32>, tensor<1x512xf32>, tensor<1x512xf32>
 }
