@@ -161,6 +161,9 @@ WORKLOADS = {
     for w in (
         Workload("mlp64", "MLP 784-512-512-10, batch 64, weights as args", make_mlp(64), 100),
         Workload("mlp1", "MLP 784-512-512-10, batch 1, weights as args", make_mlp(1), 200),
+        # batches that are not a multiple of 8 (their own register tiles)
+        Workload("mlp10", "MLP 784-512-512-10, batch 10, weights as args", make_mlp(10), 200),
+        Workload("mlp100", "MLP 784-512-512-10, batch 100, weights as args", make_mlp(100), 100),
         Workload("elementwise", "tanh(x*a+b)*exp(-x*x)+1 on 1M float32", make_elementwise, 100),
         Workload("matmul", "matmul 1024x1024x1024 float32", make_matmul, 3),
         Workload("softmax", "row softmax 256x4096 float32", make_softmax, 100),

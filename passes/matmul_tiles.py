@@ -9,14 +9,18 @@ workgroups of 32x128 with 8x32 register tiles and a K step of 1 run at 200-275 G
 [64, 784] @ [784, 512] 430 -> 200 us, [512, 784] @ [784, 512] 2.73 -> 1.55 ms, 1024^3
 24.8 -> 10.5 ms, [784, 64] @ [64, 512] (a weight gradient) 295 -> 210 us. Workgroups
 whose rows do not divide the matmul's ran 3-4x slower than IREE's choice, so the rows are
-the first of ``WORKGROUP_ROWS`` that divides them, and a matmul whose rows are not a
-multiple of 8 keeps IREE's choice ([100, 784] @ [784, 512]: 790 us, 1.29-1.80 ms with
-8-32 rows). This pass attaches the setting as the op's ``compilation_info`` (IREE's per-op
-override) to every float32 or float64 ``linalg.matmul`` and ``linalg.batch_matmul`` (one
-batch element per workgroup) of at least ``MIN_DEPTH`` reduction steps and
-``MIN_COLUMNS`` columns. float64 gets its own tiles (``TILES``), and its results reach
-their readers through a clone (``SEPARATED_RESULTS``); a module whose contractions it all
-tiles is compiled without data tiling (``tiles_every_contraction``).
+the first of ``WORKGROUP_ROWS`` that divides them. A float32 matmul whose rows are not a
+multiple of 8 gets register tiles whose rows divide its own (``ODD_ROW_TILES``), in
+workgroups of whole register tiles: IREE's choice there chains few registers ([100, 784]
+@ [784, 512] 635 -> 358 us, 20 rows 133 -> 66, 50 rows 367-408 -> 170, a prime 97 rows
+3.71 -> 1.19-1.47 ms, 2-7 rows 38-61 -> 18-28 us; workgroups of 8-32 rows that do not
+divide the rows ran 1.29-1.80 ms at 100). This pass attaches the setting as the op's
+``compilation_info`` (IREE's per-op override) to every float32 or float64
+``linalg.matmul`` and ``linalg.batch_matmul`` (one batch element per workgroup) of at
+least ``MIN_DEPTH`` reduction steps and ``MIN_COLUMNS`` columns. float64 gets its own
+tiles (``TILES``), and its results reach their readers through a clone
+(``SEPARATED_RESULTS``); a module whose contractions it all tiles is compiled without
+data tiling (``tiles_every_contraction``).
 
 A vector-matrix product ``x @ W`` (x one row, W [K, N] as stored: a batch-1 layer) is a
 ``linalg.generic`` over (n, k) reading x[k] and W[k, n] (``x @ W`` of a 1-D x is one
@@ -67,6 +71,21 @@ WORKGROUP_ROWS = (32, 16, 8)
 MIN_FLOPS_PER_TRANSPOSED_ELEMENT = 512
 
 
+# float32 matmuls whose rows are not a multiple of 8: (divisor, register tile) in order
+# of preference, the first divisor of the rows chooses; fewer than 8 rows take
+# ``(rows, 64)`` (7: ``(7, 32)``) in workgroups of 256 columns, more take workgroups of
+# 128 columns and the most rows, a multiple of the tile's, that divide theirs up to
+# ``MAX_ODD_WORKGROUP_ROWS``. One core, [M, 784] @ [784, 512], us (IREE's choice ->
+# these): M = 2 61 -> 21 ((2, 128): 18), 4 38-47 -> 20, 5 47 -> 22, 6 46 -> 22, 7 41-60 ->
+# 28, 10 72 -> 33 ((5, 32): 41, (10, 32): 36), 12 99-117 -> 43, 13 555 -> 164, 20 133 ->
+# 66 ((5, 32): 88), 30 241-257 -> 93 ((6, 64): 94), 36 212 -> 117 (12 rows a workgroup:
+# 150), 50 341-408 -> 155 (50 rows a workgroup: 176), 97 3710 -> 1470 (97 rows a
+# workgroup: 1190), 100 635 -> 358-378.
+ODD_ROW_TILES = ((4, (4, 64)), (5, (5, 64)), (6, (6, 64)), (7, (7, 32)), (3, (3, 64)),
+                 (2, (2, 64)), (1, (1, 128)))
+MAX_ODD_WORKGROUP_ROWS = 40
+
+
 # Per element type: workgroup columns and the register tile (rows, columns). float64's
 # were measured against IREE's data-tiled inner_tiled code (one core, then two):
 # [64, 784] @ [784, 512] 745 -> 486 us (8x16 tiles; 8x32 647, 4x32 596), 256^3 600 ->
@@ -85,19 +104,36 @@ VECTOR_COLUMNS = (128, 64)
 VECTOR_MAPS = ("(d0, d1) -> (d1)", "(d0, d1) -> (d1, d0)", "(d0, d1) -> (d0)")
 
 
+def tiles(rows: int, element: str = "f32", batched: bool = False):
+    """(workgroup rows, workgroup columns, register rows, register columns) of a matmul
+    with ``rows`` rows, or None where it keeps IREE's choice."""
+    columns, (vector_rows, vector_columns) = TILES[element]
+    if rows % WORKGROUP_ROWS[-1] == 0:
+        return next(t for t in WORKGROUP_ROWS if rows % t == 0), columns, vector_rows, \
+            vector_columns
+    if element != "f32" or batched:  # measured for float32 matmuls only
+        return None
+    if rows < WORKGROUP_ROWS[-1]:
+        register = (7, 32) if rows == 7 else (rows, 64)
+        return rows, 256, *register
+    divisor, register = next((d, t) for d, t in ODD_ROW_TILES if rows % d == 0)
+    workgroup = max(k for k in range(divisor, MAX_ODD_WORKGROUP_ROWS + 1, divisor)
+                    if rows % k == 0)
+    return workgroup, 128, *register
+
+
 def setting(rows: int, element: str = "f32", batched: bool = False) -> str:
     """The ``compilation_info`` of a float32 or float64 (``element``) matmul with ``rows``
-    rows (a multiple of 8); ``batched``: a batch_matmul, one batch element a workgroup."""
-    tile = next(t for t in WORKGROUP_ROWS if rows % t == 0)
-    columns, (vector_rows, vector_columns) = TILES[element]
+    rows (``tiles``); ``batched``: a batch_matmul, one batch element a workgroup."""
+    workgroup, columns, vector_rows, vector_columns = tiles(rows, element, batched)
     batch = [1] if batched else []  # one batch element per workgroup and register tile
 
     def sizes(values):
         return ", ".join(str(v) for v in values)
 
     return ("#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
-            f"distribution = [{sizes(batch + [tile, columns, 0])}], vector_common_parallel = "
-            f"[{sizes(batch + [vector_rows, vector_columns, 0])}], vector_reduction = "
+            f"distribution = [{sizes(batch + [workgroup, columns, 0])}], vector_common_parallel"
+            f" = [{sizes(batch + [vector_rows, vector_columns, 0])}], vector_reduction = "
             f"[{sizes([0] * len(batch) + [0, 0, 1])}]>, translation_info = "
             "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>"
             ">>")
@@ -141,7 +177,7 @@ def _plan(op):
         return None
     if rows == 1 and batch == 1:  # a vector-matrix product (rewritten by the pass)
         return (1, element, []) if not _transposed(operands[1]) else None
-    if rows % WORKGROUP_ROWS[-1]:
+    if tiles(rows, element, MATMUL_RANKS[op.name] == 3) is None:
         return None
     flops = 2 * batch * rows * depth * columns
     copies = [i for i, v in enumerate(operands) if _transposed(v)]

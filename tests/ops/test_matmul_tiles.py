@@ -75,14 +75,21 @@ def test_transposed_operands_are_copied_and_tiled(monkeypatch):
         np.testing.assert_allclose(np.asarray(g), want, rtol=2e-4, atol=2e-3)
 
 
-def test_rows_not_a_multiple_of_8_keep_irees_choice(monkeypatch):
+def test_rows_not_a_multiple_of_8_get_register_tiles_that_divide_them(monkeypatch):
+    """float32: 33 rows take 3-row register tiles in one workgroup, 100 rows 4-row ones,
+    a prime 97 one row, 6 rows all six; float64 keeps IREE's choice. numpy's values."""
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
-    x = RNG.standard_normal((33, 512)).astype(np.float32)
     w = RNG.standard_normal((512, 256)).astype(np.float32)
-    jitted = aotc.jit(lambda x, w: x @ w)
-    assert ATTRIBUTE not in jitted.lower(x, w).as_text()
-    np.testing.assert_allclose(np.asarray(jitted(x, w)), x.astype(np.float64) @ w, rtol=2e-4,
-                               atol=2e-3)
+    jitted = aotc.jit(lambda w, *xs: [x @ w for x in xs])  # w an argument: no data tiling
+    xs = [RNG.standard_normal((rows, 512)).astype(np.float32) for rows in (33, 100, 97, 6)]
+    text = jitted.lower(w, *xs).as_text()
+    for tile in ("[3, 64, 0]", "[4, 64, 0]", "[1, 128, 0]", "[6, 64, 0]"):
+        assert f"vector_common_parallel = {tile}" in text, text
+    for got, x in zip(jitted(w, *xs), xs):
+        np.testing.assert_allclose(np.asarray(got), x.astype(np.float64) @ w, rtol=2e-4,
+                                   atol=2e-3)
+    odd = RNG.standard_normal((33, 512))
+    assert ATTRIBUTE not in aotc.jit(lambda x, w: x @ w).lower(odd, w.astype(np.float64)).as_text()
 
 
 def test_a_retry_drops_the_settings(monkeypatch):

@@ -6,8 +6,8 @@
 // with one batch element per workgroup. A transposed operand is
 // copied through a flow.tensor.clone when the matmul does at least 512 flops per element
 // copied, and the matmul is tiled; otherwise, as for few columns, few reduction steps or
-// rows not a multiple of 8, the matmul keeps IREE's choice. Running it twice changes
-// nothing more.
+// float64 rows not a multiple of 8, the matmul keeps IREE's choice. Running it twice
+// changes nothing more.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls,aotc-tile-matmuls' | filecheck %s
@@ -23,6 +23,12 @@
 // CHECK-DAG:   #[[SETTING64:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG64]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[CONFIGB:.*]] = #iree_cpu.lowering_config<distribution = [1, 32, 64, 0], vector_common_parallel = [1, 8, 16, 0], vector_reduction = [0, 0, 0, 1]>
 // CHECK-DAG:   #[[SETTINGB:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIGB]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[CONFIG100:.*]] = #iree_cpu.lowering_config<distribution = [20, 128, 0], vector_common_parallel = [4, 64, 0], vector_reduction = [0, 0, 1]>
+// CHECK-DAG:   #[[SETTING100:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG100]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[CONFIG5:.*]] = #iree_cpu.lowering_config<distribution = [5, 256, 0], vector_common_parallel = [5, 64, 0], vector_reduction = [0, 0, 1]>
+// CHECK-DAG:   #[[SETTING5:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG5]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[CONFIG97:.*]] = #iree_cpu.lowering_config<distribution = [1, 128, 0], vector_common_parallel = [1, 128, 0], vector_reduction = [0, 0, 1]>
+// CHECK-DAG:   #[[SETTING97:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG97]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[VCONFIG128:.*]] = #iree_cpu.lowering_config<distribution = [256, 0], vector_common_parallel = [128, 0], vector_reduction = [0, 1]>
 // CHECK-DAG:   #[[VSETTING128:.*]] = #iree_codegen.compilation_info<lowering_config = #[[VCONFIG128]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[VCONFIG64:.*]] = #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]>
@@ -102,9 +108,8 @@ func.func @float64_batch(%a: tensor<8x256x256xf64>, %b: tensor<8x256x256xf64>) -
 // CHECK:         return
 func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<60x784xf64>,
                 %v: tensor<784x512xf64>, %t: tensor<784x32xf32>, %u: tensor<64x512xf32>,
-                %n: tensor<512x10xf32>, %o: tensor<100x784xf32>, %s: tensor<32x512xf32>)
-    -> (tensor<64x784xf32>, tensor<60x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>,
-        tensor<100x512xf32>) {
+                %n: tensor<512x10xf32>, %s: tensor<32x512xf32>)
+    -> (tensor<64x784xf32>, tensor<60x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>) {
   %c = arith.constant 0.0 : f32
   %c64 = arith.constant 0.0 : f64
   // the transposed weights of a backward pass at batch 64: 128 flops per element copied
@@ -125,11 +130,29 @@ func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<60x7
   %e4 = tensor.empty() : tensor<64x10xf32>
   %f4 = linalg.fill ins(%c : f32) outs(%e4 : tensor<64x10xf32>) -> tensor<64x10xf32>
   %r4 = linalg.matmul ins(%u, %n : tensor<64x512xf32>, tensor<512x10xf32>) outs(%f4 : tensor<64x10xf32>) -> tensor<64x10xf32>
-  // 100 rows, not a multiple of 8
-  %e5 = tensor.empty() : tensor<100x512xf32>
-  %f5 = linalg.fill ins(%c : f32) outs(%e5 : tensor<100x512xf32>) -> tensor<100x512xf32>
-  %r5 = linalg.matmul ins(%o, %w : tensor<100x784xf32>, tensor<784x512xf32>) outs(%f5 : tensor<100x512xf32>) -> tensor<100x512xf32>
-  return %r1, %r2, %r3, %r4, %r5 : tensor<64x784xf32>, tensor<60x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>, tensor<100x512xf32>
+  return %r1, %r2, %r3, %r4 : tensor<64x784xf32>, tensor<60x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>
+}
+
+// float32 rows not a multiple of 8: register tiles whose rows divide them (4 of 100, in
+// workgroups of 20 rows; 5 rows whole, 256 columns a workgroup; a prime 97 one row).
+// CHECK-LABEL: func.func @odd_rows
+// CHECK:         linalg.matmul {compilation_info = #[[SETTING100]]} ins(%arg0, %arg1 : tensor<100x784xf32>
+// CHECK:         linalg.matmul {compilation_info = #[[SETTING5]]} ins(%arg2, %arg1 : tensor<5x784xf32>
+// CHECK:         linalg.matmul {compilation_info = #[[SETTING97]]} ins(%arg3, %arg1 : tensor<97x784xf32>
+func.func @odd_rows(%o: tensor<100x784xf32>, %w: tensor<784x512xf32>, %p: tensor<5x784xf32>,
+                    %q: tensor<97x784xf32>)
+    -> (tensor<100x512xf32>, tensor<5x512xf32>, tensor<97x512xf32>) {
+  %c = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<100x512xf32>
+  %f1 = linalg.fill ins(%c : f32) outs(%e1 : tensor<100x512xf32>) -> tensor<100x512xf32>
+  %r1 = linalg.matmul ins(%o, %w : tensor<100x784xf32>, tensor<784x512xf32>) outs(%f1 : tensor<100x512xf32>) -> tensor<100x512xf32>
+  %e2 = tensor.empty() : tensor<5x512xf32>
+  %f2 = linalg.fill ins(%c : f32) outs(%e2 : tensor<5x512xf32>) -> tensor<5x512xf32>
+  %r2 = linalg.matmul ins(%p, %w : tensor<5x784xf32>, tensor<784x512xf32>) outs(%f2 : tensor<5x512xf32>) -> tensor<5x512xf32>
+  %e3 = tensor.empty() : tensor<97x512xf32>
+  %f3 = linalg.fill ins(%c : f32) outs(%e3 : tensor<97x512xf32>) -> tensor<97x512xf32>
+  %r3 = linalg.matmul ins(%q, %w : tensor<97x784xf32>, tensor<784x512xf32>) outs(%f3 : tensor<97x512xf32>) -> tensor<97x512xf32>
+  return %r1, %r2, %r3 : tensor<100x512xf32>, tensor<5x512xf32>, tensor<97x512xf32>
 }
 
 // A one-row matmul (a batch-1 layer) becomes the vector-matrix generic over (n, k) of its
