@@ -77,12 +77,16 @@ MIN_FLOPS_PER_TRANSPOSED_ELEMENT = 512
 # 128 columns and the most rows, a multiple of the tile's, that divide theirs up to
 # ``MAX_ODD_WORKGROUP_ROWS``. One core, [M, 784] @ [784, 512], us (IREE's choice ->
 # these): M = 2 61 -> 21 ((2, 128): 18), 4 38-47 -> 20, 5 47 -> 22, 6 46 -> 22, 7 41-60 ->
-# 28, 10 72 -> 33 ((5, 32): 41, (10, 32): 36), 12 99-117 -> 43, 13 555 -> 164, 20 133 ->
-# 66 ((5, 32): 88), 30 241-257 -> 93 ((6, 64): 94), 36 212 -> 117 (12 rows a workgroup:
-# 150), 50 341-408 -> 155 (50 rows a workgroup: 176), 97 3710 -> 1470 (97 rows a
-# workgroup: 1190), 100 635 -> 358-378.
-ODD_ROW_TILES = ((4, (4, 64)), (5, (5, 64)), (6, (6, 64)), (7, (7, 32)), (3, (3, 64)),
-                 (2, (2, 64)), (1, (1, 128)))
+# 28, 10 72 -> 33 ((5, 32): 41, (10, 32): 36), 12 99-117 -> 43, 20 133 -> 66 ((5, 32):
+# 88), 30 241-257 -> 93 ((6, 64): 94), 36 212 -> 117 (12 rows a workgroup: 150), 50
+# 341-408 -> 155 (50 rows a workgroup: 176), 100 635 -> 358-378.
+# Rows with none of these divisors are padded to a multiple of 8 (float32: 13 rows 555 ->
+# 65 us, 22 rows 501 -> 125, 97 rows 3710 -> 321; with 2- or 3-row registers 172, 150 at
+# 33, 1- 1470 at 97), the padded rows cut off the result read through a clone (IREE fused
+# the slice into the matmul, which then ran at the odd rows again: 1.43 ms at 97).
+# float64 gets half the register columns (M = 5: 92 -> 56 us, 30: inner_tiled's 462 ->
+# 237, 100: 1190 -> 1010).
+ODD_ROW_TILES = ((4, (4, 64)), (5, (5, 64)), (6, (6, 64)), (7, (7, 32)))
 MAX_ODD_WORKGROUP_ROWS = 40
 
 
@@ -106,20 +110,35 @@ VECTOR_MAPS = ("(d0, d1) -> (d1)", "(d0, d1) -> (d1, d0)", "(d0, d1) -> (d0)")
 
 def tiles(rows: int, element: str = "f32", batched: bool = False):
     """(workgroup rows, workgroup columns, register rows, register columns) of a matmul
-    with ``rows`` rows, or None where it keeps IREE's choice."""
+    with ``rows`` rows, or None where it keeps IREE's choice (or is padded: ``padded``)."""
     columns, (vector_rows, vector_columns) = TILES[element]
     if rows % WORKGROUP_ROWS[-1] == 0:
         return next(t for t in WORKGROUP_ROWS if rows % t == 0), columns, vector_rows, \
             vector_columns
-    if element != "f32" or batched:  # measured for float32 matmuls only
+    if batched:  # not measured
         return None
+    # float64 registers hold half as many columns (the same registers as float32's)
+    halve = 2 if element == "f64" else 1
     if rows < WORKGROUP_ROWS[-1]:
-        register = (7, 32) if rows == 7 else (rows, 64)
-        return rows, 256, *register
-    divisor, register = next((d, t) for d, t in ODD_ROW_TILES if rows % d == 0)
+        register_columns = 32 if rows == 7 else 64
+        return rows, 256 // halve, rows, register_columns // halve
+    divisor, (register_rows, register_columns) = next(
+        ((d, t) for d, t in ODD_ROW_TILES if rows % d == 0), (None, (0, 0)))
+    if divisor is None:
+        return None
     workgroup = max(k for k in range(divisor, MAX_ODD_WORKGROUP_ROWS + 1, divisor)
                     if rows % k == 0)
-    return workgroup, 128, *register
+    return workgroup, 128 // halve, register_rows, register_columns // halve
+
+
+def padded(rows: int, element: str = "f32", batched: bool = False) -> int | None:
+    """The rows a float32 matmul with ``rows`` rows runs at, zero rows added below, where
+    no register tile's rows divide its own (``ODD_ROW_TILES``): the next multiple of 8.
+    None where it runs at its own rows or keeps IREE's choice (float64: at 13 rows the
+    padded matmul ran 235 us against inner_tiled's 170)."""
+    if element != "f32" or batched or tiles(rows, element, batched) is not None:
+        return None
+    return -(-rows // WORKGROUP_ROWS[-1]) * WORKGROUP_ROWS[-1]
 
 
 def setting(rows: int, element: str = "f32", batched: bool = False) -> str:
@@ -159,8 +178,8 @@ def _transposed(value) -> bool:
 
 
 def _plan(op):
-    """(rows, element type, transposed operands to copy) for a matmul that should get a
-    setting, else None."""
+    """(the rows it runs at, element type, transposed operands to copy) for a matmul that
+    should get a setting, else None."""
     from aotc._mlir import ir
 
     if op.name not in MATMUL_RANKS or ATTRIBUTE in op.attributes:
@@ -177,14 +196,16 @@ def _plan(op):
         return None
     if rows == 1 and batch == 1:  # a vector-matrix product (rewritten by the pass)
         return (1, element, []) if not _transposed(operands[1]) else None
-    if tiles(rows, element, MATMUL_RANKS[op.name] == 3) is None:
+    batched = MATMUL_RANKS[op.name] == 3
+    runs_at = padded(rows, element, batched) or rows
+    if tiles(runs_at, element, batched) is None:
         return None
     flops = 2 * batch * rows * depth * columns
     copies = [i for i, v in enumerate(operands) if _transposed(v)]
     copied = sum(math.prod(ir.RankedTensorType(operands[i].type).shape) for i in copies)
     if copied and flops < MIN_FLOPS_PER_TRANSPOSED_ELEMENT * copied:
         return None
-    return rows, element, copies
+    return runs_at, element, copies
 
 
 def tiles_every_contraction(module) -> bool:
@@ -213,12 +234,50 @@ class TileMatmuls(ModulePass):
                 value = op.operands[i]
                 with ir.InsertionPoint(op), op.location:
                     op.operands[i] = separated(value)
+            if rows != ir.RankedTensorType(op.operands[0].type).shape[-2]:
+                _pad_rows(op, rows)
             op.attributes[ATTRIBUTE] = ir.Attribute.parse(
                 setting(rows, element, batched=MATMUL_RANKS[op.name] == 3))
             if element in SEPARATED_RESULTS:
                 separate_readers(op.results[0])
         for op, columns in collect_ops(module, lambda o: _vector_columns(as_op(o))):
             as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(vector_setting(columns))
+
+
+def _pad_rows(matmul, rows: int) -> None:
+    """``matmul`` runs at ``rows`` rows: its row operand and its init get zero rows below
+    (their padded copies separated, so that the padding is no part of the matmul's
+    dispatch), and its readers read the rows it had through a clone and a slice."""
+    from aotc._mlir import ir, tensor
+
+    def grown(value):
+        t = ir.RankedTensorType(value.type)
+        zeros = _zeros(ir.RankedTensorType.get([rows, t.shape[1]], t.element_type))
+        return separated(tensor.insert_slice(value, zeros, [], [], [], [0, 0], t.shape,
+                                             [1, 1]))
+
+    result = ir.RankedTensorType(matmul.results[0].type)
+    with ir.InsertionPoint(matmul), matmul.location:
+        matmul.operands[0] = grown(matmul.operands[0])
+        matmul.operands[2] = grown(matmul.operands[2])
+        matmul.results[0].set_type(
+            ir.RankedTensorType.get([rows, result.shape[1]], result.element_type))
+    readers = [use.owner for use in matmul.results[0].uses]
+    with ir.InsertionPoint.after(matmul), matmul.location:
+        cut = tensor.extract_slice(result, separated(matmul.results[0]), [], [], [], [0, 0],
+                                   result.shape, [1, 1])
+    for reader in readers:
+        for k, operand in enumerate(reader.operands):
+            if operand == matmul.results[0]:
+                reader.operands[k] = cut
+
+
+def _zeros(t):
+    from aotc._mlir import arith, ir, linalg
+
+    empty = ir.Operation.create("tensor.empty", results=[t]).result
+    zero = arith.ConstantOp(t.element_type, ir.FloatAttr.get(t.element_type, 0.0)).result
+    return linalg.fill(zero, outs=[empty])
 
 
 def _vector_columns(op) -> int | None:

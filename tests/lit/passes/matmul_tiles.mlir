@@ -27,8 +27,8 @@
 // CHECK-DAG:   #[[SETTING100:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG100]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[CONFIG5:.*]] = #iree_cpu.lowering_config<distribution = [5, 256, 0], vector_common_parallel = [5, 64, 0], vector_reduction = [0, 0, 1]>
 // CHECK-DAG:   #[[SETTING5:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG5]], translation_info = #[[PIPELINE]]>
-// CHECK-DAG:   #[[CONFIG97:.*]] = #iree_cpu.lowering_config<distribution = [1, 128, 0], vector_common_parallel = [1, 128, 0], vector_reduction = [0, 0, 1]>
-// CHECK-DAG:   #[[SETTING97:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG97]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[CONFIG60:.*]] = #iree_cpu.lowering_config<distribution = [20, 64, 0], vector_common_parallel = [4, 32, 0], vector_reduction = [0, 0, 1]>
+// CHECK-DAG:   #[[SETTING60:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG60]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[VCONFIG128:.*]] = #iree_cpu.lowering_config<distribution = [256, 0], vector_common_parallel = [128, 0], vector_reduction = [0, 1]>
 // CHECK-DAG:   #[[VSETTING128:.*]] = #iree_codegen.compilation_info<lowering_config = #[[VCONFIG128]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[VCONFIG64:.*]] = #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]>
@@ -106,10 +106,10 @@ func.func @float64_batch(%a: tensor<8x256x256xf64>, %b: tensor<8x256x256xf64>) -
 // CHECK-NOT:     compilation_info
 // CHECK-NOT:     flow.tensor.clone
 // CHECK:         return
-func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<60x784xf64>,
+func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<13x784xf64>,
                 %v: tensor<784x512xf64>, %t: tensor<784x32xf32>, %u: tensor<64x512xf32>,
                 %n: tensor<512x10xf32>, %s: tensor<32x512xf32>)
-    -> (tensor<64x784xf32>, tensor<60x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>) {
+    -> (tensor<64x784xf32>, tensor<13x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>) {
   %c = arith.constant 0.0 : f32
   %c64 = arith.constant 0.0 : f64
   // the transposed weights of a backward pass at batch 64: 128 flops per element copied
@@ -118,10 +118,10 @@ func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<60x7
   %e1 = tensor.empty() : tensor<64x784xf32>
   %f1 = linalg.fill ins(%c : f32) outs(%e1 : tensor<64x784xf32>) -> tensor<64x784xf32>
   %r1 = linalg.matmul ins(%x, %wt : tensor<64x512xf32>, tensor<512x784xf32>) outs(%f1 : tensor<64x784xf32>) -> tensor<64x784xf32>
-  // float64 of 60 rows
-  %e2 = tensor.empty() : tensor<60x512xf64>
-  %f2 = linalg.fill ins(%c64 : f64) outs(%e2 : tensor<60x512xf64>) -> tensor<60x512xf64>
-  %r2 = linalg.matmul ins(%d, %v : tensor<60x784xf64>, tensor<784x512xf64>) outs(%f2 : tensor<60x512xf64>) -> tensor<60x512xf64>
+  // float64 of 13 rows (no register tile's rows divide them; float64 is not padded)
+  %e2 = tensor.empty() : tensor<13x512xf64>
+  %f2 = linalg.fill ins(%c64 : f64) outs(%e2 : tensor<13x512xf64>) -> tensor<13x512xf64>
+  %r2 = linalg.matmul ins(%d, %v : tensor<13x784xf64>, tensor<784x512xf64>) outs(%f2 : tensor<13x512xf64>) -> tensor<13x512xf64>
   // 32 reduction steps
   %e3 = tensor.empty() : tensor<784x512xf32>
   %f3 = linalg.fill ins(%c : f32) outs(%e3 : tensor<784x512xf32>) -> tensor<784x512xf32>
@@ -130,18 +130,29 @@ func.func @kept(%x: tensor<64x512xf32>, %w: tensor<784x512xf32>, %d: tensor<60x7
   %e4 = tensor.empty() : tensor<64x10xf32>
   %f4 = linalg.fill ins(%c : f32) outs(%e4 : tensor<64x10xf32>) -> tensor<64x10xf32>
   %r4 = linalg.matmul ins(%u, %n : tensor<64x512xf32>, tensor<512x10xf32>) outs(%f4 : tensor<64x10xf32>) -> tensor<64x10xf32>
-  return %r1, %r2, %r3, %r4 : tensor<64x784xf32>, tensor<60x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>
+  return %r1, %r2, %r3, %r4 : tensor<64x784xf32>, tensor<13x512xf64>, tensor<784x512xf32>, tensor<64x10xf32>
 }
 
 // float32 rows not a multiple of 8: register tiles whose rows divide them (4 of 100, in
-// workgroups of 20 rows; 5 rows whole, 256 columns a workgroup; a prime 97 one row).
+// workgroups of 20 rows; 5 rows whole, 256 columns a workgroup); a prime 97 rows runs at
+// 104, zero rows below, and its readers read its 97 rows through a clone; float64 takes
+// half the register columns (60 rows: 4x32 in workgroups of 20 rows and 64 columns).
 // CHECK-LABEL: func.func @odd_rows
 // CHECK:         linalg.matmul {compilation_info = #[[SETTING100]]} ins(%arg0, %arg1 : tensor<100x784xf32>
 // CHECK:         linalg.matmul {compilation_info = #[[SETTING5]]} ins(%arg2, %arg1 : tensor<5x784xf32>
-// CHECK:         linalg.matmul {compilation_info = #[[SETTING97]]} ins(%arg3, %arg1 : tensor<97x784xf32>
+// CHECK:         %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<104x784xf32>
+// CHECK:         %[[ROWS:.*]] = tensor.insert_slice %arg3 into %[[ZEROS]][0, 0] [97, 784] [1, 1]
+// CHECK:         %[[PADDED:.*]] = flow.tensor.clone %[[ROWS]] : tensor<104x784xf32>
+// CHECK:         %[[INIT:.*]] = flow.tensor.clone %{{.*}} : tensor<104x512xf32>
+// CHECK:         %[[P:.*]] = linalg.matmul {compilation_info = #[[SETTING8]]} ins(%[[PADDED]], %arg1 : tensor<104x784xf32>, tensor<784x512xf32>) outs(%[[INIT]] : tensor<104x512xf32>)
+// CHECK:         %[[COPY:.*]] = flow.tensor.clone %[[P]] : tensor<104x512xf32>
+// CHECK:         %[[CUT:.*]] = tensor.extract_slice %[[COPY]][0, 0] [97, 512] [1, 1]
+// CHECK:         %[[F64:.*]] = linalg.matmul {compilation_info = #[[SETTING60]]} ins(%arg4, %arg5 : tensor<60x784xf64>
+// CHECK:         %[[F64COPY:.*]] = flow.tensor.clone %[[F64]]
+// CHECK:         return %{{.*}}, %{{.*}}, %[[CUT]], %[[F64COPY]]
 func.func @odd_rows(%o: tensor<100x784xf32>, %w: tensor<784x512xf32>, %p: tensor<5x784xf32>,
-                    %q: tensor<97x784xf32>)
-    -> (tensor<100x512xf32>, tensor<5x512xf32>, tensor<97x512xf32>) {
+                    %q: tensor<97x784xf32>, %d: tensor<60x784xf64>, %v: tensor<784x512xf64>)
+    -> (tensor<100x512xf32>, tensor<5x512xf32>, tensor<97x512xf32>, tensor<60x512xf64>) {
   %c = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<100x512xf32>
   %f1 = linalg.fill ins(%c : f32) outs(%e1 : tensor<100x512xf32>) -> tensor<100x512xf32>
@@ -152,7 +163,11 @@ func.func @odd_rows(%o: tensor<100x784xf32>, %w: tensor<784x512xf32>, %p: tensor
   %e3 = tensor.empty() : tensor<97x512xf32>
   %f3 = linalg.fill ins(%c : f32) outs(%e3 : tensor<97x512xf32>) -> tensor<97x512xf32>
   %r3 = linalg.matmul ins(%q, %w : tensor<97x784xf32>, tensor<784x512xf32>) outs(%f3 : tensor<97x512xf32>) -> tensor<97x512xf32>
-  return %r1, %r2, %r3 : tensor<100x512xf32>, tensor<5x512xf32>, tensor<97x512xf32>
+  %c64 = arith.constant 0.0 : f64
+  %e4 = tensor.empty() : tensor<60x512xf64>
+  %f4 = linalg.fill ins(%c64 : f64) outs(%e4 : tensor<60x512xf64>) -> tensor<60x512xf64>
+  %r4 = linalg.matmul ins(%d, %v : tensor<60x784xf64>, tensor<784x512xf64>) outs(%f4 : tensor<60x512xf64>) -> tensor<60x512xf64>
+  return %r1, %r2, %r3, %r4 : tensor<100x512xf32>, tensor<5x512xf32>, tensor<97x512xf32>, tensor<60x512xf64>
 }
 
 // A one-row matmul (a batch-1 layer) becomes the vector-matrix generic over (n, k) of its
