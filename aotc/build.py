@@ -97,8 +97,9 @@ def trace_into(
     with module.context:
         source_hash = hashlib.sha256(str(traced.func_op).encode()).hexdigest()[:16]
     metadata = build_metadata(
-        name, signature, traced.out_avals, traced.out_tree, target.name, source_hash, trace.work,
-        trace.ops, traced.mutated, trace.weak_casts, trace.residual_bytes,
+        name, signature, traced.out_avals, traced.out_tree, target.name, source_hash,
+        trace.work.total, trace.ops, traced.mutated, trace.weak_casts, trace.residual_bytes,
+        trace.work.contraction,
     )
     with module.context:
         write_metadata(traced.func_op, metadata)

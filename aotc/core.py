@@ -24,6 +24,7 @@ from ._mlir import func, ir
 from .constants import dense_constant
 from .errors import (NotTracingError, TracedValueStoredError, TracerConversionError,
                      TracingError, stored_into_numpy_array, stores_into_numpy_array)
+from .work import Work
 from . import tree_util
 
 _AOTC_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -153,7 +154,7 @@ class Trace:
         self.block: ir.Block | None = None
         # Whether factorizations may use one-dispatch sequential kernels (CPU targets only).
         self.sequential_kernels = True
-        self.work = 0.0  # estimated flops of one call, summed by the ops as they are emitted
+        self.work = Work()  # estimated work of one call, summed by the ops as they are emitted
         self.ops = 0.0  # ops one call runs (loop bodies counted per trip): work per op
         # The contractions emitted (targets.Contraction): they decide data tiling.
         self.contractions: list = []

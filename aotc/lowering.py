@@ -24,6 +24,7 @@ from ._mlir import (
 )
 from .constants import scalar_constant
 from .core import Tracer, current_trace, user_location
+from .work import Work
 from .passes.opset import (
     GATHER_FUSING_OPS,
     INSERT_FUSED_PRODUCERS,
@@ -46,9 +47,10 @@ def wrap(value: ir.Value, shape: Sequence[int], dtype: np.dtype) -> Tracer:
     return Tracer(value, shape, dtype)
 
 
-def add_work(amount: float) -> None:
+def add_work(amount: float, contraction: bool = False) -> None:
+    """Counts one op of ``amount`` work (``core.Work``; ``contraction``: a matmul's flops)."""
     trace = current_trace()
-    trace.work += float(amount)
+    trace.work += Work(float(amount), float(amount) if contraction else 0.0)
     trace.ops += 1
 
 

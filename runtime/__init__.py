@@ -32,6 +32,7 @@ from __future__ import annotations
 from .allocator import ReuseConfig, configure_reuse, reuse_config
 from .array import SMALL_HOST_COPY_BYTES, Array, TrackedArray, device_put
 from .device import (
+    CONTRACTION_WORK_WEIGHT,
     LOCAL_SYNC_MAX_WORK,
     LOCAL_SYNC_MAX_WORK_PER_OP,
     TASK_WORKER_GROUPS_MAX,
@@ -74,6 +75,7 @@ from .module import Module, UnpickleCacheInfo, clear_unpickle_cache, load, unpic
 from .tree import TreeDef
 
 __all__ = [
+    "CONTRACTION_WORK_WEIGHT",
     "LOCAL_SYNC_MAX_WORK",
     "LOCAL_SYNC_MAX_WORK_PER_OP",
     "SMALL_HOST_COPY_BYTES",

@@ -22,14 +22,23 @@ from .ledger import Ledger, driver_statistics
 from .metadata import FunctionMetadata
 from .targets import gpu_driver, runs_on_host_cpu, split_targets
 
-# Below this many flops per call, local-sync (runs on the calling thread) beats
-# local-task (wakes a worker pool, a ~15 us floor per call); above a few MFLOP the
-# worker pool's parallelism wins. Measured crossover on a 2-core x86 machine.
+# Below this much work per call, local-sync (runs on the calling thread) beats
+# local-task (wakes a worker pool); above it the worker pool's parallelism wins. Measured
+# crossover on a 2-core x86 machine (2026-12-06, AMD Zen 5, device arrays, us per call
+# sync/task): an elementwise chain of 8 ops per element at 1e5 elements 36/83, 3e5 96/147,
+# 1e6 318/219.
 LOCAL_SYNC_MAX_WORK = 4e6
 # ... and so it does for more work done in many small dispatches (a loop of small steps:
 # an RNN over a sequence runs 1.4x faster on local-sync, 2.4 ms against 3.4 ms): below
 # this many flops per op, waking the pool for each dispatch costs more than it gains.
 LOCAL_SYNC_MAX_WORK_PER_OP = 5e5
+# Matmul flops count this much of a unit of work (``contraction_estimate``): tiled matmuls
+# do about ten times as many flops per second as elementwise ops do elements (IREE's
+# convolutions do not: they count whole).
+# Measured: matmul 128^3 sync/task 21/80 us, 192^3 60/108, 256^3 129/174, 384^3
+# 420/351; the MLP 784-512-512-10 at batch 10 65/119, 24 144/161, 32 177/202, 48
+# 257/209, 64 339/271 (counted whole, every batch from 4 went to local-task).
+CONTRACTION_WORK_WEIGHT = 0.08
 
 # local-task gets one worker group per available core, up to this many. Unpinned groups
 # equal to the core count cut p99 latency 3-6x against IREE's pinned default on the
@@ -270,10 +279,10 @@ def _set_task_flags() -> None:
 
 
 def _runs_best_on_one_thread(meta: FunctionMetadata) -> bool:
-    if meta.work_estimate < LOCAL_SYNC_MAX_WORK:
+    work = meta.work_estimate - meta.contraction_estimate * (1 - CONTRACTION_WORK_WEIGHT)
+    if work < LOCAL_SYNC_MAX_WORK:
         return True
-    return (meta.op_estimate > 0
-            and meta.work_estimate / meta.op_estimate < LOCAL_SYNC_MAX_WORK_PER_OP)
+    return meta.op_estimate > 0 and work / meta.op_estimate < LOCAL_SYNC_MAX_WORK_PER_OP
 
 
 def default_device_uri(functions: Iterable[FunctionMetadata | None]) -> str:

@@ -47,6 +47,9 @@ class FunctionMetadata:
     # Estimated arithmetic work of one call (flops, elementwise ops counted as one). The
     # runtime uses it to pick a driver when the user names none.
     work_estimate: float = 0.0
+    # The part of ``work_estimate`` contractions do (matmuls, convolutions): it runs about
+    # ten times as much work per second as the rest, which the driver choice weighs.
+    contraction_estimate: float = 0.0
     # Ops one call runs, loop bodies counted per trip (0: unknown). work / ops is the size
     # of a typical dispatch, which decides whether a worker pool pays off.
     op_estimate: float = 0.0
@@ -98,7 +101,7 @@ class FunctionMetadata:
     def to_json(self) -> str:
         data = asdict(self)
         # Records without them read as before, by older runtimes too.
-        for name in ("weak_casts", "residual_bytes", "kernel_loop_trips"):
+        for name in ("weak_casts", "residual_bytes", "kernel_loop_trips", "contraction_estimate"):
             if not data[name]:
                 del data[name]
         data["schema"] = SCHEMA_VERSION

@@ -119,6 +119,7 @@ FIELDS: dict[str, tuple[Any, bool]] = {
     "iree_version": (_str, True),
     "source_hash": (_str, True),
     "work_estimate": (_number, False),
+    "contraction_estimate": (_number, False),
     "op_estimate": (_number, False),
     "residual_bytes": (_number, False),
     "kernel_loop_trips": (_trips, False),

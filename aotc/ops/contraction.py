@@ -217,7 +217,7 @@ def _contract(tracers: list[Tracer], terms: list[str], output: str, extent, out_
     one linalg.generic."""
     letters = list(dict.fromkeys(output + "".join(terms)))
     flops = 2 * float(np.prod([extent[c] for c in letters], dtype=np.float64))
-    add_work(flops)
+    add_work(flops, contraction=True)
     named = _as_matmul(tracers, terms, output, extent, out_dtype)
     # the compile flags key on the matmuls' element type: a complex one's are real
     complex_matmul = named is not None and dtypes.is_complex(out_dtype)

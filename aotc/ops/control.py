@@ -210,7 +210,7 @@ def _result_weak(carry: Sequence[Tracer], out: Sequence[Tracer]) -> list[bool]:
     return [c.weak and o.weak for c, o in zip(carry, out)]
 
 
-def _outer_work(trace, before: tuple[float, float], trips: int) -> None:
+def _outer_work(trace, before: tuple, trips: int) -> None:
     """Counts a loop body's estimated work and ops once per trip (``before``: the trace's
     ``(work, ops)`` before the body was traced)."""
     scale = max(trips, 1)

@@ -102,6 +102,13 @@ def test_default_device_follows_work(main_vmfb, heavy_vmfb):
                     / runtime.LOCAL_SYNC_MAX_WORK_PER_OP)
     assert runtime.default_device_uri([small, steps]) == "local-sync"
     assert runtime.default_device_uri([replace(large, op_estimate=1.0)]) == "local-task"
+    # Matmul flops weigh less (CONTRACTION_WORK_WEIGHT): as much work done by matmuls
+    # stays on local-sync, twenty times as much does not.
+    matmuls = replace(large, contraction_estimate=large.work_estimate)
+    assert runtime.default_device_uri([matmuls]) == "local-sync"
+    assert runtime.default_device_uri([replace(matmuls, work_estimate=20 * large.work_estimate,
+                                               contraction_estimate=20 * large.work_estimate)
+                                       ]) == "local-task"
     # main_vmfb has a function without metadata: local-task.
     assert runtime.load(main_vmfb).device.uri == "local-task"
     assert runtime.load(heavy_vmfb).device.uri == "local-task"
