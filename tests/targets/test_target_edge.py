@@ -80,10 +80,23 @@ def value_flag(flag: str, array: np.ndarray, path) -> str:
 
 
 def iree_run_module(aarch64, *args) -> subprocess.CompletedProcess:
+    """``iree-run-module`` under qemu-user. A run takes seconds; one (the control family
+    on local-task) hung until its 300 s timeout in one of six suite runs on 2026-12-06
+    and passed on three repeats right after, a stall of qemu's emulation of the worker
+    threads, so a run that outlives ``QEMU_RUN_SECONDS`` is tried once more before it
+    fails the test."""
     qemu, site, _ = aarch64
     tool = site / "iree" / "_runtime_libs" / "iree-run-module"
-    return subprocess.run([qemu, "-L", str(edge.CROSS_LIBS), str(tool), *map(str, args)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    command = [qemu, "-L", str(edge.CROSS_LIBS), str(tool), *map(str, args)]
+    try:
+        return subprocess.run(command, capture_output=True, text=True,
+                              timeout=QEMU_RUN_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        return subprocess.run(command, capture_output=True, text=True,
+                              timeout=QEMU_RUN_SECONDS, check=False)
+
+
+QEMU_RUN_SECONDS = 60
 
 
 @pytest.mark.parametrize("target", ["aarch64", "android-arm64", "cpu,aarch64,vulkan"])
