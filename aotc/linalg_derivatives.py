@@ -45,8 +45,7 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-import numpy as np
-
+from . import dtypes
 from .custom_derivatives import _differentiating, custom_jvp
 
 
@@ -103,7 +102,19 @@ def _swap(x):
 
 
 def _is_complex(x) -> bool:
-    return np.dtype(x.dtype).kind == "c"
+    return dtypes.is_complex(x.dtype)
+
+
+def _real_part(x):
+    """The real part of a value that is real in exact arithmetic (an eigenvalue's or a
+    singular value's tangent), whatever its dtype; ``x`` itself when real."""
+    return _numpy().real(x) if _is_complex(x) else x
+
+
+def _imaginary_diagonal(m):
+    """i Im(diag(m)) as a diagonal matrix, for complex ``m`` (..., k, k)."""
+    anp = _numpy()
+    return 1j * anp.imag(m) * anp.eye(m.shape[-1], dtype=anp.real(m).dtype)
 
 
 def _adjoint(x):
@@ -122,9 +133,7 @@ def _hermitian_from_lower(d):
     read (LAPACK's, and aotc's kernels, ignore the diagonal's imaginary parts)."""
     anp = _numpy()
     herm = anp.tril(d) + _adjoint(anp.tril(d, -1))
-    if _is_complex(d):
-        herm = herm - 1j * anp.imag(d) * anp.eye(d.shape[-1], dtype=anp.real(d).dtype)
-    return herm
+    return herm - _imaginary_diagonal(d) if _is_complex(d) else herm
 
 
 def _inverse_rule(inverse_again):
@@ -180,10 +189,8 @@ def _cholesky_rule(cholesky_again):
 def _eigen_tangents(w, v, da):
     """(dw, V^H dS V) of the eigendecomposition (w, v) for the lower-triangle tangent da
     (the eigenvalues are real: dw the real part of the diagonal)."""
-    anp = _numpy()
     rotated = _adjoint(v) @ _hermitian_from_lower(da) @ v
-    dw = anp.diagonal(rotated, 0, -2, -1)
-    return (anp.real(dw) if _is_complex(dw) else dw), rotated
+    return _real_part(_numpy().diagonal(rotated, 0, -2, -1)), rotated
 
 
 def _eigh_rule(eigh_again):
@@ -227,8 +234,7 @@ def _qr_tangents(q, r, da):
     skew = below - _adjoint(below)
     if _is_complex(rotated):
         # R's diagonal stays real: Q^H dQ takes the imaginary part of the diagonal.
-        skew = skew + 1j * anp.imag(rotated) * anp.eye(rotated.shape[-1],
-                                                       dtype=anp.real(rotated).dtype)
+        skew = skew + _imaginary_diagonal(rotated)
     return q @ (skew - rotated) + da_rinv, (rotated - skew) @ r
 
 
@@ -280,18 +286,16 @@ def _svd_rule(svd_again):
         u, vh = u_all[..., :k], vh_all[..., :k, :]
         v = _adjoint(vh)
         rotated = _adjoint(u) @ da @ v
-        ds = anp.diagonal(rotated, 0, -2, -1)
+        ds = _real_part(anp.diagonal(rotated, 0, -2, -1))
         row, col = s[..., None, :], s[..., :, None]  # s_j, s_i at (i, j)
         off_diagonal = ~anp.eye(k, dtype=bool)
         f = anp.where(off_diagonal, 1 / anp.where(off_diagonal, (row + col) * (row - col), 1), 0)
         rotated_s, s_rotated = rotated * row, col * rotated
         inner_u = f * (rotated_s + _adjoint(rotated_s))
         if _is_complex(a):
-            ds = anp.real(ds)
             zero = s == 0
             s_inverse = anp.where(zero, 0, 1 / anp.where(zero, 1, s))
-            inner_u = inner_u + anp.eye(k, dtype=s.dtype) * (
-                1j * anp.imag(rotated) * s_inverse[..., None, :])
+            inner_u = inner_u + _imaginary_diagonal(rotated) * s_inverse[..., None, :]
         du = u @ inner_u
         dv = v @ (f * (s_rotated + _adjoint(s_rotated)))
         rows, cols = a.shape[-2:]
@@ -311,8 +315,7 @@ def _svdvals_rule(svdvals_again):
         (a,), (da,) = primals, tangents
         s = svdvals_again(a)
         u, _, vh = _DIFFERENTIABLE["svd"](a)
-        ds = _numpy().diagonal(_adjoint(u) @ da @ _adjoint(vh), 0, -2, -1)
-        return s, (_numpy().real(ds) if _is_complex(ds) else ds)
+        return s, _real_part(_numpy().diagonal(_adjoint(u) @ da @ _adjoint(vh), 0, -2, -1))
     return rule
 
 

@@ -250,34 +250,24 @@ def _pad_rows(matmul, rows: int) -> None:
     dispatch), and its readers read the rows it had through a clone and a slice."""
     from aotc._mlir import ir, tensor
 
+    from .autodiff.core import zeros as filled_zeros
+
     def grown(value):
         t = ir.RankedTensorType(value.type)
-        zeros = _zeros(ir.RankedTensorType.get([rows, t.shape[1]], t.element_type))
+        zeros = filled_zeros(ir.RankedTensorType.get([rows, t.shape[1]], t.element_type))
         return separated(tensor.insert_slice(value, zeros, [], [], [], [0, 0], t.shape,
                                              [1, 1]))
 
-    result = ir.RankedTensorType(matmul.results[0].type)
+    product = matmul.results[0]
+    result = ir.RankedTensorType(product.type)
     with ir.InsertionPoint(matmul), matmul.location:
         matmul.operands[0] = grown(matmul.operands[0])
         matmul.operands[2] = grown(matmul.operands[2])
-        matmul.results[0].set_type(
-            ir.RankedTensorType.get([rows, result.shape[1]], result.element_type))
-    readers = [use.owner for use in matmul.results[0].uses]
+        product.set_type(ir.RankedTensorType.get([rows, result.shape[1]], result.element_type))
     with ir.InsertionPoint.after(matmul), matmul.location:
-        cut = tensor.extract_slice(result, separated(matmul.results[0]), [], [], [], [0, 0],
-                                   result.shape, [1, 1])
-    for reader in readers:
-        for k, operand in enumerate(reader.operands):
-            if operand == matmul.results[0]:
-                reader.operands[k] = cut
-
-
-def _zeros(t):
-    from aotc._mlir import arith, ir, linalg
-
-    empty = ir.Operation.create("tensor.empty", results=[t]).result
-    zero = arith.ConstantOp(t.element_type, ir.FloatAttr.get(t.element_type, 0.0)).result
-    return linalg.fill(zero, outs=[empty])
+        copy = separated(product)
+        cut = tensor.extract_slice(result, copy, [], [], [], [0, 0], result.shape, [1, 1])
+    product.replace_all_uses_except(cut, as_op(copy.owner))
 
 
 def _vector_columns(op) -> int | None:

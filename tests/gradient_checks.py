@@ -33,14 +33,31 @@ def finite_difference(f, args: tuple, argnum: int, eps: float = 1e-6) -> np.ndar
     return out
 
 
+def complex_finite_difference(f, args, argnum):
+    """Of ``f(numpy, *args)``: dL/dx - i dL/dy with respect to a complex argument z = x +
+    iy (JAX's convention), dL/dx with respect to a real one."""
+    z = args[argnum]
+    if not np.iscomplexobj(z):
+        return finite_difference(lambda *a: f(np, *a), args, argnum)
+
+    def part(rebuild, value):
+        def of_part(*a):
+            return f(np, *a[:argnum], rebuild(a[argnum]), *a[argnum + 1:])
+        return finite_difference(of_part, args[:argnum] + (value,) + args[argnum + 1:], argnum)
+
+    return (part(lambda re: re + 1j * z.imag, z.real)
+            - 1j * part(lambda im: z.real + 1j * im, z.imag))
+
+
 def check_gradients(got: dict, cases: dict, args: tuple, *, atol: float = 1e-6,
                     jax_rtol: float = 1e-12, jax_atol: float = 1e-12, what: str = "") -> None:
     """``got[name]`` (the gradients of ``cases[name](m, *args)`` with respect to every
-    argument) against finite differences of the numpy version and against jax.grad."""
+    argument) against finite differences of the numpy version (JAX's convention for a
+    complex argument) and against jax.grad."""
     argnums = tuple(range(len(args)))
     for name, f in cases.items():
         for argnum in argnums:
-            expected = finite_difference(lambda *a, f=f: f(np, *a), args, argnum)
+            expected = complex_finite_difference(f, args, argnum)
             np.testing.assert_allclose(np.asarray(got[name][argnum]), expected, rtol=1e-6,
                                        atol=atol, err_msg=f"{what}{name} argument {argnum}")
         if jax is not None:
