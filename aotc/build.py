@@ -45,8 +45,8 @@ from .passes.matmul_tiles import tiles_every_contraction
 from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
-from .targets import (DATA_TILING, Target, compile_flags, device_targets_attribute,
-                      inner_tiling, tiles_matmuls)
+from .targets import (DATA_TILING, LOOP_VECTORIZATION, Target, compile_flags,
+                      device_targets_attribute, inner_tiling, tiles_matmuls)
 
 
 @dataclass
@@ -199,9 +199,22 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     # tiling repacks them (passes/matmul_tiles.py).
     if tiles_matmuls(target) and DATA_TILING[0] not in flags:
         run_pipeline(module, [TileMatmuls()])
-    if any(t.family.is_cpu for t in target.targets) and has_dynamic_arguments(module):
-        flags += DYNAMIC_SHAPE_CPU_FLAGS
+    if any(t.family.is_cpu for t in target.targets):
+        if has_dynamic_arguments(module):
+            flags += DYNAMIC_SHAPE_CPU_FLAGS
+        if forms_dispatches(module):
+            flags += LOOP_VECTORIZATION
     return flags
+
+
+def forms_dispatches(module: ir.Module) -> bool:
+    """Does the module hold dispatches aotc formed (sequential kernels, loops as one
+    dispatch), whose scalar loops LLVM's loop vectorizer speeds up
+    (``targets.LOOP_VECTORIZATION``)?"""
+    from .passes.opset import DISPATCH_OPS
+
+    with module.context:
+        return bool(collect_ops(module.operation, lambda op: op.name in DISPATCH_OPS))
 
 
 def matrix_matmuls(module: ir.Module) -> bool:

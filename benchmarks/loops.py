@@ -247,13 +247,13 @@ KERNELS = {
        for r, w in ((256, 64), (16, 16384))},
     **{f"elementwise_{n}": (elementwise, elementwise_numpy, None,
                             (lambda n=n: (_floats(n),)), max(2, 2_000_000 // n))
-       for n in (4096, 1048576)},
+       for n in (4096, 16384, 65536, 262144, 1048576)},
     **{f"rnn_{h}": (rnn, rnn_numpy, "lib", (lambda h=h: (_floats(8, h), _floats(h, h))), 20)
        for h in (32, 512)},
     **{f"trisolve_{n}": (trisolve, trisolve_numpy, "lib",
                          (lambda n=n: (_lower(n), np.random.default_rng(5).standard_normal(n))),
                          20) for n in (64, 256)},
-    **{f"lu_{n}": (lu, lu_numpy, "lib", (lambda n=n: (_general(n),)), 20) for n in (32, 64)},
+    **{f"lu_{n}": (lu, lu_numpy, "lib", (lambda n=n: (_general(n),)), 20) for n in (32, 64, 128)},
     **{f"seidel_{n}": (seidel, seidel_numpy, "lib",
                        (lambda n=n: (np.random.default_rng(6).random((n, n)),)), 10)
        for n in (40,)},

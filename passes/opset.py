@@ -235,6 +235,8 @@ ELEMENTWISE_OPS = of_group("elementwise")
 PLACING_OPS = of_group("placing")
 SOURCE_OPS = of_group("source")
 CONTRACTION_OPS = of_group("contraction")
+# Dispatches aotc forms itself: sequential kernels and loops as one dispatch.
+DISPATCH_OPS = of_group("kernel")
 # The named matmuls, by their rank: (batch,) rows, depth x depth, columns.
 MATMUL_RANKS = {"linalg.matmul": 2, "linalg.batch_matmul": 3}
 CONSTANT_LIKE_OPS = having("constant_like")

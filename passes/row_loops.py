@@ -73,11 +73,13 @@ def row_ops(loop, max_work: int, op_work) -> list | None:
 
 
 # A carry computed afresh by an elementwise op (``x = x * 0.999 + 0.001``) is written in
-# place by scalar loops only up to this many elements: one thread's scalar loop against
-# IREE's vectorized, threaded dispatch per op. Measured, 100 steps of that update on this
-# many float32 elements, scalar loop against per-op form: 64: 7.8 against 78 us, 256:
-# 12.4/79, 1024: 29/85, 4096: 98/95 (2-core AMD Zen 5).
-POINTWISE_MAX_ELEMENTS = 2048
+# place by scalar loops only up to this many elements: one thread's loop, which LLVM
+# vectorizes (targets.LOOP_VECTORIZATION), against IREE's vectorized, threaded dispatch per
+# op. Measured, 100 steps of that update on this many float32 elements, one dispatch
+# against per-op form (2-core AMD Zen 5, benchmarks/loops.py): 4096: 14 against 88 us,
+# 16384: 43/153, 65536: 156/306, 262144: 1957/1848, 2^20: 23000/5300 (the carry out of
+# the core's L2). Without the loop vectorizer the crossover was 4096 (98/95).
+POINTWISE_MAX_ELEMENTS = 1 << 16
 
 
 def pointwise_update(value, carry) -> bool:

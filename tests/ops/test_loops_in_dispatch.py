@@ -11,9 +11,9 @@ import pytest
 import aotc
 import aotc.lax as lax
 import aotc.numpy as anp
-from aotc import compiler
+from aotc import compiler, targets
 from aotc.errors import CompileError
-from aotc.passes import loops_in_dispatch
+from aotc.passes import loops_in_dispatch, row_loops
 from tests.fuzz.helpers import AotcHelpers, NumpyHelpers
 
 from .test_control_flow import PyLax
@@ -220,7 +220,10 @@ def test_masked_updates_of_a_whole_matrix_match_numpy():
         want[k + 1:, k] /= want[k, k]
         want[k + 1:, k + 1:] -= np.outer(want[k + 1:, k], want[k, k + 1:])
     jitted = aotc.jit(lu)
-    assert "flow.dispatch.workgroups" in jitted.lower(a).as_text()
+    lowered = jitted.lower(a)
+    assert "flow.dispatch.workgroups" in lowered.as_text()
+    # its scalar loops are LLVM's to vectorize (build.forms_dispatches)
+    assert set(targets.LOOP_VECTORIZATION) <= set(lowered.flags)
     np.testing.assert_allclose(np.asarray(jitted(a)), want, rtol=1e-12)
 
 
@@ -239,15 +242,18 @@ def test_loops_that_keep_their_form(kind):
     ``ROW_MAX_WORK`` elements or that cannot be scalar loops (a matmul), keep one
     dispatch per op."""
     if kind == "whole_array_carry":  # more than row_loops.POINTWISE_MAX_ELEMENTS
+        size = 2 * row_loops.POINTWISE_MAX_ELEMENTS
         fn, args = (lambda x: lax.fori_loop(0, 5, lambda i, x: x * 0.5 + 1, x),
-                    (np.ones(4096, np.float32),))
-        want = np.full(4096, 1.96875, np.float32)
+                    (np.ones(size, np.float32),))
+        want = np.full(size, 1.96875, np.float32)
     else:
         fn, args = (lambda h, w: lax.fori_loop(0, 3, lambda i, h: anp.tanh(h @ w), h),
                     (np.full((64, 256), 0.01, np.float32), np.eye(256, dtype=np.float32)))
         want = np.tanh(np.tanh(np.tanh(args[0])))
     jitted = aotc.jit(fn)
-    assert "flow.dispatch.workgroups" not in jitted.lower(*args).as_text()
+    lowered = jitted.lower(*args)
+    assert "flow.dispatch.workgroups" not in lowered.as_text()
+    assert not set(targets.LOOP_VECTORIZATION) & set(lowered.flags)
     np.testing.assert_allclose(np.asarray(jitted(*args)), want, rtol=1e-6)
 
 
