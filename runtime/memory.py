@@ -384,7 +384,13 @@ def measure_transient(vmfb: bytes, name: str) -> int | None:
     from .metadata import FunctionMetadata
 
     try:
-        hal = rt.get_driver("local-sync").create_device_by_uri("local-sync")
+        # A driver of its own: IREE's local drivers keep one allocator, and its
+        # statistics, for every device they create, and iree.runtime caches drivers, so
+        # rt.get_driver's device would report the process's earlier peak (that of a
+        # larger function measured before, or of the caller's arrays).
+        from iree.runtime._binding import create_hal_driver
+
+        hal = create_hal_driver("local-sync").create_default_device()
         instance = rt.VmInstance()
         vm_module = rt.VmModule.copy_buffer(instance, vmfb)
         context = rt.VmContext(instance, modules=[rt.create_hal_module(instance, hal), vm_module])
