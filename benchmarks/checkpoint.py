@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from float64_math import pyplot  # noqa: E402
 from run import jax, jnp  # noqa: E402
 from vmap import _time_pair  # noqa: E402
 
@@ -95,12 +96,8 @@ def row(blocks: int, ws, x, repeats: int) -> dict:
 
 
 def plot(rows, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(7, 3.5))

@@ -100,13 +100,21 @@ def workload(name: str, n: int) -> run.Workload:
     return run.Workload(f"{name}[{n}]", fn.__doc__ or name, make, max(5, 2_000_000 // n))
 
 
-def plot(rows, path: Path) -> None:
+def pyplot():
+    """matplotlib.pyplot drawing to files, or None where matplotlib is not installed."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    return plt
+
+
+def plot(rows, path: Path) -> None:
+    plt = pyplot()
+    if plt is None:
         return
     names = [r["workload"] for r in rows]
     x = np.arange(len(rows))
