@@ -64,6 +64,8 @@ def test_vector_matrix_products_compute_numpys_values(monkeypatch):
 
 
 def test_transposed_operands_are_copied_and_tiled(monkeypatch):
+    """x.T @ d copies x.T; d @ w.T, whose d is smaller than w, runs as (w @ d.T).T (a
+    weight's copy would live from the program's start); numpy's values."""
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
     x = RNG.standard_normal((256, 784)).astype(np.float32)
     d = RNG.standard_normal((256, 512)).astype(np.float32)
@@ -71,6 +73,7 @@ def test_transposed_operands_are_copied_and_tiled(monkeypatch):
     jitted = aotc.jit(lambda *a: _backward(anp, *a))
     text = jitted.lower(x, d, w).as_text()
     assert text.count("flow.tensor.clone") >= 2 and text.count(f"{ATTRIBUTE} = ") >= 2, text
+    assert "tensor<784x512xf32>, tensor<512x256xf32>) outs" in text, text
     for g, want in zip(jitted(x, d, w), _backward(np, *(a.astype(np.float64) for a in (x, d, w)))):
         np.testing.assert_allclose(np.asarray(g), want, rtol=2e-4, atol=2e-3)
 

@@ -61,6 +61,37 @@ func.func @weight_gradient(%x: tensor<64x784xf32>, %d: tensor<64x512xf32>) -> te
   return %r : tensor<784x512xf32>
 }
 
+// The cotangent d @ W.T of a batch of 256 copies the transposed weight (512 flops per
+// element): as d is the smaller matrix, it runs as (W @ d.T).T, the copy d's and the
+// product read back through a clone and a transpose. Where W.T is the smaller, it is
+// copied as it is.
+// CHECK-LABEL: func.func @cotangents
+// CHECK:         %[[DT:.*]] = linalg.transpose ins(%arg0 : tensor<256x512xf32>)
+// CHECK:         %[[INIT:.*]] = linalg.transpose ins(%{{.*}} : tensor<256x512xf32>)
+// CHECK:         %[[COPY:.*]] = flow.tensor.clone %[[DT]] : tensor<512x256xf32>
+// CHECK:         %[[P:.*]] = linalg.matmul {compilation_info = #[[SETTING32]]} ins(%arg1, %[[COPY]] : tensor<512x512xf32>, tensor<512x256xf32>) outs(%[[INIT]] : tensor<512x256xf32>)
+// CHECK:         %[[PC:.*]] = flow.tensor.clone %[[P]] : tensor<512x256xf32>
+// CHECK:         %[[BACK:.*]] = linalg.transpose ins(%[[PC]] : tensor<512x256xf32>)
+// CHECK:         %[[WT:.*]] = linalg.transpose ins(%arg3 : tensor<128x128xf32>)
+// CHECK:         %[[WCOPY:.*]] = flow.tensor.clone %[[WT]] : tensor<128x128xf32>
+// CHECK:         %[[Q:.*]] = linalg.matmul {compilation_info = #[[SETTING32]]} ins(%arg2, %[[WCOPY]] : tensor<512x128xf32>, tensor<128x128xf32>)
+// CHECK:         return %[[BACK]], %[[Q]]
+func.func @cotangents(%d: tensor<256x512xf32>, %w: tensor<512x512xf32>, %e: tensor<512x128xf32>,
+                      %v: tensor<128x128xf32>) -> (tensor<256x512xf32>, tensor<512x128xf32>) {
+  %c = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<512x512xf32>
+  %wt = linalg.transpose ins(%w : tensor<512x512xf32>) outs(%et : tensor<512x512xf32>) permutation = [1, 0]
+  %e0 = tensor.empty() : tensor<256x512xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e0 : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %r = linalg.matmul ins(%d, %wt : tensor<256x512xf32>, tensor<512x512xf32>) outs(%f : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %et2 = tensor.empty() : tensor<128x128xf32>
+  %vt = linalg.transpose ins(%v : tensor<128x128xf32>) outs(%et2 : tensor<128x128xf32>) permutation = [1, 0]
+  %e1 = tensor.empty() : tensor<512x128xf32>
+  %f1 = linalg.fill ins(%c : f32) outs(%e1 : tensor<512x128xf32>) -> tensor<512x128xf32>
+  %q = linalg.matmul ins(%e, %vt : tensor<512x128xf32>, tensor<128x128xf32>) outs(%f1 : tensor<512x128xf32>) -> tensor<512x128xf32>
+  return %r, %q : tensor<256x512xf32>, tensor<512x128xf32>
+}
+
 // 24 rows take workgroups of 8.
 // CHECK-LABEL: func.func @rows_of_8
 // CHECK:         linalg.matmul {compilation_info = #[[SETTING8]]}
