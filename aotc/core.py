@@ -78,10 +78,16 @@ class ShapeDtypeStruct(_Shaped):
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
 
 
+@functools.lru_cache(maxsize=4096)
+def _in_aotc(filename: str) -> bool:
+    # Cached per file name: every op a trace emits asks, through frames 40 deep.
+    return os.path.abspath(filename).startswith(_NOT_USER)
+
+
 def user_frame():
     """The innermost stack frame outside aotc: where the user's code asked for this."""
     frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_NOT_USER):
+    while frame is not None and _in_aotc(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 

@@ -510,8 +510,9 @@ def _unique_base(module, stem: str) -> str:
     names = [ir.StringAttr(op.operation.attributes["sym_name"]).value
              for m in modules for op in m.body.operations
              if "sym_name" in op.operation.attributes]
+    taken = {n[len(stem):].split("_", 1)[0] for n in names if n.startswith(stem) and "_" in n}
     k = 0
-    while any(n.startswith(f"{stem}{k}_") for n in names):
+    while str(k) in taken:
         k += 1
     return f"{stem}{k}"
 
