@@ -96,6 +96,7 @@ class Device:
         self.dlpack_device = (_DLPACK_DEVICE_TYPES.get(driver, 1),
                               int(path) if path.isdigit() else 0)
         self._hal_module: rt.VmModule | None = None
+        self.lost = False  # IREE reported the device lost (``forget_lost``)
 
     @property
     def device(self) -> Device:
@@ -141,7 +142,8 @@ def get_device(uri: str | Device) -> Device:
       DeviceError: unknown driver, or the driver/device is not available here.
     """
     if isinstance(uri, Device):
-        return uri
+        # A lost device is replaced by a new one for its URI (``forget_lost``).
+        return get_device(uri.uri) if uri.lost else uri
     if not isinstance(uri, str):
         raise TypeError(
             f"get_device: expected a device URI string (e.g. 'local-task') or a Device, "
@@ -156,6 +158,16 @@ def get_device(uri: str | Device) -> Device:
         if device is None:
             device = _devices[uri] = _create(uri)
         return device
+
+
+def forget_lost(device: Device) -> None:
+    """Marks ``device`` lost (a GPU driver's ``DEVICE_LOST``: every later use of it fails)
+    and drops it from the cache, so the next ``get_device`` or ``load`` for its URI, or
+    for the device itself, creates a new one. Modules and arrays on it are not moved."""
+    device.lost = True
+    with _lock:
+        if _devices.get(device.uri) is device:
+            del _devices[device.uri]
 
 
 # sys.getrefcount of a cached device that nothing else holds: the cache's entry and

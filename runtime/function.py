@@ -32,7 +32,7 @@ from .array import (
     mark_shared,
     tracked,
 )
-from .device import shader_loop_refusal
+from .device import forget_lost, shader_loop_refusal
 from .errors import ArgumentError, DeviceMismatchError, InvocationError
 from .integrity import check_result, result_checks
 from .ledger import out_of_memory
@@ -587,6 +587,12 @@ def _invocation_error(fn: Any, error: Exception, device: Any = None,
     text = str(error).strip()
     if device is not None and ("RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()):
         return out_of_memory(f"{fn.name}()", device, requested, text)
+    if device is not None and "DEVICE_LOST" in text:
+        forget_lost(device)
+        return InvocationError(
+            f"{fn.name}(): the device {device.uri!r} was lost while running it (IREE: {text}). "
+            f"aotc no longer uses it: load the module again (aotc.runtime.load) to run on a "
+            f"new {device.uri!r} device, and put its arguments there again")
     if isinstance(fn, FunctionMetadata):
         hint = (
             "The arguments matched the metadata, so this is likely out-of-memory or an "

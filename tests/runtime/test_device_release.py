@@ -56,3 +56,25 @@ def test_releasing_an_idle_vulkan_device_stops_its_threads():
     while _threads() > before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _threads() == before
+
+
+def test_a_lost_device_is_replaced_by_a_new_one():
+    """IREE's DEVICE_LOST (a GPU driver's; lavapipe once lost a device in the suite) makes
+    every later use of the device fail: the error says so and how to go on, and the next
+    load on its URI, or on the lost device itself, runs on a new one."""
+    from aotc.runtime import function
+
+    art = aotc.export(lambda x: x * 2, aotc.ShapeDtypeStruct((4,), "float32"), name="double")
+    module = runtime.load(art.vmfb, device=OWN_DEVICE)
+    lost = module.device
+    error = function._invocation_error(
+        module["double"].metadata,
+        RuntimeError("queue.c:5253: DATA_LOSS; [vkQueueSubmit2] VK_ERROR_DEVICE_LOST"), lost)
+    assert isinstance(error, runtime.InvocationError)
+    assert (f"the device {OWN_DEVICE!r} was lost while running it" in str(error)
+            and "load the module again (aotc.runtime.load)" in str(error)), str(error)
+    assert lost.lost and runtime.get_device(OWN_DEVICE) is not lost
+    again = runtime.load(art.vmfb, device=lost)
+    assert again.device is runtime.get_device(OWN_DEVICE) and not again.device.lost
+    np.testing.assert_array_equal(np.asarray(again["double"](np.arange(4, dtype=np.float32))),
+                                  [0, 2, 4, 6])
