@@ -160,14 +160,18 @@ def get_device(uri: str | Device) -> Device:
         return device
 
 
-def forget_lost(device: Device) -> None:
+def forget_lost(device: Device, what: str, text: str) -> str:
     """Marks ``device`` lost (a GPU driver's ``DEVICE_LOST``: every later use of it fails)
     and drops it from the cache, so the next ``get_device`` or ``load`` for its URI, or
-    for the device itself, creates a new one. Modules and arrays on it are not moved."""
+    for the device itself, creates a new one; returns the message for ``what`` (the call
+    that met it), ``text`` IREE's. Modules and arrays on it are not moved."""
     device.lost = True
     with _lock:
         if _devices.get(device.uri) is device:
             del _devices[device.uri]
+    return (f"{what}: the device {device.uri!r} was lost while running it (IREE: {text}). "
+            f"aotc no longer uses it: load the module again (aotc.runtime.load) to run on a "
+            f"new {device.uri!r} device, and put its arguments there again")
 
 
 # sys.getrefcount of a cached device that nothing else holds: the cache's entry and

@@ -588,19 +588,10 @@ def _invocation_error(fn: Any, error: Exception, device: Any = None,
     if device is not None and ("RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()):
         return out_of_memory(f"{fn.name}()", device, requested, text)
     if device is not None and "DEVICE_LOST" in text:
-        forget_lost(device)
-        return InvocationError(
-            f"{fn.name}(): the device {device.uri!r} was lost while running it (IREE: {text}). "
-            f"aotc no longer uses it: load the module again (aotc.runtime.load) to run on a "
-            f"new {device.uri!r} device, and put its arguments there again")
-    if isinstance(fn, FunctionMetadata):
-        hint = (
-            "The arguments matched the metadata, so this is likely out-of-memory or an "
+        return InvocationError(forget_lost(device, f"{fn.name}()", text))
+    hint = ("The arguments matched the metadata, so this is likely out-of-memory or an "
             "artifact whose metadata disagrees with its code: re-export it"
-        )
-    else:
-        hint = (
+            if isinstance(fn, FunctionMetadata) else
             "This function has no aotc metadata, so only IREE checked the arguments: "
-            f"compare them with its signature {fn.signature}"
-        )
+            f"compare them with its signature {fn.signature}")
     return InvocationError(f"{fn.name}(): IREE failed running the function: {text}\n{hint}")
