@@ -53,8 +53,8 @@ NO_LINKING = ("--iree-hal-link-executables=false",)
 # IREE leaves LLVM's loop vectorizer off: its own vectorization covers structured ops, not
 # the scalar loops of the dispatches aotc forms (sequential kernels, loops in one
 # dispatch). On, those loops run 2-7x faster (a 64x64 LU by masked updates 166 -> 25 us,
-# eigh 256 18.6 -> 9.1 ms; the code of structured ops does not move), and a module
-# compiles ~8% slower, so it is on for modules with such dispatches only
+# eigh 256 18.6 -> 9.1 ms; the code of structured ops does not move), and such a module
+# compiles 2-3% slower, so it is on for modules with such dispatches only
 # (build.finish_module). SLP vectorization added nothing measurable.
 LOOP_VECTORIZATION = ("--iree-llvmcpu-loop-vectorization",)
 # Results in host-visible memory: on Vulkan devices whose host pointers cannot be

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from float64_math import pyplot  # noqa: E402
+from float64_math import paired_bars  # noqa: E402
 from run import jax, jnp  # noqa: E402
 from vmap import _time_pair  # noqa: E402
 
@@ -96,19 +96,11 @@ def row(blocks: int, ws, x, repeats: int) -> dict:
 
 
 def plot(rows, path: Path) -> None:
-    plt = pyplot()
-    if plt is None:
-        return
-    x = np.arange(len(rows))
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    ax.bar(x - 0.2, [r["aotc_temp_mib"] for r in rows], 0.4, label="aotc")
-    if all("jax_temp_mib" in r for r in rows):
-        ax.bar(x + 0.2, [r["jax_temp_mib"] for r in rows], 0.4, label="jax.jit")
-    ax.set_xticks(x, [r["workload"] for r in rows])
-    ax.set_ylabel("intermediate MiB of one step")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path)
+    jax_mib = (("jax.jit", [r["jax_temp_mib"] for r in rows])
+               if all("jax_temp_mib" in r for r in rows) else None)
+    paired_bars(path, [r["workload"] for r in rows],
+                ("aotc", [r["aotc_temp_mib"] for r in rows]), jax_mib,
+                "intermediate MiB of one step")
 
 
 def main(argv=None) -> int:

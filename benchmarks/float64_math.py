@@ -100,34 +100,37 @@ def workload(name: str, n: int) -> run.Workload:
     return run.Workload(f"{name}[{n}]", fn.__doc__ or name, make, max(5, 2_000_000 // n))
 
 
-def pyplot():
-    """matplotlib.pyplot drawing to files, or None where matplotlib is not installed."""
+def paired_bars(path: Path, names, left: tuple, right: tuple | None, ylabel: str,
+                unit_line: bool = False) -> None:
+    """A bar chart of two series per workload (``left``, ``right``: (label, values); the
+    right one may be None) at ``path``; nothing where matplotlib is not installed."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return None
-    return plt
-
-
-def plot(rows, path: Path) -> None:
-    plt = pyplot()
-    if plt is None:
         return
-    names = [r["workload"] for r in rows]
-    x = np.arange(len(rows))
-    fig, ax = plt.subplots(figsize=(1.2 * len(rows) + 2, 3.5))
-    ax.bar(x - 0.2, [r.get("aotc/numpy", np.nan) for r in rows], 0.4, label="aotc / numpy")
-    if all("aotc/jax" in r for r in rows):
-        ax.bar(x + 0.2, [r["aotc/jax"] for r in rows], 0.4, label="aotc / jax.jit")
-    ax.axhline(1.0, color="black", linewidth=0.8)
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(1.2 * len(names) + 2, 3.5))
+    ax.bar(x - 0.2, left[1], 0.4, label=left[0])
+    if right is not None:
+        ax.bar(x + 0.2, right[1], 0.4, label=right[0])
+    if unit_line:
+        ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(x, names, rotation=20, ha="right")
-    ax.set_ylabel("time ratio (below 1: aotc faster)")
+    ax.set_ylabel(ylabel)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path)
+
+
+def plot(rows, path: Path) -> None:
+    jax_ratios = (("aotc / jax.jit", [r["aotc/jax"] for r in rows])
+                  if all("aotc/jax" in r for r in rows) else None)
+    paired_bars(path, [r["workload"] for r in rows],
+                ("aotc / numpy", [r.get("aotc/numpy", np.nan) for r in rows]), jax_ratios,
+                "time ratio (below 1: aotc faster)", unit_line=True)
 
 
 def main(argv=None) -> int:

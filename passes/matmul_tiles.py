@@ -227,11 +227,11 @@ class TileMatmuls(ModulePass):
     def run(self, module) -> None:
         from aotc._mlir import ir
 
-        for op, (_, _, copies) in collect_ops(module, lambda o: _plan(as_op(o))):
-            if copies == [1] and _copies_the_smaller_side(as_op(op)):  # d @ W.T
-                _as_transposed_product(as_op(op))
         for op, (rows, element, copies) in collect_ops(module, lambda o: _plan(as_op(o))):
             op = as_op(op)
+            if copies == [1] and _copies_the_smaller_side(op, element):  # d @ W.T
+                op = _as_transposed_product(op)
+                rows, element, copies = _plan(op)
             if rows == 1:
                 _as_vector_product(op)
                 continue
@@ -249,7 +249,7 @@ class TileMatmuls(ModulePass):
             as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(vector_setting(columns))
 
 
-def _copies_the_smaller_side(op) -> bool:
+def _copies_the_smaller_side(op, element: str) -> bool:
     """Whether ``d @ W.T`` (``op``, a matmul whose second operand alone is a transpose,
     which the pass would copy) should run as ``(W @ d.T).T``: where d is the smaller
     matrix. A weight's transposed copy depends only on the weight, so IREE computes it
@@ -258,17 +258,21 @@ def _copies_the_smaller_side(op) -> bool:
     d.T and the product's transpose back are made when d is, and are smaller. Where the
     pass would not copy the weight (it fuses: [64, 512] @ [512, 512].T), rewriting it too
     measured no faster and kept more (the MLP training step at batch 64: 768 -> 1024 KiB
-    of intermediates; at 256 3.0 -> 3.9 ms)."""
+    of intermediates; at 256 3.0 -> 3.9 ms). ``W @ d.T`` must get tiles of its own: W's
+    rows, d's rows as columns (at least 256, for the copy to pay)."""
     from aotc._mlir import ir
 
     lhs, rhs = (ir.RankedTensorType(v.type) for v in list(op.operands)[:2])
-    return op.name == "linalg.matmul" and math.prod(lhs.shape) < math.prod(rhs.shape)
+    rows = rhs.shape[1]  # W's
+    return (op.name == "linalg.matmul" and math.prod(lhs.shape) < math.prod(rhs.shape)
+            and tiles(padded(rows, element) or rows, element) is not None)
 
 
-def _as_transposed_product(matmul) -> None:
+def _as_transposed_product(matmul):
     """``d @ W.T`` as ``(W @ d.T).T``: a matmul of the weight as stored and d's transpose
     (which the tiling copies), its result transposed back for the readers (IREE fuses that
-    transpose into them). The init is transposed too (a fill's folds away)."""
+    transpose into them). The init is transposed too (a fill's folds away). Returns the new
+    matmul."""
     from aotc._mlir import ir, linalg
 
     from .autodiff.builders import transposed
@@ -282,6 +286,7 @@ def _as_transposed_product(matmul) -> None:
         back = transposed(separated(product), [1, 0])
     matmul.results[0].replace_all_uses_with(back)
     matmul.erase()
+    return as_op(product.owner)
 
 
 def _pad_rows(matmul, rows: int) -> None:

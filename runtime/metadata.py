@@ -47,8 +47,8 @@ class FunctionMetadata:
     # Estimated arithmetic work of one call (flops, elementwise ops counted as one). The
     # runtime uses it to pick a driver when the user names none.
     work_estimate: float = 0.0
-    # The part of ``work_estimate`` contractions do (matmuls, convolutions): it runs about
-    # ten times as much work per second as the rest, which the driver choice weighs.
+    # The part of ``work_estimate`` matmuls do (convolutions count as the rest): it runs
+    # about ten times as much work per second, which the driver choice weighs.
     contraction_estimate: float = 0.0
     # Ops one call runs, loop bodies counted per trip (0: unknown). work / ops is the size
     # of a typical dispatch, which decides whether a worker pool pays off.
