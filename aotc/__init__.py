@@ -58,9 +58,11 @@ def __getattr__(name: str):
     if name in _LAZY:
         module, attr = _LAZY[name]
         if module in _DIFFERENTIATION:
-            # the linalg factorizations get their derivatives (custom_jvp rules, which
-            # aotc.linalg_kernels cannot import itself: they import it).
+            # the linalg factorizations and the ufuncs computed on bits get their
+            # derivatives (custom_jvp rules, which the kernels and ops cannot import
+            # themselves: they import them).
             importlib.import_module("aotc.linalg_derivatives")
+            importlib.import_module("aotc.ufunc_derivatives")
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value

@@ -175,7 +175,8 @@ def _groups(ops: list, ret, reductions: bool, returned: bool) -> list[list[int]]
         chosen = None
         if open_groups:
             reached = _reached_groups(i, preds, group_of, members,
-                                      min(members[g][0] for g in open_groups))
+                                      _horizon(min(members[g][0] for g in open_groups),
+                                               members))
             chosen = next((g for g in open_groups if g not in reached), None)
         if chosen is None:
             chosen = len(members)
@@ -188,9 +189,38 @@ def _groups(ops: list, ret, reductions: bool, returned: bool) -> list[list[int]]
     return [m for m in members if len(m) > 1]
 
 
+def _horizon(first: int, members: list[list[int]]) -> int:
+    """How far back a path from a group with no member before ``first`` can lead: along
+    reads positions only grow, but a path may enter a group at a late member and leave it
+    at an early one, so a group with members on both sides moves the horizon back to its
+    first member (and so on, until no group spans it).
+
+    >>> _horizon(5, [[0, 1], [2, 7], [6, 8]])  # [2, 7] spans 5
+    2
+    >>> _horizon(5, [[0, 3], [2, 7]])  # then [0, 3] spans 2
+    0
+    """
+    moved = True
+    while moved:
+        moved = False
+        for group in members:
+            if group[0] < first <= group[-1]:
+                first, moved = group[0], True
+    return first
+
+
 def _reached_groups(start: int, preds, group_of, members, first: int) -> set[int]:
     """The groups from which op ``start`` is reachable, looking back no further than
-    position ``first`` (no group has a member before it)."""
+    position ``first`` (a ``_horizon``: no path from the groups asked about goes before
+    it). Op 4 below reads op 1, which reads op 0 of group 0, whose op 3 reads group 1:
+    merged, group 1 would read itself through op 4 (found by the full test tables of
+    gradients: a multi-result generic used before its operands were defined).
+
+    >>> preds = [set(), {0}, set(), {2}, {1}]
+    >>> members, group_of = [[0, 3], [2]], {0: 0, 3: 0, 2: 1}
+    >>> sorted(_reached_groups(4, preds, group_of, members, _horizon(2, members)))
+    [0, 1]
+    """
     reached, seen, stack = set(), set(), list(preds[start])
     while stack:
         i = stack.pop()

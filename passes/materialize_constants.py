@@ -67,9 +67,10 @@ def _unsplattable(op) -> bool:
     zero tape or accumulator through a loop), which IREE also makes a splat."""
     from aotc._mlir import ir
 
-    return ((splat_constant(op) or op.name == "linalg.fill")
-            and isinstance(op.results[0].type, ir.RankedTensorType)
-            and element_bytes(op.results[0].type.element_type) >= _UNSPLATTABLE_BYTES)
+    # the element size first: it is cheap, and splat_constant prints complex constants
+    return (len(op.results) == 1 and isinstance(op.results[0].type, ir.RankedTensorType)
+            and element_bytes(op.results[0].type.element_type) >= _UNSPLATTABLE_BYTES
+            and (op.name == "linalg.fill" or splat_constant(op)))
 
 
 def _stored(use) -> bool:

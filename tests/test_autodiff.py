@@ -328,14 +328,15 @@ def test_errors_name_the_cause_and_the_fix():
         aotc.grad(lambda v: aotc.lax.while_loop(lambda c: c[0] < 3,
                                                 lambda c: (c[0] + 1, c[1] * v),
                                                 (0, v))[1].sum())(x)
-    # aotc's exact fmod works on the bits of its operands (behind an scf.if), remainder
-    # rebuilds floats from integers: refused, not silently zero
-    with pytest.raises(aotc.CompileError, match=r"computes scf.if \(an op\), which has no "
-                                                r"derivative rule"):
-        aotc.grad(lambda v: anp.sum(anp.fmod(v * 3, 0.7)))(x)
+    # frexp's mantissa and nextafter are rebuilt from their operand's bits: refused (as by
+    # JAX), not silently zero. (fmod and remainder also work on bits, but carry JAX's rule:
+    # aotc/ufunc_derivatives.py, tests/test_gradient_coverage.py.)
     with pytest.raises(aotc.CompileError, match=r"computes arith.\w+ \(a float rebuilt "
                                                 r"from the bits of a differentiated value\)"):
-        aotc.grad(lambda v: anp.sum(anp.remainder(v, 0.7)))(x)
+        aotc.grad(lambda v: anp.sum(anp.frexp(v)[0]))(x)
+    with pytest.raises(aotc.CompileError, match=r"computes arith.\w+ \(a float rebuilt "
+                                                r"from the bits of a differentiated value\)"):
+        aotc.grad(lambda v: anp.sum(anp.nextafter(v, 2.0)))(x)
     with pytest.raises(DifferentiationError, match=r"requires real-valued outputs .* is "
                                                    r"complex128"):
         aotc.grad(lambda v: anp.sum(v * 1j))(x)

@@ -1,7 +1,8 @@
-"""Arrays made from other things: ``logspace`` and ``geomspace`` (traced endpoints, static
-``num``), ``fromfunction`` (the function called on the index grids), and the host-side
-constructors ``frombuffer``, ``fromstring``, ``fromiter`` and ``from_dlpack``, which numpy
-runs at trace time (the result is a constant, as any captured numpy array is).
+"""Arrays made from other things: ``linspace``, ``logspace`` and ``geomspace`` (traced
+endpoints, static ``num``), ``fromfunction`` (the function called on the index grids),
+and the host-side constructors ``frombuffer``, ``fromstring``, ``fromiter`` and
+``from_dlpack``, which numpy runs at trace time (the result is a constant, as any
+captured numpy array is).
 
 ``frompyfunc`` is refused: a numpy object ufunc calls Python per element, which a compiled
 program cannot; ``vectorize`` (aotc/ops/functional.py) maps a traceable function instead.
@@ -20,8 +21,8 @@ from .elementwise import astype, ufunc
 from .shape import broadcast_to, concatenate, expand_dims, moveaxis, reshape
 
 EXPORTS: dict[str, list[str]] = {
-    "numpy": ["logspace", "geomspace", "fromfunction", "frombuffer", "fromstring", "fromiter",
-              "from_dlpack", "frompyfunc"],
+    "numpy": ["linspace", "logspace", "geomspace", "fromfunction", "frombuffer", "fromstring",
+              "fromiter", "from_dlpack", "frompyfunc"],
 }
 
 
@@ -59,6 +60,32 @@ def _finish(values: Tracer, dtype, axis) -> Tracer:
     if axis != 0:
         values = moveaxis(values, 0, axis)
     return values if dtype is None else astype(values, dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """numpy.linspace; ``start`` and ``stop`` may be traced (computed in numpy's dtype,
+    floored before an integer ``dtype`` as numpy 2 does), ``num`` is static."""
+    if not (isinstance(start, Tracer) or isinstance(stop, Tracer)):
+        result = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
+                             dtype=dtype, axis=axis)
+        values = result[0] if retstep else result
+        dtypes.canonicalize(values.dtype, "linspace")
+        values = current_trace().constant(values)
+        return (values, result[1]) if retstep else values
+    num = _count(num, "linspace")
+    computed = dtypes.result_type(*(v.dtype if isinstance(v, Tracer) else v
+                                    for v in (start, stop)), float(num))
+    low, high = _traced_pair(start, stop, computed, "linspace")
+    values = _evenly_spaced(low, high, num, endpoint)
+    if dtype is not None and dtypes.kind(np.dtype(dtype)) in ("int", "uint"):
+        values = ufunc("floor", values)
+    values = _finish(values, dtype, axis)
+    if not retstep:
+        return values
+    div = num - 1 if endpoint else num
+    if div <= 0:
+        return values, np.nan  # numpy's step then: a float NaN, whatever the endpoints
+    return values, ufunc("divide", ufunc("subtract", high, low), float(div))
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0) -> Tracer:

@@ -17,7 +17,7 @@ from .static_args import static_ints
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": ["arange", "array", "asarray", "empty", "empty_like", "eye", "full", "full_like",
-              "identity", "indices", "linspace", "meshgrid", "ones", "ones_like", "zeros",
+              "identity", "indices", "meshgrid", "ones", "ones_like", "zeros",
               "zeros_like"],
 }
 
@@ -86,17 +86,6 @@ def arange(start, stop=None, step=None, dtype=None) -> Tracer:
         if isinstance(v, Tracer):
             v._no_value(f"arange {name}")
     return _constant(np.arange(start, stop, step, dtype=dtype), "arange")
-
-
-def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    for name, v in (("start", start), ("stop", stop)):
-        if isinstance(v, Tracer):
-            v._no_value(f"linspace {name}")
-    result = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype,
-                         axis=axis)
-    if retstep:
-        return _constant(result[0], "linspace"), result[1]
-    return _constant(result, "linspace")
 
 
 def eye(N, M=None, k=0, dtype=float) -> Tracer:

@@ -93,9 +93,19 @@ def _promotion_operand(o):
     return o.dtype
 
 
+# ufunc name -> how it is traced where something differentiates it (None: as here):
+# aotc.ufunc_derivatives puts its custom_jvp rules here when aotc's differentiation is
+# imported, for the ufuncs whose scalar code works on bits.
+WITH_DERIVATIVE_RULE: dict[str, Callable] = {}
+
+
 def ufunc(name: str, *args) -> Tracer:
     """Applies numpy ufunc ``name`` to traced arrays, numpy arrays and scalars."""
     operands = [as_operand(a, f"{name}() argument {i}") for i, a in enumerate(args)]
+    if name in WITH_DERIVATIVE_RULE:
+        with_rule = WITH_DERIVATIVE_RULE[name](name, operands, args)
+        if with_rule is not None:
+            return with_rule
     weak_only = all(o.weak for o in operands)
     if x64.enabled():
         # numpy finds no loop for Python types alone ((int, int) -> object): when every

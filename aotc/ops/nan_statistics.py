@@ -22,6 +22,7 @@ from .reductions import sum as sum_
 from .selection import take_along_axis
 from .shape import moveaxis, reshape
 from .sorting import sort
+from .static_args import known_value
 from .statistics import _keep_dims, _no_out, _to_last_axis
 
 EXPORTS: dict[str, list[str]] = {
@@ -86,9 +87,7 @@ def _nan_quantile(name: str, a, q, axis, out, method, keepdims, scale) -> Tracer
     _no_out(out, name)
     if method != "linear":
         raise TracingError(f"{name}: only method='linear' is supported, got {method!r}")
-    if isinstance(q, Tracer):
-        raise TracingError(f"{name}: q must be static (a Python float or a numpy array), got "
-                           f"a traced array; pass it as a static argument")
+    q = known_value(q, f"{name}: q")
     qs = np.asarray(q)
     qs = np.true_divide(qs, scale) if scale != 1 or qs.dtype.kind != "f" else qs
     if qs.ndim > 1 or not np.all((qs >= 0) & (qs <= 1)):

@@ -27,6 +27,20 @@ def static_ints(value, where: str, what: str) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def known_value(value, what: str):
+    """A value needed at trace time: itself, or for a traced array made from a constant
+    (``jnp.array([0.25, 0.75])``) and not written into since, that constant; any other
+    traced array raises ``TracingError`` ("{what} must be static ...")."""
+    if not isinstance(value, Tracer):
+        return value
+    known = value._trace.constant_value(value)
+    if known is None:
+        raise TracingError(f"{what} must be static (a Python value or a numpy array), got a "
+                           f"traced array computed in the function; pass it as a static "
+                           f"argument")
+    return known
+
+
 # ---- pad ------------------------------------------------------------------------------
 
 # numpy's modes: those aotc traces (with the keywords each accepts) and the others.

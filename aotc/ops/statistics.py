@@ -31,6 +31,7 @@ from ..errors import TracingError, UnsupportedDtypeError, UnsupportedOpError
 from . import elementwise as ew
 from . import reductions as red
 from .arguments import as_tracer, normalize_axes, ufunc_axes
+from .static_args import known_value
 from .selection import take
 from .shape import broadcast_to, moveaxis, reshape, transpose
 from .sorting import sort
@@ -313,9 +314,7 @@ def _quantile(name, a, q, axis, out, method, keepdims, weights, interpolation, s
             f"{method!r}" + (", weights=" if weights is not None else "")
             + (", interpolation=" if interpolation is not None else "")
             + f"; supported methods: {', '.join(QUANTILE_METHODS)}")
-    if isinstance(q, Tracer):
-        raise TracingError(f"{name}: q must be static (a Python float or a numpy array), got a "
-                           f"traced array; pass it as a static argument")
+    q = known_value(q, f"{name}: q")
     weak = type(q) in (int, float)  # numpy: a Python q takes the array's dtype
     qs = np.true_divide(q, scale) if scale != 1 else np.asarray(q)
     if qs.ndim > 1 or qs.dtype.kind not in "iuf" or not np.all((qs >= 0) & (qs <= 1)):

@@ -1,4 +1,4 @@
-"""Window functions and i0 (aotc/ops/windows.py), logspace/geomspace, fromfunction and the
+"""Window functions and i0 (aotc/ops/windows.py), linspace/logspace/geomspace, fromfunction and the
 host-side constructors (aotc/ops/constructors.py) against numpy, their vmap against a
 Python loop, and their errors.
 
@@ -38,6 +38,12 @@ OPS = {
         lo, hi * np.array([1.0, 0.5]), 3, axis=1),
     "logspace(num=1)": lambda m, x, lo, hi, beta: m.logspace(lo, hi, 1),
     "logspace(static)": lambda m, x, lo, hi, beta: m.logspace(0, 3, 4),
+    "linspace": lambda m, x, lo, hi, beta: m.linspace(lo, hi, 5),
+    "linspace(endpoint=False, array stop, axis=1)": lambda m, x, lo, hi, beta: m.linspace(
+        lo, hi * np.array([1.0, 0.5]), 4, endpoint=False, axis=1),
+    "linspace(num=1, retstep)": lambda m, x, lo, hi, beta: m.linspace(3, hi, 1, retstep=True),
+    "linspace(retstep)": lambda m, x, lo, hi, beta: m.linspace(lo, 3, 7, retstep=True),
+    "linspace(int16)": lambda m, x, lo, hi, beta: m.linspace(lo, beta, 6, dtype=np.int16),
     "geomspace": lambda m, x, lo, hi, beta: m.geomspace(hi, beta, 6),
     "geomspace(negative, endpoint=False)": lambda m, x, lo, hi, beta: m.geomspace(
         -beta, -hi, 4, endpoint=False),
