@@ -22,8 +22,8 @@ import numpy as np
 from . import dtypes, x64
 from ._mlir import func, ir
 from .constants import dense_constant
-from .errors import (NotTracingError, TracedValueStoredError, TracerConversionError,
-                     TracingError, stored_into_numpy_array, stores_into_numpy_array)
+from .errors import (NotTracingError, TracedValueStoredError, TracingError,
+                     stored_into_numpy_array, stores_into_numpy_array, value_while_tracing)
 from .work import Work
 from . import tree_util
 
@@ -461,35 +461,36 @@ class Tracer(_Shaped):
         where = f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame else "<unknown>"
         if stores_into_numpy_array(frame):
             raise stored_into_numpy_array(self, where)
-        raise TracerConversionError(
-            f"{what} was asked of a traced array {self.dtype.name}{list(self.shape)} in "
-            f"function '{self._trace.fn_name}' at {where}: while tracing, arrays have a shape "
-            f"and dtype but no value. Fix: pass this value as a static argument "
-            f"(aotc.jit(f, static_argnums=...) or static_argnames=...), or express the "
-            f"choice with array operations such as aotc.numpy.where (structured control "
-            f"flow, aotc.lax.cond/while_loop, covers loops and branches)."
-        )
+        raise value_while_tracing(self, what, where)
+
+    def _known_value(self, what: str) -> np.ndarray:
+        """The value of a constant made while tracing and not written into since (as JAX's
+        concrete arrays inside jit: ``int(jnp.array(3))``); any other traced array raises."""
+        known = self._trace.constant_value(self)
+        if known is None:
+            self._no_value(what)
+        return known
 
     def __bool__(self):
-        self._no_value("bool() (a Python `if`, `while`, `and`, `or` or `not`)")
+        return bool(self._known_value("bool() (a Python `if`, `while`, `and`, `or` or `not`)"))
 
     def __int__(self):
-        self._no_value("int()")
+        return int(self._known_value("int()"))
 
     def __float__(self):
-        self._no_value("float()")
+        return float(self._known_value("float()"))
 
     def __complex__(self):
-        self._no_value("complex()")
+        return complex(self._known_value("complex()"))
 
     def __index__(self):
-        self._no_value("an integer index (__index__)")
+        return self._known_value("an integer index (__index__)").__index__()
 
     def tolist(self):
-        self._no_value("tolist()")
+        return self._known_value("tolist()").tolist()
 
     def item(self):
-        self._no_value("item()")
+        return self._known_value("item()").item()
 
     __hash__ = object.__hash__
 

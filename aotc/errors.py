@@ -132,6 +132,17 @@ def stores_into_numpy_array(frame) -> bool:
     return frame is not None and dis.opname[frame.f_code.co_code[frame.f_lasti]] == "STORE_SUBSCR"
 
 
+def value_while_tracing(t, what: str, where: str) -> TracerConversionError:
+    """``what`` (int(), bool(), ...) asked of the traced array ``t`` at ``where``."""
+    return TracerConversionError(
+        f"{what} was asked of a traced array {t.dtype.name}{list(t.shape)} in "
+        f"function '{t._trace.fn_name}' at {where}: while tracing, arrays have a shape "
+        f"and dtype but no value. Fix: pass this value as a static argument "
+        f"(aotc.jit(f, static_argnums=...) or static_argnames=...), or express the "
+        f"choice with array operations such as aotc.numpy.where (structured control "
+        f"flow, aotc.lax.cond/while_loop, covers loops and branches).")
+
+
 def stored_into_numpy_array(t, where: str) -> TracedValueStoredError:
     # Not a TypeError: numpy swallows those while converting and reports "setting an
     # array element with a sequence" instead.

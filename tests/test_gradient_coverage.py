@@ -76,6 +76,12 @@ def _w(m, x):
     return m.np.sum((x + m.np.arange(1.0, x.size + 1).reshape(x.shape)) * x)
 
 
+def _each(m, xs, first=lambda x: x):
+    """The sum of ``_w`` of each result of a factorization, the first through ``first``
+    (``v ** 2``: an eigenvector's sign is free)."""
+    return _w(m, first(xs[0])) + sum(_w(m, x) for x in xs[1:])
+
+
 def _parts(m, x):
     """A scalar of a complex x: both parts, each weighed per position."""
     return _w(m, m.np.real(x)) + _w(m, m.np.imag(x)) * 0.5
@@ -281,10 +287,9 @@ TABLES = {
     "scipy.linalg": {
         "cholesky, inv, det": lambda m, a, b: _w(m, m.sl.cholesky(_spd(m, a)))
         + _w(m, m.sl.inv(_square_from(m, a, b))) + m.sl.det(_square_from(m, a, b)),
-        "qr, svd": lambda m, a, b: _w(m, m.sl.qr(_square_from(m, a, b))[0])
-        + _w(m, m.sl.qr(_square_from(m, a, b))[1])
-        + _w(m, m.sl.svd(a * b, full_matrices=False)[1])
-        + _w(m, m.sl.svd(a * b, full_matrices=False)[0] ** 2),
+        # each factorization once (its derivative is the dear part of the compile)
+        "qr, svd": lambda m, a, b: _each(m, m.sl.qr(_square_from(m, a, b)))
+        + _each(m, m.sl.svd(a * b, full_matrices=False)[:2], lambda u: u ** 2),
         "svdvals": lambda m, a, b: _w(m, m.sl.svdvals(a * b)),
     },
     "lax elementwise": {
@@ -348,7 +353,7 @@ TABLES = {
     },
     "lax.linalg and nn": {
         "lax.linalg": lambda m, a, b: _w(m, m.lalg.cholesky(_spd(m, a * b)))
-        + _w(m, m.lalg.eigh(_spd(m, a))[1]) + _w(m, m.lalg.eigh(_spd(m, a * b))[0] ** 2)
+        + _each(m, m.lalg.eigh(_spd(m, a * b)), lambda v: v ** 2)
         + _w(m, m.lalg.lu(_square_from(m, a, b))[0])
         + _w(m, m.lalg.qr(_square_from(m, a, b))[1])
         + _w(m, m.lalg.svd(a * b, full_matrices=False)[1])

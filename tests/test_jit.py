@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import aotc
+import aotc.lax as alax
 import aotc.numpy as anp
 from aotc import cache
 
@@ -171,6 +172,31 @@ def test_python_control_flow_on_traced_value_names_function_and_line(construct, 
     assert what in message and "'branchy'" in message
     assert f"{path}:2" in message  # the user's file and line
     assert "static_argnums" in message
+
+
+def test_constants_made_while_tracing_have_values(cache_dir):
+    """As JAX's concrete arrays inside jit: a constant made while tracing converts to
+    Python values and serves where a static value is needed. (Unlike JAX, a value
+    computed from constants, ``anp.array([1, 2]) + 1``, has none yet.)"""
+    def f(x):
+        n, k, every = anp.array(3), anp.array(2), anp.array([0, 2])
+        scale = 2.0 if bool(anp.array(True)) else 1.0
+        assert (int(n), float(k), anp.array([1, 2]).tolist(), n.item()) == (3, 2.0, [1, 2], 3)
+        return {"slice": x[:n] * scale, "arange": anp.arange(n), "zeros": anp.zeros(anp.array([1, 3])),
+                "delete": anp.delete(x, every), "partition": anp.partition(x * -1, k)[k],
+                "index": x[range(6)[k]],
+                "window": alax.reduce_window(x, anp.array(-np.inf), alax.max, (2,), (1,),
+                                             "VALID")}
+
+    x = np.arange(6.0)
+    got = aotc.jit(f)(x)
+    expected = {"slice": x[:3] * 2, "arange": np.arange(3), "zeros": np.zeros((1, 3)),
+                "delete": np.delete(x, [0, 2]), "partition": np.partition(-x, 2)[2],
+                "index": x[2], "window": np.maximum(x[:-1], x[1:])}
+    for name in expected:
+        np.testing.assert_array_equal(np.asarray(got[name]), expected[name], err_msg=name)
+    with pytest.raises(aotc.TracerConversionError, match=r"int\(\) was asked"):
+        aotc.jit(lambda x: anp.arange(int(x[0])))(x)  # computed from an argument: no value
 
 
 def test_unsupported_dtype_argument_lists_supported(cache_dir):

@@ -28,7 +28,7 @@ EXPORTS: dict[str, list[str]] = {
 
 def _count(num, where: str) -> int:
     if isinstance(num, Tracer):
-        num._no_value(f"{where} num")
+        num = num._known_value(f"{where} num")[()]
     if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num < 0:
         raise TracingError(f"{where}: num must be a non-negative integer, got {num!r}")
     return int(num)

@@ -34,7 +34,7 @@ def _constant(array: np.ndarray, where: str, weak_from=None) -> Tracer:
 
 def _static_shape(shape, where: str) -> tuple[int, ...]:
     if isinstance(shape, Tracer):
-        shape._no_value(f"{where} shape")
+        shape = shape._known_value(f"{where} shape")
     return (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
 
 
@@ -82,9 +82,8 @@ def full_like(a, fill_value, dtype=None, shape=None) -> Tracer:
 
 
 def arange(start, stop=None, step=None, dtype=None) -> Tracer:
-    for name, v in (("start", start), ("stop", stop), ("step", step)):
-        if isinstance(v, Tracer):
-            v._no_value(f"arange {name}")
+    start, stop, step = (v._known_value(f"arange {name}")[()] if isinstance(v, Tracer) else v
+                         for name, v in (("start", start), ("stop", stop), ("step", step)))
     return _constant(np.arange(start, stop, step, dtype=dtype), "arange")
 
 

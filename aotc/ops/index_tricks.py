@@ -42,7 +42,7 @@ def _constants(arrays) -> tuple:
 
 def _static_int(value, name: str, where: str) -> int:
     if isinstance(value, Tracer):
-        value._no_value(f"{where} {name}")
+        value = value._known_value(f"{where} {name}")[()]
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TracingError(f"{where}: {name} must be an int, got {value!r}")
     return int(value)

@@ -25,7 +25,7 @@ def _checked_kth(x: Tracer, kth, axis, where: str) -> int | None:
     ax = None if axis is None else normalize_axis(axis, x.ndim, where)
     n = x.size if ax is None else x.shape[ax]
     if isinstance(kth, Tracer):
-        kth._no_value(f"{where} kth")
+        kth = kth._known_value(f"{where} kth")
     for k in np.atleast_1d(kth):
         if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
             raise TracingError(f"{where}: kth must be an int or ints, got {kth!r}")

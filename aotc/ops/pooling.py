@@ -25,6 +25,7 @@ from .convolution import (_exact_pads, _named, _out_size, _pad, _spatial_tuple, 
                           padding_pairs)
 from .scalar import UFUNC_RULES
 from .shape import reshape
+from .static_args import known_value
 
 EXPORTS: dict[str, list[str]] = {
     "numpy": [],
@@ -129,9 +130,7 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     pads = padding_pairs(padding, x.shape, window, strides, where)
     # Every dimension is a window dimension: the canonical (N, S..., C) of one image.
     canonical = reshape(x, (1,) + x.shape + (1,))
-    init = np.asarray(init_value).item() if not isinstance(init_value, Tracer) else None
-    if init is None:
-        raise TracingError(f"{where}: init_value must be a constant scalar, got a traced array")
+    init = np.asarray(known_value(init_value, f"{where}: init_value")).item()
     y = _pool(canonical, window, strides, pads, kind, init)
     return reshape(y, y.shape[1:-1])
 

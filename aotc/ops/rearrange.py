@@ -500,7 +500,7 @@ def delete(arr, obj, axis=None) -> Tracer:
     """numpy.delete with a static ``obj`` (an int, ints, a slice or booleans)."""
     x, ax = _flat_axis(as_tracer(arr, "delete"), axis, "delete")
     if isinstance(obj, Tracer):
-        obj._no_value("delete obj")
+        obj = obj._known_value("delete obj")
     try:
         keep = np.delete(np.arange(x.shape[ax]), obj)
     except (IndexError, ValueError) as e:

@@ -63,7 +63,7 @@ def _traced(*arrays) -> bool:
 
 def _size(size, where: str) -> int:
     if isinstance(size, Tracer):
-        size._no_value(f"{where} size")
+        size = size._known_value(f"{where} size")[()]
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
         raise TracingError(f"{where}: size must be a non-negative int, got {size!r}")
     return int(size)

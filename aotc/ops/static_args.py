@@ -20,7 +20,7 @@ from .arguments import normalize_axis
 def static_ints(value, where: str, what: str) -> np.ndarray:
     """An integer argument known at trace time (a Python int, a sequence, a numpy array)."""
     if isinstance(value, Tracer):
-        value._no_value(f"{where} {what}")
+        value = value._known_value(f"{where} {what}")
     array = np.asarray(value)
     if array.size and array.dtype.kind not in "iu":
         raise TracingError(f"{where}: {what} must be integers, got {value!r}")
@@ -136,7 +136,7 @@ def insert_positions(obj, n: int, where: str) -> np.ndarray:
     if isinstance(obj, slice):
         return np.arange(*obj.indices(n))
     if isinstance(obj, Tracer):
-        obj._no_value(f"{where} obj")
+        obj = obj._known_value(f"{where} obj")
     positions = np.asarray(obj)
     if positions.dtype == np.bool_:
         if positions.ndim != 1:

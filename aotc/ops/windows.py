@@ -78,7 +78,7 @@ def i0(x) -> Tracer:
 
 def _window_length(M, where: str) -> int:
     if isinstance(M, Tracer):
-        M._no_value(f"{where} window length M")
+        M = M._known_value(f"{where} window length M")[()]
     if isinstance(M, bool) or not isinstance(M, (int, np.integer, float, np.floating)) \
             or int(M) != M:
         raise TracingError(f"{where}: the window length M must be an integer, got {M!r}")
