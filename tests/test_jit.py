@@ -182,7 +182,8 @@ def test_constants_made_while_tracing_have_values(cache_dir):
         n, k, every = anp.array(3), anp.array(2), anp.array([0, 2])
         scale = 2.0 if bool(anp.array(True)) else 1.0
         assert (int(n), float(k), anp.array([1, 2]).tolist(), n.item()) == (3, 2.0, [1, 2], 3)
-        return {"slice": x[:n] * scale, "arange": anp.arange(n), "zeros": anp.zeros(anp.array([1, 3])),
+        return {"slice": x[:n] * scale, "arange": anp.arange(n),
+                "zeros": anp.zeros(anp.array([1, 3])),
                 "delete": anp.delete(x, every), "partition": anp.partition(x * -1, k)[k],
                 "index": x[range(6)[k]],
                 "window": alax.reduce_window(x, anp.array(-np.inf), alax.max, (2,), (1,),
