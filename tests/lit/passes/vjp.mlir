@@ -3,7 +3,8 @@
 // adjoint of each wrt argument. A broadcast operand's contributions are materialized,
 // then summed over the loops its map leaves out; a matmul operand's adjoint is a matmul
 // with the other operand transposed; a max reduction's adjoint goes to the positions
-// holding the max, divided by their count; a slice's adjoint is padded with zeros. A
+// holding the max, divided by their count; a slice's adjoint is padded with zeros (two
+// slices of one region: their cotangents added, then padded once). A
 // loop of static trip count is recorded into a tape, then run backward; a loop with
 // traced bounds is refused with a message naming the op and its line.
 
@@ -11,6 +12,7 @@
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=mm wrt=1},canonicalize,cse' | filecheck %s --check-prefix=MM
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=max},canonicalize,cse' | filecheck %s --check-prefix=MAX
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=slice},canonicalize,cse' | filecheck %s --check-prefix=SLICE
+// RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=slice_twice},canonicalize,cse' | filecheck %s --check-prefix=TWICE
 // RUN: %aotc-opt %s --pass-pipeline='aotc-vjp{func=loop},canonicalize,cse' | filecheck %s --check-prefix=LOOP
 // RUN: not %aotc-opt %s --pass-pipeline='aotc-vjp{func=dynamic_loop}' 2>&1 | filecheck %s --check-prefix=ERR
 
@@ -75,6 +77,28 @@ func.func @max(%x: tensor<4x3xf32>) -> tensor<f32> {
 func.func @slice(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
   %s = tensor.extract_slice %x[1, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
   return %s : tensor<2x3xf32>
+}
+
+// TWICE-LABEL: func.func @slice_twice_vjp
+// TWICE-SAME:      (%[[X:.*]]: tensor<4x3xf32>, %[[CT:.*]]: tensor<2x3xf32>)
+// TWICE:         %[[PART:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[CT]] :
+// TWICE:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[PART]], %[[PART]] :
+// TWICE-NEXT:    ^bb0
+// TWICE-NEXT:      arith.addf
+// TWICE:         %[[D:.*]] = tensor.pad %[[SUM]] low[1, 0] high[1, 0]
+// TWICE-NOT:     tensor.pad
+// TWICE:         return %{{.*}}, %[[D]]
+func.func @slice_twice(%x: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %s = tensor.extract_slice %x[1, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
+  %t = tensor.extract_slice %x[1, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
+  %e = tensor.empty() : tensor<2x3xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %t : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
 }
 
 // LOOP-LABEL: func.func @loop_vjp
