@@ -38,6 +38,7 @@ from .passes import (
     ShieldStridedSlices,
     SplitBoolBroadcasts,
     TileMatmuls,
+    TileReductions,
     run_pipeline,
 )
 from .passes.base import collect_ops, is_private, read_metadata, write_metadata
@@ -199,6 +200,9 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     # tiling repacks them (passes/matmul_tiles.py).
     if tiles_matmuls(target) and DATA_TILING[0] not in flags:
         run_pipeline(module, [TileMatmuls()])
+    # float32 row reductions: several accumulators in flight (passes/reduction_tiles.py)
+    if tiles_matmuls(target):
+        run_pipeline(module, [TileReductions()])
     if any(t.family.is_cpu for t in target.targets):
         if has_dynamic_arguments(module):
             flags += DYNAMIC_SHAPE_CPU_FLAGS

@@ -29,6 +29,7 @@ from .hoist_scan_matmuls import HoistScanMatmuls
 from .isolate_matmuls import IsolateMatmuls
 from .loops_in_dispatch import LoopsInDispatch
 from .matmul_tiles import TileMatmuls
+from .reduction_tiles import TileReductions
 from .kernel_barriers import KeepUnusedKernelResults
 from .kernel_roots import RootKernelsForGpu
 from .split_complex_selects import SplitComplexSelects
@@ -51,7 +52,7 @@ __all__ = [
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
     "KeepUnusedKernelResults", "RootKernelsForGpu", "SplitComplexSelects",
     "SeparateComplexParts", "ComplexPadsAsInserts", "SeparateGatherSlices",
-    "TileMatmuls", "ShareDearValues",
+    "TileMatmuls", "TileReductions", "ShareDearValues",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

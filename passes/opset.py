@@ -268,6 +268,10 @@ COMPLEX_DERIVATIVES = frozenset({
     "func.call", "iree_linalg_ext.scan", "iree_linalg_ext.scatter"})
 # The combiners of the cumulative sums and scatter-adds that have derivatives.
 FLOAT_ADDS = frozenset({"arith.addf", "complex.add"})
+# Float max and min: combiners of long latency, whose row reductions aotc-tile-reductions
+# gives several accumulators.
+FLOAT_EXTREMA = frozenset({"arith.maximumf", "arith.minimumf", "arith.maxnumf",
+                           "arith.minnumf"})
 FLOAT_FROM_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("from", "both"))
 FLOAT_TO_BITS = frozenset(o.name for o in OPS.values() if o.bits in ("to", "both"))
 FLAT_OPS = having("flat")
