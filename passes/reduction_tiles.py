@@ -18,12 +18,18 @@ This pass attaches the setting (``setting``; two rows of 128 elements where the 
 divides by 128, four of 64 where by 64) as the op's ``compilation_info`` to every float32
 ``linalg.generic`` over (rows, row) that reduces the row (its last loop) with a max or
 min (``opset.FLOAT_EXTREMA``) and reads its two-dimensional inputs row-major, with rows
-of at least ``MIN_ROW`` elements, unless an op as large as its input reads its result
-(``_feeds_a_row_consumer``: IREE fuses that consumer in and derives its vectors from the
-setting, whole rows: the softmax failed to compile). It runs where aotc-tile-matmuls
-does (``targets.tiles_matmuls``: one CPU target of AMD Zen 5); a module IREE cannot
-compile with the settings is compiled again without them (``compiler.compile_bytecode``,
-``matmul_tiles.without_tile_settings``, which removes every ``compilation_info``).
+of at least ``MIN_ROW`` elements. Where an op as large as its input reads its result
+(``_feeds_a_row_consumer``: a softmax's ``x - max``), the readers read it through a
+``flow.tensor.clone``: IREE would fuse that consumer into the reduction's dispatch and
+derive its vectors from the setting, whole rows (the softmax did not compile). Apart,
+the consumer reads the input again (4 MiB more for the softmax) and the max runs at its
+own speed: softmax 256 -> 230-233 us a call (JAX 207-211), ``log_softmax`` written out
+550 -> 230, ``x - max`` 202 -> 199.
+
+It runs where aotc-tile-matmuls does (``targets.tiles_matmuls``: one CPU target of AMD
+Zen 5); a module IREE cannot compile with the settings is compiled again without them
+(``compiler.compile_bytecode``, ``matmul_tiles.without_tile_settings``, which removes
+every ``compilation_info``; the clones stay, values unchanged).
 
 Invariants: values are unchanged (only code generation differs; max and min do not
 depend on the order); an op that carries a setting keeps it, so running the pass twice
@@ -35,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import (ModulePass, all_parallel, as_op, collect_ops, indexing_maps, operand_segments,
-                   register)
+                   register, separate_readers)
 from .matmul_tiles import ATTRIBUTE
 from .opset import FLOAT_EXTREMA, RESHAPE_OPS
 
@@ -95,17 +101,15 @@ def _row_reduction(op) -> tuple[int, int] | None:
             if m != identity:
                 return None  # a column read: the vector step would stride
             rows_and_row = tuple(ir.RankedTensorType(value.type).shape)
-    if rows_and_row is None or _feeds_a_row_consumer(op, rows_and_row[0] * rows_and_row[1]):
+    if rows_and_row is None:
         return None
-    return rows_and_row
+    return rows_and_row + (_feeds_a_row_consumer(op, rows_and_row[0] * rows_and_row[1]),)
 
 
 def _feeds_a_row_consumer(op, elements: int) -> bool:
-    """Does an op over as many elements as the reduction read (``x - max``, a softmax's
-    division) read its result, directly or through reshapes and smaller elementwise ops
-    (``x - mean``: the sum divided first)? IREE fuses it into
-    the reduction's dispatch and derives its vector tiles from the setting's: whole rows,
-    vectors over IREE's 32 KiB limit (the softmax failed to compile)."""
+    """Does an op over as many elements as the reduction read (``x - max``) read its
+    result, directly or through reshapes and smaller elementwise ops (``x - mean``: the
+    sum divided first)? IREE would fuse it into the reduction's dispatch."""
     import math
 
     from aotc._mlir import ir
@@ -142,7 +146,12 @@ class TileReductions(ModulePass):
     def run(self, module) -> None:
         from aotc._mlir import ir
 
-        for op, shape in collect_ops(module, lambda o: _row_reduction(as_op(o))):
-            info = setting(*shape)
-            if info is not None:
-                as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(info)
+        for op, (rows, row, feeds) in collect_ops(module, lambda o: _row_reduction(as_op(o))):
+            info = setting(rows, row)
+            if info is None:
+                continue
+            op = as_op(op)
+            if feeds:
+                for result in op.results:
+                    separate_readers(result)
+            op.attributes[ATTRIBUTE] = ir.Attribute.parse(info)

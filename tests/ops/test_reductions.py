@@ -112,7 +112,8 @@ def test_nan_and_inf(dtype):
 def test_long_row_maxima_and_minima():
     """float32 rows of 1024 elements and more get aotc-tile-reductions' vector tiles
     (several accumulators a row): values as numpy's, NaN propagating from any position,
-    infinities, and whole rows of one value; the op carries the setting."""
+    infinities, and whole rows of one value, also where a full-size consumer reads the
+    max (a softmax); the op carries the setting."""
     x = sample("float32", (64, 4096), seed=71)
     x[3, 4095] = x[5, 0] = x[7, 1777] = np.nan
     x[9, :] = -np.inf
@@ -122,8 +123,13 @@ def test_long_row_maxima_and_minima():
     ops = {"max(axis=1)": lambda m, x: m.max(x, axis=1),
            "min(axis=-1, keepdims)": lambda m, x: m.min(x, axis=-1, keepdims=True),
            "amax of 1024-element rows": lambda m, x: m.amax(x.reshape(256, 1024), axis=1),
-           "nanmax(axis=1)": lambda m, x: m.nanmax(x, axis=1)}
+           "nanmax(axis=1)": lambda m, x: m.nanmax(x, axis=1),
+           # a consumer as large as the input: it reads the max through a clone
+           "x - max(keepdims)": lambda m, x: x - m.max(x, axis=1, keepdims=True)}
     compare_ops(ops, x, kinds="exact", where="long rows")
+    softmax = {"softmax": lambda m, x: (lambda e: e / m.sum(e, axis=1, keepdims=True))(
+        m.exp(x - m.max(x, axis=1, keepdims=True)))}
+    compare_ops(softmax, x, kinds="transcendental", where="long rows")
     lowered = aotc.jit(lambda v: anp.max(v, axis=1)).lower(x).as_text()
     assert "vector_reduction = [0, 128]" in lowered
 
