@@ -126,10 +126,10 @@ TABLES = {
             + m.np.divmod(a * 4, b + 0.3)[1] * 2 + m.np.modf(a * 3)[0] * 3)),
         # zero almost everywhere; the product with a keeps a non-zero total
         "piecewise constant": lambda m, a, b: m.np.sum(W * a * (
-            m.np.ceil(a * 4) + m.np.trunc(a * 4) + m.np.fix(a * 3)
-            + m.np.rint(a * 4) + m.np.around(a * 4, 1)
+            m.np.ceil(a * 4) + m.np.trunc(a * 4) + m.np.rint(a * 4) + m.np.around(a * 4, 1)
             + m.np.floor_divide(a * 5, b) + m.np.sign(a - 0.5)
             + m.np.heaviside(a - 0.5, 0.5))),
+        "fix": lambda m, a, b: m.np.sum(W * a * m.np.fix(a * 3 - 1)),
         "fmax, fmin, nan_to_num": lambda m, a, b: m.np.sum(W * (
             m.np.fmax(a, b) + m.np.fmin(a * 2, b) + m.np.nan_to_num(m.np.log(a - 0.5)))),
     },
@@ -442,7 +442,7 @@ def _jax_gradients(cases) -> dict:
 # Cases that call a function JAX does not have, or has with other semantics.
 NOT_IN_JAX = {
     "flatten": "jax.numpy has no flatten function (only the method)",
-    "piecewise constant": "jax.numpy has no fix",
+    "fix": "jax.numpy has no fix",
     "compress, extract": "JAX's compress and extract need size= under jit",
     "place, putmask, copyto": "numpy's in-place functions: JAX has none",
     "layers": "jax.nn has no dense, layer_norm or batch_norm",
