@@ -465,11 +465,12 @@ class Tracer(_Shaped):
 
     def _known_value(self, what: str) -> np.ndarray:
         """The value of a constant made while tracing and not written into since (as JAX's
-        concrete arrays inside jit: ``int(jnp.array(3))``); any other traced array raises."""
+        concrete arrays inside jit: ``int(jnp.array(3))``; 0-d: a numpy scalar); any other
+        traced array raises."""
         known = self._trace.constant_value(self)
         if known is None:
             self._no_value(what)
-        return known
+        return known[()]
 
     def __bool__(self):
         return bool(self._known_value("bool() (a Python `if`, `while`, `and`, `or` or `not`)"))

@@ -46,15 +46,14 @@ PARTIALS = {
 }
 
 
-def with_rule(name: str, operands: list, args: tuple):
-    """``ufunc(name, *args)`` as a custom_jvp call of its float array operands, inside a
-    derivative's trace (else None: the plain ufunc). ``operands``: as_operand's of args."""
-    if _plain[0] or not differentiating() or not any(
-            isinstance(o, Tracer) and dtypes.is_float(o.dtype) for o in operands):
-        return None
-    ufunc = elementwise.ufunc
+def with_rule(name: str, args: tuple):
+    """``ufunc(name, *args)`` as a custom_jvp call of its float traced operands, inside a
+    derivative's trace (else None: the plain ufunc)."""
     positions = [i for i, a in enumerate(args)
                  if isinstance(a, Tracer) and dtypes.is_float(a.dtype)]
+    if _plain[0] or not positions or not differentiating():
+        return None
+    ufunc = elementwise.ufunc
 
     def merged(values):
         full = list(args)

@@ -234,6 +234,26 @@ def separated(value):
                                operands=[value]).result
 
 
+def read_downstream(op, found) -> bool:
+    """Whether an op for which ``found(user)`` holds reads a result of ``op``, directly or
+    through reshapes and elementwise generics (which IREE fuses and moves ops through)."""
+    from .opset import RESHAPE_OPS
+
+    stack, seen = list(op.results), set()
+    while stack:
+        for use in stack.pop().uses:
+            user = as_op(use.owner)
+            if found(user):
+                return True
+            if user.name in RESHAPE_OPS or (user.name == "linalg.generic"
+                                            and all_parallel(user)):
+                for r in user.results:
+                    if r not in seen:
+                        seen.add(r)
+                        stack.append(r)
+    return False
+
+
 def separate_readers(result) -> None:
     """Every reader of ``result`` (an op's result) reads it through one ``separated``
     copy, placed right after the op."""

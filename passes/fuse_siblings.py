@@ -50,8 +50,8 @@ import heapq
 import math
 from dataclasses import dataclass
 
-from .base import (ModulePass, all_parallel, as_op, bool_option, loop_ranges, nested_operands,
-                   operand_segments, register)
+from .base import (ModulePass, as_op, bool_option, loop_ranges, nested_operands,
+                   operand_segments, read_downstream, register)
 from .opset import RESHAPE_OPS
 from .donation.function import OUTPUT, arg_dicts, functions
 
@@ -123,21 +123,7 @@ def _returned(value, ret) -> bool:
 def _feeds_transpose(op) -> bool:
     """Whether a ``linalg.transpose`` reads a result of ``op``, directly or through
     reshapes and elementwise generics (IREE moves transposes up through those)."""
-    stack, seen = list(op.results), set()
-    while stack:
-        value = stack.pop()
-        for use in value.uses:
-            user = as_op(use.owner)
-            if user.name == "linalg.transpose":
-                return True
-            if user.name in RESHAPE_OPS or (
-                    user.name == "linalg.generic"
-                    and all_parallel(user)):
-                for r in user.results:
-                    if r not in seen:
-                        seen.add(r)
-                        stack.append(r)
-    return False
+    return read_downstream(op, lambda user: user.name == "linalg.transpose")
 
 
 def _predecessors(ops: list) -> list[set[int]]:

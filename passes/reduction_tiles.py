@@ -38,12 +38,13 @@ changes nothing more.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from .base import (ModulePass, all_parallel, as_op, collect_ops, indexing_maps, operand_segments,
-                   register, separate_readers)
+from .base import (ModulePass, as_op, collect_ops, indexing_maps, operand_segments,
+                   read_downstream, register, separate_readers)
 from .matmul_tiles import ATTRIBUTE
-from .opset import FLOAT_EXTREMA, RESHAPE_OPS
+from .opset import FLOAT_EXTREMA
 
 # Shorter rows took too few steps for the chains to matter (not measured below 1024).
 MIN_ROW = 1024
@@ -73,7 +74,7 @@ def setting(rows: int, row: int) -> str | None:
 
 
 def _row_reduction(op) -> tuple[int, int] | None:
-    """(rows, row) of a float32 row reduction this pass tiles, else None."""
+    """(rows, row) of a float32 row max or min this pass tiles, else None."""
     from aotc._mlir import ir
 
     if (op.name != "linalg.generic" or ATTRIBUTE in op.attributes
@@ -101,34 +102,18 @@ def _row_reduction(op) -> tuple[int, int] | None:
             if m != identity:
                 return None  # a column read: the vector step would stride
             rows_and_row = tuple(ir.RankedTensorType(value.type).shape)
-    if rows_and_row is None:
-        return None
-    return rows_and_row + (_feeds_a_row_consumer(op, rows_and_row[0] * rows_and_row[1]),)
+    return rows_and_row
 
 
 def _feeds_a_row_consumer(op, elements: int) -> bool:
     """Does an op over as many elements as the reduction read (``x - max``) read its
     result, directly or through reshapes and smaller elementwise ops (``x - mean``: the
     sum divided first)? IREE would fuse it into the reduction's dispatch."""
-    import math
-
     from aotc._mlir import ir
 
-    stack, seen = list(op.results), set()
-    while stack:
-        for use in stack.pop().uses:
-            user = as_op(use.owner)
-            if any(isinstance(r.type, ir.RankedTensorType)
-                   and math.prod(r.type.shape) >= elements for r in user.results):
-                return True
-            if user.name in RESHAPE_OPS or (user.name == "linalg.generic"
-                                            and all_parallel(user)):
-                # a smaller elementwise step (the mean's division) fuses on towards it
-                for r in user.results:
-                    if r not in seen:
-                        seen.add(r)
-                        stack.append(r)
-    return False
+    return read_downstream(op, lambda user: any(
+        isinstance(r.type, ir.RankedTensorType) and math.prod(r.type.shape) >= elements
+        for r in user.results))
 
 
 @register
@@ -146,12 +131,12 @@ class TileReductions(ModulePass):
     def run(self, module) -> None:
         from aotc._mlir import ir
 
-        for op, (rows, row, feeds) in collect_ops(module, lambda o: _row_reduction(as_op(o))):
+        for op, (rows, row) in collect_ops(module, lambda o: _row_reduction(as_op(o))):
             info = setting(rows, row)
             if info is None:
                 continue
             op = as_op(op)
-            if feeds:
+            if _feeds_a_row_consumer(op, rows * row):
                 for result in op.results:
                     separate_readers(result)
             op.attributes[ATTRIBUTE] = ir.Attribute.parse(info)

@@ -57,6 +57,13 @@ def as_operand(x, where: str):
     )
 
 
+def static_value(value, what: str):
+    """``value`` itself, or for a traced array the value of the constant it was made
+    from (as JAX's concrete arrays inside jit; a 0-d one as a numpy scalar): ``what``, the
+    argument a value was asked for, names it in the error a computed array raises."""
+    return value._known_value(what) if isinstance(value, Tracer) else value
+
+
 def as_tracer(x, where: str) -> Tracer:
     """``x`` as a traced array: scalars and numpy arrays become constants."""
     o = as_operand(x, where)

@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes, x64
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedOpError
-from .arguments import as_tracer
+from .arguments import as_tracer, static_value
 from .creation import asarray
 from .elementwise import astype, ufunc
 from .shape import broadcast_to, concatenate, expand_dims, moveaxis, reshape
@@ -27,8 +27,7 @@ EXPORTS: dict[str, list[str]] = {
 
 
 def _count(num, where: str) -> int:
-    if isinstance(num, Tracer):
-        num = num._known_value(f"{where} num")[()]
+    num = static_value(num, f"{where} num")
     if isinstance(num, bool) or not isinstance(num, (int, np.integer)) or num < 0:
         raise TracingError(f"{where}: num must be a non-negative integer, got {num!r}")
     return int(num)

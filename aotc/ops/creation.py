@@ -11,7 +11,7 @@ from .. import dtypes, x64
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from . import elementwise as ew
-from .arguments import as_operand, as_tracer, broadcast_result_shape
+from .arguments import as_operand, as_tracer, broadcast_result_shape, static_value
 from .shape import broadcast_to, ravel, reshape, stack
 from .static_args import static_ints
 
@@ -33,8 +33,7 @@ def _constant(array: np.ndarray, where: str, weak_from=None) -> Tracer:
 
 
 def _static_shape(shape, where: str) -> tuple[int, ...]:
-    if isinstance(shape, Tracer):
-        shape = shape._known_value(f"{where} shape")
+    shape = static_value(shape, f"{where} shape")
     return (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
 
 
@@ -82,7 +81,7 @@ def full_like(a, fill_value, dtype=None, shape=None) -> Tracer:
 
 
 def arange(start, stop=None, step=None, dtype=None) -> Tracer:
-    start, stop, step = (v._known_value(f"arange {name}")[()] if isinstance(v, Tracer) else v
+    start, stop, step = (static_value(v, f"arange {name}")
                          for name, v in (("start", start), ("stop", stop), ("step", step)))
     return _constant(np.arange(start, stop, step, dtype=dtype), "arange")
 

@@ -101,11 +101,11 @@ WITH_DERIVATIVE_RULE: dict[str, Callable] = {}
 
 def ufunc(name: str, *args) -> Tracer:
     """Applies numpy ufunc ``name`` to traced arrays, numpy arrays and scalars."""
-    operands = [as_operand(a, f"{name}() argument {i}") for i, a in enumerate(args)]
     if name in WITH_DERIVATIVE_RULE:
-        with_rule = WITH_DERIVATIVE_RULE[name](name, operands, args)
+        with_rule = WITH_DERIVATIVE_RULE[name](name, args)
         if with_rule is not None:
             return with_rule
+    operands = [as_operand(a, f"{name}() argument {i}") for i, a in enumerate(args)]
     weak_only = all(o.weak for o in operands)
     if x64.enabled():
         # numpy finds no loop for Python types alone ((int, int) -> object): when every

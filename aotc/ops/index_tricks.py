@@ -18,7 +18,7 @@ import numpy as np
 from .. import dtypes
 from ..core import Tracer, current_trace
 from ..errors import TracingError
-from .arguments import as_tracer
+from .arguments import as_tracer, static_value
 from .elementwise import astype, clip, elementwise_where, ufunc
 from .rearrange import resize
 from .shape import ravel, reshape
@@ -41,8 +41,7 @@ def _constants(arrays) -> tuple:
 
 
 def _static_int(value, name: str, where: str) -> int:
-    if isinstance(value, Tracer):
-        value = value._known_value(f"{where} {name}")[()]
+    value = static_value(value, f"{where} {name}")
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TracingError(f"{where}: {name} must be an int, got {value!r}")
     return int(value)

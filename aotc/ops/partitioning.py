@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core import Tracer
 from ..errors import TracingError
-from .arguments import as_tracer, normalize_axis
+from .arguments import as_tracer, normalize_axis, static_value
 from .selection import take_along_axis
 from .sorting import argsort, sort
 
@@ -24,8 +24,7 @@ def _checked_kth(x: Tracer, kth, axis, where: str) -> int | None:
     """The axis (None: flattened) after checking every ``kth`` is a static in-range int."""
     ax = None if axis is None else normalize_axis(axis, x.ndim, where)
     n = x.size if ax is None else x.shape[ax]
-    if isinstance(kth, Tracer):
-        kth = kth._known_value(f"{where} kth")
+    kth = static_value(kth, f"{where} kth")
     for k in np.atleast_1d(kth):
         if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
             raise TracingError(f"{where}: kth must be an int or ints, got {kth!r}")

@@ -42,7 +42,7 @@ from ..lowering import (
     wrap,
 )
 from . import elementwise as ew
-from .arguments import as_tracer, broadcast_result_shape, normalize_axis
+from .arguments import as_tracer, broadcast_result_shape, normalize_axis, static_value
 from .shape import (
     basic_getitem,
     broadcast_to,
@@ -499,8 +499,7 @@ def _broadcast_into(v: Tracer, shape: tuple, where: str) -> Tracer:
 def delete(arr, obj, axis=None) -> Tracer:
     """numpy.delete with a static ``obj`` (an int, ints, a slice or booleans)."""
     x, ax = _flat_axis(as_tracer(arr, "delete"), axis, "delete")
-    if isinstance(obj, Tracer):
-        obj = obj._known_value("delete obj")
+    obj = static_value(obj, "delete obj")
     try:
         keep = np.delete(np.arange(x.shape[ax]), obj)
     except (IndexError, ValueError) as e:

@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes
 from ..core import Tracer, current_trace
 from ..errors import TracingError
-from .arguments import as_tracer
+from .arguments import as_tracer, static_value
 from .creation import full, zeros
 from .cumulative import cumsum
 from .elementwise import astype, elementwise_where, ufunc
@@ -62,8 +62,7 @@ def _traced(*arrays) -> bool:
 
 
 def _size(size, where: str) -> int:
-    if isinstance(size, Tracer):
-        size = size._known_value(f"{where} size")[()]
+    size = static_value(size, f"{where} size")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
         raise TracingError(f"{where}: size must be a non-negative int, got {size!r}")
     return int(size)

@@ -14,13 +14,12 @@ import numpy as np
 
 from ..core import Tracer
 from ..errors import TracingError, UnsupportedOpError
-from .arguments import normalize_axis
+from .arguments import normalize_axis, static_value
 
 
 def static_ints(value, where: str, what: str) -> np.ndarray:
     """An integer argument known at trace time (a Python int, a sequence, a numpy array)."""
-    if isinstance(value, Tracer):
-        value = value._known_value(f"{where} {what}")
+    value = static_value(value, f"{where} {what}")
     array = np.asarray(value)
     if array.size and array.dtype.kind not in "iu":
         raise TracingError(f"{where}: {what} must be integers, got {value!r}")
@@ -31,14 +30,11 @@ def known_value(value, what: str):
     """A value needed at trace time: itself, or for a traced array made from a constant
     (``jnp.array([0.25, 0.75])``) and not written into since, that constant; any other
     traced array raises ``TracingError`` ("{what} must be static ...")."""
-    if not isinstance(value, Tracer):
-        return value
-    known = value._trace.constant_value(value)
-    if known is None:
+    if isinstance(value, Tracer) and value._trace.constant_value(value) is None:
         raise TracingError(f"{what} must be static (a Python value or a numpy array), got a "
                            f"traced array computed in the function; pass it as a static "
                            f"argument")
-    return known
+    return static_value(value, what)
 
 
 # ---- pad ------------------------------------------------------------------------------
@@ -135,8 +131,7 @@ def insert_positions(obj, n: int, where: str) -> np.ndarray:
     """numpy's index argument of insert: a slice, an int, ints or booleans (static)."""
     if isinstance(obj, slice):
         return np.arange(*obj.indices(n))
-    if isinstance(obj, Tracer):
-        obj = obj._known_value(f"{where} obj")
+    obj = static_value(obj, f"{where} obj")
     positions = np.asarray(obj)
     if positions.dtype == np.bool_:
         if positions.ndim != 1:

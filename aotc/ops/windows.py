@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes, x64
 from ..core import Tracer, current_trace
 from ..errors import TracingError, UnsupportedDtypeError
-from .arguments import as_tracer
+from .arguments import as_tracer, static_value
 from .elementwise import astype, elementwise_where, ufunc
 
 EXPORTS: dict[str, list[str]] = {
@@ -77,8 +77,7 @@ def i0(x) -> Tracer:
 
 
 def _window_length(M, where: str) -> int:
-    if isinstance(M, Tracer):
-        M = M._known_value(f"{where} window length M")[()]
+    M = static_value(M, f"{where} window length M")
     if isinstance(M, bool) or not isinstance(M, (int, np.integer, float, np.floating)) \
             or int(M) != M:
         raise TracingError(f"{where}: the window length M must be an integer, got {M!r}")
