@@ -11,7 +11,8 @@ from typing import Any, Callable, Sequence
 
 from . import _mlir, build, cache, compile_log, jit_cache, x64
 from .compiler import compile_bytecode
-from .core import is_tracing
+from .config import cached as _option
+from .core import _state as _traces, is_tracing
 from .errors import AotcError
 from .runtime import tree
 from .runtime.metadata import FunctionMetadata
@@ -344,18 +345,17 @@ class JittedFunction:
         self.stats = {"traces": 0, "compiles": 0, "disk_hits": 0}
 
     def __call__(self, *args, **kwargs):
-        # The fast path: array arguments (and static values) only, a signature seen
-        # before. Its key is the arguments' (shape, dtype), static values as they are;
-        # containers and Python scalars have no .shape and go through the full binding
-        # below, which keys on the whole call signature.
-        fast = self._fast if x64.enabled() else self._fast32
+        # The fast path: array arguments (and static values) only, a signature seen before,
+        # keyed by the arguments' (shape, dtype) and static values; containers and Python
+        # scalars have no .shape: the full binding below keys on the whole signature.
+        fast = self._fast if _option("x64") else self._fast32  # x64.enabled(), one call less
         if not kwargs and self._no_static:
             try:
                 key = tuple([(a.shape, a.dtype) for a in args])
             except AttributeError:
                 key = None
             run = fast.get(key)
-            if run is not None and not is_tracing():
+            if run is not None and not _traces.stack:
                 return run(args)
         elif not kwargs and self._static_positions is not None:
             static = self._static_positions

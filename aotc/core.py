@@ -119,7 +119,7 @@ def traced_at_user_line(fn: Callable, public: tuple[str, str] | None = None) -> 
         if narrow:
             name = None if public is None else "" if public[0] == "random" else public[1]
             args, kwargs = x64.narrow_arguments(name, fn, args, kwargs)
-        if not _stack():
+        if not _state.stack:
             if public is not None:
                 return _run_eagerly(fn, public, args, kwargs)
             return fn(*args, **kwargs)
@@ -286,7 +286,7 @@ def check_usable(x: "Tracer", where: str) -> "Tracer":
     trace = current_trace()
     if x._trace is trace and x.scope.open:
         return x
-    if x._trace is not trace and x.scope.open and x._trace in _stack():
+    if x._trace is not trace and x.scope.open and x._trace in _state.stack:
         inner = trace.capture(x)
         if inner is not None:
             return inner
@@ -306,17 +306,16 @@ def check_usable(x: "Tracer", where: str) -> "Tracer":
     )
 
 
-_state = threading.local()
+class _TraceState(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[Trace] = []  # this thread's open traces, innermost last
 
 
-def _stack() -> list[Trace]:
-    if not hasattr(_state, "stack"):
-        _state.stack = []
-    return _state.stack
+_state = _TraceState()
 
 
 def current_trace() -> Trace:
-    stack = _stack()
+    stack = _state.stack
     if not stack:
         raise NotTracingError(
             "this operation builds compiled code and runs only inside a function traced by "
@@ -326,14 +325,14 @@ def current_trace() -> Trace:
 
 
 def is_tracing() -> bool:
-    return bool(_stack())
+    return bool(_state.stack)
 
 
 def differentiating() -> bool:
     """Whether a trace on the stack is a derivative's function (``Trace.differentiates``):
     custom derivatives keep their rules there, and ops without a derivative rule take a
     form that has one."""
-    return any(t.differentiates for t in _stack())
+    return any(t.differentiates for t in _state.stack)
 
 
 @dataclass(eq=False)
@@ -535,9 +534,9 @@ def trace_function(
             func_op = func.FuncOp(name, (arg_types, []))
             func_op.attributes["sym_visibility"] = ir.StringAttr.get("public")
         trace.block = trace.entry = func_op.add_entry_block()
-        if trace.allows_captures and _stack():
-            trace.parent = _stack()[-1]
-        _stack().append(trace)
+        if trace.allows_captures and _state.stack:
+            trace.parent = _state.stack[-1]
+        _state.stack.append(trace)
         try:
             with ir.InsertionPoint(trace.block):
                 tracers = [
@@ -565,7 +564,7 @@ def trace_function(
                               + [tracers[i].value for i in mutated])
                 written = [tracers[i] for i in mutated]
         finally:
-            _stack().pop()
+            _state.stack.pop()
         # The arguments, and those closures added (Trace.capture).
         func_op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(
             [a.type for a in trace.entry.arguments], [t.value.type for t in out_tracers + written]))

@@ -504,9 +504,9 @@ def _unique_base(module, stem: str) -> str:
     enclosing ones); deterministic, so the traced module and its cache key do not depend
     on earlier traces."""
     from ._mlir import ir
-    from .core import _stack
+    from .core import _state
 
-    modules = [module] + [t.module for t in _stack() if t.module is not None]
+    modules = [module] + [t.module for t in _state.stack if t.module is not None]
     names = [ir.StringAttr(op.operation.attributes["sym_name"]).value
              for m in modules for op in m.body.operations
              if "sym_name" in op.operation.attributes]

@@ -83,27 +83,22 @@ class Array:
     # buffer is always released first.
     __slots__ = ("__weakref__", "_bv", "_deleted", "_dtype", "_host", "_owner", "_shape")
 
-    def __init__(self, buffer_view: rt.HalBufferView, dtype: np.dtype, owner: Any) -> None:
+    def __init__(self, buffer_view: rt.HalBufferView, dtype: np.dtype, owner: Any,
+                 shape: tuple[int, ...] | None = None) -> None:
         # owner: what keeps the buffer's device (and context) alive; has ``.device``.
+        # shape: the buffer view's, where the caller knows it (a static result shape).
         self._bv = buffer_view
         self._dtype = dtype
         self._owner = owner
         self._host = None
-        self._shape = None
+        self._shape = tuple(buffer_view.shape) if shape is None else shape
         self._deleted = None
 
     # -- metadata (available even after delete) --------------------------------------
+    # Read on every jitted call (its fast path keys on them): getters in C, not Python.
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        shape = self._shape
-        if shape is None:
-            shape = self._shape = tuple(self._live().shape)
-        return shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self._dtype
+    shape = property(operator.attrgetter("_shape"), doc="The shape, a tuple of ints.")
+    dtype = property(operator.attrgetter("_dtype"), doc="The numpy dtype.")
 
     @property
     def ndim(self) -> int:
@@ -137,8 +132,6 @@ class Array:
         """
         if self._deleted is not None:
             return
-        if self._shape is None and self._bv is not None:
-            self._shape = tuple(self._bv.shape)
         self._deleted = reason or "delete() was called on it"
         self._host = None
         self._bv = None
@@ -344,9 +337,9 @@ class TrackedArray(Array):
     __slots__ = ("_led", "_nbytes")
 
     def __init__(self, buffer_view: rt.HalBufferView, dtype: np.dtype, owner: Any,
-                 nbytes: int, ledger: Any) -> None:
+                 nbytes: int, ledger: Any, shape: tuple[int, ...] | None = None) -> None:
         # nbytes, ledger: the caller has added the bytes to the ledger.
-        Array.__init__(self, buffer_view, dtype, owner)
+        Array.__init__(self, buffer_view, dtype, owner, shape)
         self._nbytes = nbytes
         self._led = ledger
 
@@ -375,12 +368,12 @@ def host_array(x: Any, where: str) -> tuple[np.ndarray, Any]:
 
 
 def make_array(buffer_view: rt.HalBufferView, dtype: np.dtype, owner: Any, nbytes: int,
-               ledger: Any) -> Array:
+               ledger: Any, shape: tuple[int, ...] | None = None) -> Array:
     """An ``Array`` for a new buffer of ``nbytes``: tracked in ``ledger`` when large
     (the caller adds the bytes of tracked arrays, see ``tracked``)."""
     if nbytes > SMALL_HOST_COPY_BYTES:
-        return TrackedArray(buffer_view, dtype, owner, nbytes, ledger)
-    return Array(buffer_view, dtype, owner)
+        return TrackedArray(buffer_view, dtype, owner, nbytes, ledger, shape)
+    return Array(buffer_view, dtype, owner, shape)
 
 
 def reshaped(array: Array, shape: tuple) -> Array:

@@ -215,12 +215,13 @@ def _build_call_flat(
     single_tracked = single is not None and tracked(single[1]) > 0
     # What each result must come back as: its element type and, for a static shape, the
     # shape as the list IREE gives (one int and one list compare per result per call).
-    result_types, result_shapes = result_checks(meta)
+    result_types, result_shapes, shape_tuples = result_checks(meta)
     kept = tuple(tracked(nb) for nb in result_bytes)
     results_spec = tuple(zip(range(n_results), result_dtypes, result_bytes, result_types,
-                             result_shapes, (sum(kept[k:]) for k in range(n_results))))
+                             result_shapes, (sum(kept[k:]) for k in range(n_results)),
+                             shape_tuples))
     if single is not None:
-        single = (*single, result_types[0], result_shapes[0])
+        single = (*single, result_types[0], result_shapes[0], shape_tuples[0])
     hal = device.hal
     # local-sync and local-task arrays are both host memory: either is passed in place.
     on_host = device.is_host
@@ -244,42 +245,44 @@ def _build_call_flat(
         args = variant_list(n_args)
         push = args.push_ref
         bindings = None
-        up = in_bytes  # bytes copied to the device for this call (Arrays subtract theirs)
-        i = 0
+        in_place = placed = 0  # Array arguments passed in place, and their bytes
+        extra = 0  # bytes of dynamically shaped uploads beyond the metadata's size
+        i = -1
         for leaf in leaves:
+            i += 1
             shape, dtype, element_type, nb = expected[i]
             # "is": numpy's builtin dtypes are singletons; an equal but distinct dtype
             # object just takes the slow path, which compares with ==.
             kind = type(leaf)
-            if kind is ndarray and leaf.dtype is dtype and leaf.shape == shape:
+            if kind is array or kind is tracked_array:
+                bv = leaf._bv  # a live result of an earlier call: used in place
+                if (leaf._dtype is dtype and leaf._shape == shape and bv is not None and (
+                        leaf._owner.device is device
+                        or (on_host and leaf._owner.device.is_host))):
+                    push(bv)
+                    in_place += 1
+                    placed += nb
+                    continue
+            elif kind is ndarray and leaf.dtype is dtype and leaf.shape == shape:
                 try:
                     push(copy(device_local, usage, hal, leaf, element_type))
-                    i += 1
                     continue
                 except ValueError:
                     pass  # not C-contiguous: the slow path makes a contiguous copy
-            elif (kind is array or kind is tracked_array) and leaf._dtype is dtype and (
-                    leaf._owner.device is device or (on_host and leaf._owner.device.is_host)):
-                bv = leaf._bv  # a live result of an earlier call: used in place
-                if bv is not None and leaf.shape == shape:
-                    push(bv)
-                    up -= nb
-                    counts[1] += 1
-                    counts[2] += nb
-                    i += 1
-                    continue
             if bindings is None:
                 bindings = {}
             bv, copied = _slow_arg(meta, plans, device, leaves, i, bindings)
             push(bv)
             if copied is None:  # an Array
-                up -= nb
-                counts[1] += 1
-                counts[2] += nb
+                in_place += 1
+                placed += nb
             elif copied != nb:  # a dynamic shape: the metadata had no size
-                up += copied - nb
+                extra += copied - nb
                 counts[3] += copied - nb
-            i += 1
+        if in_place:
+            counts[1] += in_place
+            counts[2] += placed
+        up = in_bytes - placed + extra  # bytes copied to the device for this call
         results = variant_list(n_results)
         if track:
             # Arguments and results are held together while the call runs; the large
@@ -299,15 +302,15 @@ def _build_call_flat(
             if bv.element_type != single[2] or bv.shape != single[3]:
                 check_result(meta, 0, bv, led, kept_bytes if track else 0)
             if single_tracked:
-                return [tracked_array(bv, single[0], loaded, single[1], led)]
-            return [array(bv, single[0], loaded)]
+                return [tracked_array(bv, single[0], loaded, single[1], led, single[4])]
+            return [array(bv, single[0], loaded, single[4])]
         get = results.get_as_object
         outs = []
-        for k, dt, nb, element_type, shape, unclaimed in results_spec:
+        for k, dt, nb, element_type, shape, unclaimed, shape_tuple in results_spec:
             bv = get(k, buffer_view)
             if bv.element_type != element_type or bv.shape != shape:
                 check_result(meta, k, bv, led, unclaimed if track else 0)
-            outs.append(make(bv, dt, loaded, nb, led))
+            outs.append(make(bv, dt, loaded, nb, led, shape_tuple))
         return outs
 
     led.retire_with(call_flat, counts)  # a dropped module leaves no counters behind
@@ -402,7 +405,7 @@ def _build_general_call(
     fresh_bytes = sum(nb for k, nb in enumerate(result_bytes) if k not in paired)
     out_bytes = sum(result_bytes)
     kept_bytes = sum(tracked(nb) for nb in result_bytes)
-    result_types, result_shapes = result_checks(meta)
+    result_types, result_shapes, shape_tuples = result_checks(meta)
     kept = [tracked(nb) for nb in result_bytes]
     unclaimed = [sum(kept[k:]) for k in range(n_results)]  # ledger bytes of results k..
     # Results returned in a buffer that is also an argument's or another result's.
@@ -510,7 +513,7 @@ def _build_general_call(
             bv = get(k, rt.HalBufferView)
             if bv.element_type != result_types[k] or bv.shape != result_shapes[k]:
                 check_result(meta, k, bv, led, unclaimed[k])
-            outs.append(make_array(bv, dt, loaded, result_bytes[k], led))
+            outs.append(make_array(bv, dt, loaded, result_bytes[k], led, shape_tuples[k]))
         for k, i in alias_args.items():
             mark_shared(outs[k])
             leaf = leaves[i]

@@ -59,8 +59,6 @@ def take_donated(arrays: list[tuple[Any, str]]) -> list[tuple[Any, bool]]:
         out = []
         for array, reason in arrays:
             bv = array._bv
-            if array._shape is None:
-                array._shape = tuple(bv.shape)
             array._deleted = reason
             array._bv = None
             host = array._host
