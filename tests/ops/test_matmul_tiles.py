@@ -100,6 +100,29 @@ def test_rows_not_a_multiple_of_8_get_register_tiles_that_divide_them(monkeypatc
     assert ATTRIBUTE not in aotc.jit(lambda x, w: x @ w).lower(odd, odd.T[:, :256]).as_text()
 
 
+def test_dynamic_rows_get_the_peeled_setting(monkeypatch):
+    """An exported vmap of two MLP layers, the batch left open: the 32-row setting with
+    loop peeling; numpy's values at batches that fill no register tile, one, several and
+    some with a remainder."""
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
+    w1 = RNG.standard_normal((784, 512)).astype(np.float32) / 28
+    b1 = RNG.standard_normal(512).astype(np.float32)
+    w2 = RNG.standard_normal((512, 384)).astype(np.float32) / 22
+    def mlp(m, x, w1, b1, w2):
+        return m.maximum(x @ w1 + b1, 0.0) @ w2
+
+    per_example = aotc.vmap(lambda *a: mlp(anp, *a), in_axes=(0, None, None, None))
+    art = aotc.export(per_example, aotc.ShapeDtypeStruct((None, 784), "float32"), w1, b1, w2)
+    assert art.mlir.count("enable_loop_peeling") >= 1, art.mlir
+    assert art.mlir.count(f"{ATTRIBUTE} = ") >= 2, art.mlir
+    fn = art.load()[next(iter(art.functions))]
+    for rows in (1, 7, 32, 64, 100, 257):
+        x = RNG.standard_normal((rows, 784)).astype(np.float32)
+        np.testing.assert_allclose(np.asarray(fn(x, w1, b1, w2)),
+                                   mlp(np, x.astype(np.float64), w1, b1, w2),
+                                   rtol=2e-4, atol=2e-4)
+
+
 def test_a_retry_drops_the_settings(monkeypatch):
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
     x, w = np.ones((64, 512), np.float32), np.ones((512, 256), np.float32)

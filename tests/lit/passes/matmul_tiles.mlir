@@ -6,8 +6,9 @@
 // with one batch element per workgroup. A transposed operand is
 // copied through a flow.tensor.clone when the matmul does at least 512 flops per element
 // copied, and the matmul is tiled; otherwise, as for few columns, few reduction steps or
-// float64 rows not a multiple of 8, the matmul keeps IREE's choice. Running it twice
-// changes nothing more.
+// float64 rows not a multiple of 8, the matmul keeps IREE's choice. A float32 matmul
+// whose rows alone are dynamic gets the 32-row setting with loop peeling. Running it
+// twice changes nothing more.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls,aotc-tile-matmuls' | filecheck %s
@@ -19,6 +20,8 @@
 // CHECK-DAG:   #[[SETTING32:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG32]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[SETTING16:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG16]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[SETTING8:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG8]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[PEELED:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>, {enable_loop_peeling}>
+// CHECK-DAG:   #[[SETTINGD:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG32]], translation_info = #[[PEELED]]>
 // CHECK-DAG:   #[[CONFIG64:.*]] = #iree_cpu.lowering_config<distribution = [32, 64, 0], vector_common_parallel = [8, 16, 0], vector_reduction = [0, 0, 1]>
 // CHECK-DAG:   #[[SETTING64:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG64]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[CONFIGB:.*]] = #iree_cpu.lowering_config<distribution = [1, 32, 64, 0], vector_common_parallel = [1, 8, 16, 0], vector_reduction = [0, 0, 0, 1]>
@@ -101,6 +104,33 @@ func.func @rows_of_8(%x: tensor<24x512xf32>, %w: tensor<512x128xf32>) -> tensor<
   %f = linalg.fill ins(%c : f32) outs(%e : tensor<24x128xf32>) -> tensor<24x128xf32>
   %r = linalg.matmul ins(%x, %w : tensor<24x512xf32>, tensor<512x128xf32>) outs(%f : tensor<24x128xf32>) -> tensor<24x128xf32>
   return %r : tensor<24x128xf32>
+}
+
+// Dynamic rows (an exported batch left open): the 32-row setting with loop peeling. A
+// float64 one, or one whose depth is dynamic too, keeps IREE's choice.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK:         linalg.matmul {compilation_info = #[[SETTINGD]]} ins(%arg0, %arg1 : tensor<?x784xf32>, tensor<784x512xf32>)
+// CHECK:         linalg.matmul ins(%arg2, %arg3 : tensor<?x784xf64>, tensor<784x512xf64>)
+// CHECK:         linalg.matmul ins(%arg4, %arg5 : tensor<?x?xf32>, tensor<?x512xf32>)
+func.func @dynamic_rows(%x: tensor<?x784xf32>, %w: tensor<784x512xf32>, %x64: tensor<?x784xf64>,
+                        %w64: tensor<784x512xf64>, %y: tensor<?x?xf32>, %v: tensor<?x512xf32>)
+    -> (tensor<?x512xf32>, tensor<?x512xf64>, tensor<?x512xf32>) {
+  %c0 = arith.constant 0 : index
+  %c = arith.constant 0.0 : f32
+  %c64 = arith.constant 0.0 : f64
+  %n = tensor.dim %x, %c0 : tensor<?x784xf32>
+  %e = tensor.empty(%n) : tensor<?x512xf32>
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<?x512xf32>) -> tensor<?x512xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<?x784xf32>, tensor<784x512xf32>) outs(%f : tensor<?x512xf32>) -> tensor<?x512xf32>
+  %n64 = tensor.dim %x64, %c0 : tensor<?x784xf64>
+  %e64 = tensor.empty(%n64) : tensor<?x512xf64>
+  %f64 = linalg.fill ins(%c64 : f64) outs(%e64 : tensor<?x512xf64>) -> tensor<?x512xf64>
+  %r64 = linalg.matmul ins(%x64, %w64 : tensor<?x784xf64>, tensor<784x512xf64>) outs(%f64 : tensor<?x512xf64>) -> tensor<?x512xf64>
+  %ny = tensor.dim %y, %c0 : tensor<?x?xf32>
+  %ey = tensor.empty(%ny) : tensor<?x512xf32>
+  %fy = linalg.fill ins(%c : f32) outs(%ey : tensor<?x512xf32>) -> tensor<?x512xf32>
+  %ry = linalg.matmul ins(%y, %v : tensor<?x?xf32>, tensor<?x512xf32>) outs(%fy : tensor<?x512xf32>) -> tensor<?x512xf32>
+  return %r, %r64, %ry : tensor<?x512xf32>, tensor<?x512xf64>, tensor<?x512xf32>
 }
 
 // A float64 layer: tiled, its bias read through a clone.
