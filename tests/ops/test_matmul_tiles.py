@@ -63,6 +63,22 @@ def test_vector_matrix_products_compute_numpys_values(monkeypatch):
             np.testing.assert_allclose(np.asarray(g), want, rtol=rtol, atol=rtol)
 
 
+def test_matrix_vector_products_compute_numpys_values(monkeypatch):
+    """A @ v gets the one-row setting (a K that 32 divides and ones it does not, peeled),
+    with a fused bias and tanh; float32 and float64, numpy's values."""
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
+    for dtype, rtol in ((np.float32, 2e-4), (np.float64, 1e-12)):
+        for rows, depth in ((70, 1000), (64, 512), (3, 100)):
+            a = (RNG.standard_normal((rows, depth)) / 30).astype(dtype)
+            v, b = RNG.standard_normal(depth).astype(dtype), RNG.standard_normal(rows).astype(dtype)
+            jitted = aotc.jit(lambda a, v, b: (a @ v, anp.tanh(a @ v + b)))
+            assert "vector_reduction = [0, 32]" in jitted.lower(a, v, b).as_text()
+            wide = [x.astype(np.float64) for x in (a, v, b)]
+            for got, want in zip(jitted(a, v, b), (wide[0] @ wide[1],
+                                                   np.tanh(wide[0] @ wide[1] + wide[2]))):
+                np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol)
+
+
 def test_transposed_operands_are_copied_and_tiled(monkeypatch):
     """x.T @ d copies x.T; d @ w.T, whose d is smaller than w, runs as (w @ d.T).T (a
     weight's copy would live from the program's start); numpy's values."""

@@ -6,7 +6,8 @@
 // with one batch element per workgroup. A transposed operand is
 // copied through a flow.tensor.clone when the matmul does at least 512 flops per element
 // copied, and the matmul is tiled; otherwise, as for few columns, few reduction steps or
-// float64 rows not a multiple of 8, the matmul keeps IREE's choice. A float32 matmul
+// float64 rows not a multiple of 8, the matmul keeps IREE's choice. A matrix-vector
+// product gets one row at a time and a K step of 32, peeled. A float32 matmul
 // whose rows alone are dynamic gets the 32-row setting with loop peeling. Running it
 // twice changes nothing more.
 
@@ -36,6 +37,8 @@
 // CHECK-DAG:   #[[VSETTING128:.*]] = #iree_codegen.compilation_info<lowering_config = #[[VCONFIG128]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[VCONFIG64:.*]] = #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]>
 // CHECK-DAG:   #[[VSETTING64:.*]] = #iree_codegen.compilation_info<lowering_config = #[[VCONFIG64]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[MVCONFIG:.*]] = #iree_cpu.lowering_config<distribution = [64, 0], vector_common_parallel = [1, 0], vector_reduction = [0, 32]>
+// CHECK-DAG:   #[[MVSETTING:.*]] = #iree_codegen.compilation_info<lowering_config = #[[MVCONFIG]], translation_info = #[[PEELED]]>
 
 // CHECK-LABEL: func.func @layer
 // CHECK:         linalg.matmul {compilation_info = #[[SETTING32]]} ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x512xf32>)
@@ -275,4 +278,42 @@ func.func @vector_products(%x: tensor<1x784xf32>, %w: tensor<784x512xf32>, %v: t
   // 32 reduction steps
   %r5 = linalg.matmul ins(%s, %q : tensor<1x32xf32>, tensor<32x512xf32>) outs(%f1 : tensor<1x512xf32>) -> tensor<1x512xf32>
   return %r1, %r2, %r3, %r4, %r5 : tensor<1x512xf32>, tensor<96xf64>, tensor<1x10xf32>, tensor<1x512xf32>, tensor<1x512xf32>
+}
+
+// A matrix-vector product A @ v, float64 or float32, gets one row at a time, a K step of
+// 32 and peeling; 32 reduction steps keep IREE's choice.
+// CHECK-LABEL: func.func @matrix_vector_products
+// CHECK:         linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<2048x1000xf64>, tensor<1000xf64>) {{.*}} attrs =  {compilation_info = #[[MVSETTING]]}
+// CHECK:         linalg.generic {{.*}} ins(%arg2, %arg3 : tensor<100x512xf32>, tensor<512xf32>) {{.*}} attrs =  {compilation_info = #[[MVSETTING]]}
+// CHECK-NOT:     compilation_info
+// CHECK:         return
+func.func @matrix_vector_products(%a: tensor<2048x1000xf64>, %v: tensor<1000xf64>,
+                                  %b: tensor<100x512xf32>, %u: tensor<512xf32>,
+                                  %c: tensor<100x32xf32>, %w: tensor<32xf32>)
+    -> (tensor<2048xf64>, tensor<100xf32>, tensor<100xf32>) {
+  %z64 = arith.constant 0.0 : f64
+  %z = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<2048xf64>
+  %f1 = linalg.fill ins(%z64 : f64) outs(%e1 : tensor<2048xf64>) -> tensor<2048xf64>
+  %r1 = linalg.generic {indexing_maps = [affine_map<(m, k) -> (m, k)>, affine_map<(m, k) -> (k)>, affine_map<(m, k) -> (m)>], iterator_types = ["parallel", "reduction"]} ins(%a, %v : tensor<2048x1000xf64>, tensor<1000xf64>) outs(%f1 : tensor<2048xf64>) {
+  ^bb0(%x: f64, %y: f64, %acc: f64):
+    %p = arith.mulf %x, %y : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  } -> tensor<2048xf64>
+  %e2 = tensor.empty() : tensor<100xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<100xf32>) -> tensor<100xf32>
+  %r2 = linalg.generic {indexing_maps = [affine_map<(m, k) -> (m, k)>, affine_map<(m, k) -> (k)>, affine_map<(m, k) -> (m)>], iterator_types = ["parallel", "reduction"]} ins(%b, %u : tensor<100x512xf32>, tensor<512xf32>) outs(%f2 : tensor<100xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<100xf32>
+  %r3 = linalg.generic {indexing_maps = [affine_map<(m, k) -> (m, k)>, affine_map<(m, k) -> (k)>, affine_map<(m, k) -> (m)>], iterator_types = ["parallel", "reduction"]} ins(%c, %w : tensor<100x32xf32>, tensor<32xf32>) outs(%f2 : tensor<100xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<100xf32>
+  return %r1, %r2, %r3 : tensor<2048xf64>, tensor<100xf32>, tensor<100xf32>
 }
