@@ -349,6 +349,7 @@ class JittedFunction:
         # keyed by the arguments' (shape, dtype) and static values; containers and Python
         # scalars have no .shape: the full binding below keys on the whole signature.
         fast = self._fast if _option("x64") else self._fast32  # x64.enabled(), one call less
+        key = None
         if not kwargs and self._no_static:
             try:
                 key = tuple([(a.shape, a.dtype) for a in args])
@@ -367,8 +368,6 @@ class JittedFunction:
                 key = run = None
             if run is not None and not is_tracing():
                 return run([a for i, a in enumerate(args) if i not in static])
-        else:
-            key = None
         if is_tracing():
             # Called inside another traced function: trace through (the outer compile
             # inlines it), as nested jax.jit calls do.
@@ -437,7 +436,8 @@ class JittedFunction:
         traced = build.clone_module(module) if keep_traced else None
         with stages("aotc passes"):
             flags = build.finish_module(module, self._target, lowered.contractions,
-                                        strict_donation=self._strict_donation)
+                                        strict_donation=self._strict_donation,
+                                        has_adjoints=lowered.has_adjoints)
             metadata = build.function_metadata(module, name)  # with the donation pairing
         log = compile_log.jit_logger
         level = compile_log.level()

@@ -169,7 +169,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
     traced function moves into the caller as well (``_Pullback.primal_symbol``)."""
     from ._mlir import ir
     from .api import _symbol_name
-    from .core import Trace, current_trace, trace_function
+    from .core import Trace, _state, current_trace, trace_function
     from .signature import Aval, leaf_paths
     from .vmapping import _move_functions, _positional_names, _unique_base
     from .passes.autodiff.vjp import recorded_residual_bytes
@@ -226,6 +226,9 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
         wrt += [len(arrays) + k for k, (c, _) in enumerate(inner.captures)
                 if np.dtype(c.dtype).kind in "fc"]
     _build(name, scratch, primal, backward, wrt, n_out, forward)
+    if not forward:  # every enclosing trace (vmap's, jit's) now holds adjoints
+        for trace in _state.stack:
+            trace.has_adjoints = True
     outer.residual_bytes += inner.residual_bytes + (
         0 if forward else recorded_residual_bytes(scratch, backward))
     result_types = _move_functions(scratch, outer,

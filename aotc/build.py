@@ -54,6 +54,7 @@ from .targets import (DATA_TILING, LOOP_VECTORIZATION, Target, compile_flags,
 class LoweredFunction:
     metadata: FunctionMetadata
     contractions: list  # targets.Contraction
+    has_adjoints: bool = False  # reverse-mode derivatives (``ADJOINT_FLAGS``)
 
 
 def new_module() -> ir.Module:
@@ -109,7 +110,7 @@ def trace_into(
         if traced.mutated:  # their final values follow the results: written in place
             n = len(traced.out_avals)
             mark_written(traced.func_op, {i: n + j for j, i in enumerate(traced.mutated)})
-    return LoweredFunction(metadata, trace.contractions)
+    return LoweredFunction(metadata, trace.contractions, trace.has_adjoints)
 
 
 def _unnamed_dims(aval):
@@ -135,11 +136,12 @@ def inline_calls(module: ir.Module) -> None:
 
 
 def finish_module(module: ir.Module, target: Target, contractions, *,
-                  strict_donation: bool = False) -> tuple[str, ...]:
+                  strict_donation: bool = False, has_adjoints: bool = False) -> tuple[str, ...]:
     """Runs the cleanup pipeline and the checks of every target; returns the IREE flags
     to compile with. Several targets, or one IREE cannot name by flag, are written into
     the module as its ``hal.device.targets`` attribute. Donated arguments are paired with
-    results last (``donate_and_record``)."""
+    results last (``donate_and_record``). ``has_adjoints``: the module holds reverse-mode
+    derivatives (``ADJOINT_FLAGS``)."""
     checks = [CheckDtypes(t.unsupported_dtypes, t.unsupported_ops, t.name) for t in target.targets]
     # Rewrites some target needs (one module serves every target of an artifact).
     needed = dict.fromkeys(p for t in target.targets for p in t.passes)
@@ -204,6 +206,8 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     if tiles_matmuls(target):
         run_pipeline(module, [TileReductions()])
     if any(t.family.is_cpu for t in target.targets):
+        if has_adjoints:
+            flags += ADJOINT_FLAGS
         if has_dynamic_arguments(module):
             flags += DYNAMIC_SHAPE_CPU_FLAGS
         if forms_dispatches(module):
@@ -235,6 +239,19 @@ def matrix_matmuls(module: ir.Module) -> bool:
             op.name == "linalg.matmul"
             and all(d > 1 for d in ir.ShapedType(op.results[0].type).shape)
             for op in found)
+
+
+# IREE 3.13's aggressive fusion (at O3) fails on some reverse-mode derivatives: forming
+# dispatch regions, a fused multi-use producer read a value before its definition ("does
+# not dominate this use"), and a dispatch writing two cotangents into one destination
+# copied it outside its workgroups ("workgroup distribution verification"). 7 of the 12
+# programs of tests/test_gradient_coverage.py failed so and compiled twice (the retry at
+# dispatch creation O1, compiler.FALLBACKS): 106 s of IREE time for the file, 91 s
+# without it. Training steps run as fast either way (train_step.py, us: MLP batch 64 625
+# / 645, 256 3002 / 2985, CNN 2115 / 2069; intermediates 3584 -> 3114 KiB at 256, 11147 ->
+# 12541 KiB for the CNN), so CPU modules with adjoints compile without it
+# (finish_module).
+ADJOINT_FLAGS = ("--iree-dispatch-creation-enable-aggressive-fusion=false",)
 
 
 # IREE 3.13's CPU code generator masks the vectors over a dynamic dimension: the MLP of

@@ -167,6 +167,7 @@ class Trace:
         # (factorization, scope, matrix value, arguments) -> results (once_per_scope)
         self.factorizations: dict = {}
         self.residual_bytes = 0  # forward values derivatives keep for their backward pass
+        self.has_adjoints = False  # holds reverse-mode derivatives (build.ADJOINT_FLAGS)
         self._constants: dict[int, tuple[Any, "Tracer"]] = {}
         # id(tracer) -> (tracer, value) of every constant (the tracer kept: ids stay unique)
         self._constant_values: dict[int, tuple["Tracer", np.ndarray]] = {}

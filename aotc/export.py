@@ -114,6 +114,7 @@ def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
     module = build.new_module()
     functions: dict[str, FunctionMetadata] = {}
     contractions: list = []
+    has_adjoints = False
     log, level = compile_log.export_logger, compile_log.level()
     logged = log.isEnabledFor(level)
     with compile_log.Stages(", ".join(e[0] for e in entries)) as stages:
@@ -135,9 +136,11 @@ def export(fn, *specs, target: str | list[str] = "cpu", name: str | None = None,
                            compile_log.seconds(stages.times["trace"] - start))
             functions[fname] = lowered.metadata
             contractions.extend(lowered.contractions)
+            has_adjoints = has_adjoints or lowered.has_adjoints
         with stages("aotc passes"):
             flags = build.finish_module(module, tgt, contractions,
-                                        strict_donation=strict_donation)
+                                        strict_donation=strict_donation,
+                                        has_adjoints=has_adjoints)
             functions = {fname: build.function_metadata(module, fname) for fname in functions}
         bytecode = _mlir.bytecode(module)
         with stages("disk cache"):

@@ -310,6 +310,24 @@ def test_stop_gradient_leaves_no_barrier_in_the_compiled_module():
     assert "optimization_barrier" not in lowered.as_text()
 
 
+def test_modules_with_adjoints_compile_without_aggressive_fusion():
+    """Reverse mode, also under vmap and in an export, compiles with build.ADJOINT_FLAGS
+    (IREE's aggressive fusion failed on some adjoints); the function alone and forward
+    mode keep IREE's fusion. Values are unchanged: the gradient is cos(x)."""
+    from aotc.build import ADJOINT_FLAGS
+
+    x = np.linspace(0.0, 1.0, 6)
+    f = lambda v: anp.sum(anp.sin(v))  # noqa: E731
+    with_adjoints = [aotc.jit(aotc.grad(f)).lower(x).flags,
+                     aotc.jit(aotc.vmap(aotc.grad(f))).lower(x[None].repeat(3, 0)).flags,
+                     aotc.export(aotc.grad(f), x).flags]
+    without = [aotc.jit(f).lower(x).flags,
+               aotc.jit(lambda v: aotc.jvp(f, (v,), (v,))[1]).lower(x).flags]
+    assert all(set(ADJOINT_FLAGS) <= set(flags) for flags in with_adjoints), with_adjoints
+    assert not any(set(ADJOINT_FLAGS) & set(flags) for flags in without), without
+    np.testing.assert_allclose(np.asarray(aotc.jit(aotc.grad(f))(x)), np.cos(x), rtol=1e-12)
+
+
 def test_errors_name_the_cause_and_the_fix():
     x = np.ones(3)
     with pytest.raises(DifferentiationError, match=r"scalar-output functions. Output had "
