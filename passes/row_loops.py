@@ -17,8 +17,8 @@ import math
 
 from .base import (all_parallel, as_op, element_bytes, indexing_maps, operand_segments,
                    within)
-from .opset import CARRIES_AT
-from .scalarize import fused, scalarizable, underneath
+from .opset import CARRIES_AT, RESHAPE_OPS
+from .scalarize import fused, in_place_reads, scalarizable, underneath
 
 # Per op of a loop whose larger ops are all ``scalarize``-able: rewritten as scalar loops,
 # they run in the loop's dispatch too (one thread, no structured op for IREE to
@@ -26,7 +26,7 @@ from .scalarize import fused, scalarizable, underneath
 ROW_MAX_WORK = 1 << 16
 # The bytes of the new tensors the scalarized ops of one loop may make: they live on the
 # dispatch's stack, which IREE 3.13 limits to 32 KiB (a [16, 16384] float32 row sweep
-# needed 192 KiB and failed to compile).
+# needed 192 KiB and failed to compile before its rows were read in place).
 ROW_TEMPORARY_BYTES = 24 << 10
 
 
@@ -201,19 +201,39 @@ def _temporary_bytes(ops: list) -> int:
     written into a ``tensor.empty`` (not into an operand's buffer) that are not ``fused``
     into their reader, and the slices read, which IREE's bufferization copies where the
     loop writes the tensor they are read from (a [16, 16384] row sweep copied both rows
-    it reads: 128 KiB)."""
+    it reads: 128 KiB), unless the loop reads them in place (``in_place_reads``, each
+    reader at the element written)."""
     from aotc._mlir import ir
 
     total = 0
+    in_place = {underneath(v) for op in ops if op.name == "tensor.insert_slice"
+                for v in in_place_reads(op)}
     for op in ops:
         if op.name == "tensor.extract_slice":
-            total += _bytes(op.results[0])
+            if op.results[0] not in in_place or not _read_pointwise(op.results[0]):
+                total += _bytes(op.results[0])
             continue
         for result, init in zip(op.results, list(op.operands)[-len(op.results):]):
             fresh = isinstance(init, ir.OpResult) and as_op(init.owner).name == "tensor.empty"
             if fresh and not fused(result):
                 total += _bytes(result)
     return total
+
+
+def _read_pointwise(value) -> bool:
+    """Whether every reader of ``value`` (through unit reshapes) is a generic reading it
+    with an identity map: read at the element its loop writes, a slice ``in_place_reads``
+    finds is read from the updated destination, never copied."""
+    for use in value.uses:
+        reader = as_op(use.owner)
+        if reader.name in RESHAPE_OPS:
+            if not _read_pointwise(reader.results[0]):
+                return False
+            continue
+        if (reader.name != "linalg.generic" or use.operand_number >= operand_segments(reader)[0]
+                or not _identity(indexing_maps(reader)[use.operand_number])):
+            return False
+    return True
 
 
 def _bytes(value) -> int:

@@ -22,7 +22,8 @@ Everything else a row body holds (slices read, reshapes, element reads and write
 scalar arithmetic) needs no rewrite. An all-parallel generic whose one result only one
 rewritten op reads (through barriers and unit reshapes) is computed element by element
 inside its reader's loops (``fused``, ``read``): ``x[i] = 0.5 * (x[i - 1] + x[i])`` makes
-no new tensor, only the loop writing row i from the two rows it reads.
+no new tensor, only the loop writing row i from the two rows it reads, which it reads
+from the carry it writes (``in_place_reads``), not from copies of them.
 """
 
 from __future__ import annotations
@@ -271,22 +272,99 @@ def _fill(op, stored: dict) -> list:
 def _insert_slice(op, stored: dict) -> list:
     """Each element of the source at its place: the destination's index along a
     dimension is the offset plus the source's (a dimension the slice drops, of size 1,
-    takes the offset alone)."""
-    from aotc._mlir import arith, index_constant, ir, tensor
+    takes the offset alone). Slices of the destination the source reads at the element
+    being written (``in_place_reads``) are read from the destination as the loop updates
+    it: no copy of them is made."""
+    from aotc._mlir import arith, tensor
 
     source, dest = op.operands[0], op.operands[1]
-    dynamic = iter(list(op.operands)[2:])
-    offsets = [next(dynamic) if o == ir.ShapedType.get_dynamic_stride_or_offset()
-               else index_constant(o) for o in op.attributes["static_offsets"]]
+    offsets = _offsets(op)
     kept = _kept_dims(list(op.attributes["static_sizes"]), list(source.type.shape))
+    views = in_place_reads(op)
 
     def body(indices, carried):
-        element = read(source, indices, stored)
+        loop = [indices[k] for k, n in enumerate(source.type.shape) if n != 1]
+        readers = {view: _slice_reader(view, carried[0], loop) for view in views}
+        element = read(source, indices, {**stored, **readers})
         at = list(offsets)
         for k, d in enumerate(kept):
             at[d] = arith.AddIOp(offsets[d], indices[k]).result
         return [tensor.InsertOp(element, carried[0], at).result]
     return _nest(list(source.type.shape), [dest], body)
+
+
+def _offsets(op) -> list:
+    """The offsets of a slice op (``tensor.extract_slice``, ``insert_slice``) as index
+    values."""
+    from aotc._mlir import index_constant, ir
+
+    first = 1 if op.name == "tensor.extract_slice" else 2  # after the source (and dest)
+    dynamic = iter(list(op.operands)[first:])
+    return [next(dynamic) if o == ir.ShapedType.get_dynamic_stride_or_offset()
+            else index_constant(o) for o in op.attributes["static_offsets"]]
+
+
+def in_place_reads(insert) -> list:
+    """The values the source of ``insert`` (a ``tensor.insert_slice``) reads through
+    ``read`` that are slices of its destination (seen through unit reshapes) laid out as
+    the insert writes: the same sizes, unit strides and the same static offsets along
+    every dimension of more than one element (a dynamic offset only along unit ones, as
+    ``x[i - 1]`` and ``x[i]``). Read at the element being written, such a slice's
+    element is never one the insert has already written: another row, or the element
+    itself before its write. (Read elsewhere, ``_slice_reader`` reads the slice.)"""
+    dest = insert.operands[1]
+    sizes = list(insert.attributes["static_sizes"])
+    offsets = list(insert.attributes["static_offsets"])
+    found: list = []
+
+    def visit(value):
+        if fused(value):
+            producer = as_op(underneath(value).owner)
+            for v in list(producer.operands)[:operand_segments(producer)[0]]:
+                visit(v)
+            return
+        below = underneath(value)
+        if _is_slice_of(below, dest) and _laid_out_as(as_op(below.owner), sizes, offsets):
+            found.append(value)
+    visit(insert.operands[0])
+    return found
+
+
+def _is_slice_of(value, dest) -> bool:
+    from aotc._mlir import ir
+
+    return (isinstance(value, ir.OpResult) and as_op(value.owner).name == "tensor.extract_slice"
+            and as_op(value.owner).operands[0] == dest)
+
+
+def _laid_out_as(extract, sizes: list, offsets: list) -> bool:
+    from aotc._mlir import ir
+
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    mine = list(extract.attributes["static_offsets"])
+    return (list(extract.attributes["static_sizes"]) == sizes
+            and all(s == 1 for s in extract.attributes["static_strides"])
+            and all(n == 1 or (a == b != dynamic) for n, a, b in zip(sizes, mine, offsets)))
+
+
+def _slice_reader(view, dest, loop: list):
+    """A reader of ``view`` (``in_place_reads``) for ``read``: at the loop's own indices
+    along its dimensions of more than one element, the element of ``dest`` (the
+    destination as the loop has updated it so far); elsewhere, the view's own."""
+    from aotc._mlir import arith, tensor
+
+    extract = as_op(underneath(view).owner)
+    offsets = _offsets(extract)
+    sizes = list(extract.attributes["static_sizes"])
+
+    def reader(indices):
+        own = [i for i, n in zip(indices, view.type.shape) if n != 1]
+        if own != loop:
+            return tensor.ExtractOp(view, indices).result
+        it = iter(loop)
+        at = [o if n == 1 else arith.AddIOp(o, next(it)).result for o, n in zip(offsets, sizes)]
+        return tensor.ExtractOp(dest, at).result
+    return reader
 
 
 def _kept_dims(sizes: list[int], source: list[int]) -> list[int]:

@@ -227,13 +227,38 @@ def test_masked_updates_of_a_whole_matrix_match_numpy():
     np.testing.assert_allclose(np.asarray(jitted(a)), want, rtol=1e-12)
 
 
-def test_rows_whose_temporaries_exceed_the_stack_keep_their_form():
-    """New row values live on the dispatch's stack (IREE: 32 KiB): a [4, 16384] float32
-    sweep makes 192 KiB of them and keeps one dispatch per op."""
+def test_rows_read_where_they_are_written_need_no_copies():
+    """Rows of the carry read at the element being written (x[i - 1], x[i]; x[0]) are
+    read from the carry as the loop updates it: a [4, 16384] float32 sweep, whose copies
+    of them (128 KiB) would not fit the dispatch's stack (IREE: 32 KiB), runs as one
+    dispatch. A row read reversed or shifted along the row is copied: such a sweep of
+    that size keeps one dispatch per op. numpy's values either way."""
     x = np.random.default_rng(8).standard_normal((4, 16384)).astype(np.float32)
-    jitted = aotc.jit(_row_sweep)
-    assert "flow.dispatch.workgroups" not in jitted.lower(x).as_text()
-    np.testing.assert_allclose(np.asarray(jitted(x)), _row_sweep_numpy(x), rtol=1e-6)
+    sweeps = {
+        "in place": (_row_sweep, _row_sweep_numpy, True),
+        "row 0": (lambda v: lax.fori_loop(1, 4, lambda i, v: v.at[i].set(v[i] * 2 + v[0]), v),
+                  lambda v: _numpy_loop(v, lambda i, v: v[i] * 2 + v[0]), True),
+        "reversed": (lambda v: lax.fori_loop(1, 4, lambda i, v: v.at[i].set(v[i - 1][::-1] + v[i]),
+                                             v),
+                     lambda v: _numpy_loop(v, lambda i, v: v[i - 1][::-1] + v[i]), False),
+    }
+    for name, (fn, numpy_fn, one_dispatch) in sweeps.items():
+        jitted = aotc.jit(fn)
+        assert ("flow.dispatch.workgroups" in jitted.lower(x).as_text()) == one_dispatch, name
+        np.testing.assert_allclose(np.asarray(jitted(x)), numpy_fn(x), rtol=1e-6, err_msg=name)
+    shifted = aotc.jit(lambda v: lax.fori_loop(1, 4, lambda i, v: v.at[i, 1:].set(v[i, :-1] + 1),
+                                                v))
+    want = x.copy()
+    for i in range(1, 4):
+        want[i, 1:] = want[i, :-1] + 1
+    np.testing.assert_allclose(np.asarray(shifted(x)), want, rtol=1e-6)
+
+
+def _numpy_loop(x, row):
+    x = x.copy()
+    for i in range(1, x.shape[0]):
+        x[i] = row(i, x)
+    return x
 
 
 @pytest.mark.parametrize("kind", ["whole_array_carry", "large_op"])
