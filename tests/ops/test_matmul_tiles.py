@@ -139,6 +139,20 @@ def test_dynamic_rows_get_the_peeled_setting(monkeypatch):
                                    rtol=2e-4, atol=2e-4)
 
 
+def test_deep_matmuls_run_their_k_in_blocks(monkeypatch):
+    """A K of 1024 (and 2048) in blocks of 256, float32 and float64: numpy's values."""
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
+    for dtype, rtol in ((np.float32, 2e-4), (np.float64, 1e-12)):
+        for rows, depth in ((64, 1024), (32, 2048)):
+            a = (RNG.standard_normal((rows, depth)) / 32).astype(dtype)
+            b = RNG.standard_normal((depth, 256)).astype(dtype)
+            jitted = aotc.jit(lambda a, b: a @ b)
+            assert "cache_reduction = [0, 0, 256]" in jitted.lower(a, b).as_text()
+            np.testing.assert_allclose(np.asarray(jitted(a, b)),
+                                       a.astype(np.float64) @ b.astype(np.float64),
+                                       rtol=rtol, atol=rtol * 10)
+
+
 def test_a_retry_drops_the_settings(monkeypatch):
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
     x, w = np.ones((64, 512), np.float32), np.ones((512, 256), np.float32)

@@ -7,7 +7,8 @@
 // copied through a flow.tensor.clone when the matmul does at least 512 flops per element
 // copied, and the matmul is tiled; otherwise, as for few columns, few reduction steps or
 // float64 rows not a multiple of 8, the matmul keeps IREE's choice. A matrix-vector
-// product gets one row at a time and a K step of 32, peeled. A float32 matmul
+// product gets one row at a time and a K step of 32, peeled. A K of 1024 or more runs
+// in blocks of 256 where they and the workgroups divide it. A float32 matmul
 // whose rows alone are dynamic gets the 32-row setting with loop peeling. Running it
 // twice changes nothing more.
 
@@ -21,6 +22,8 @@
 // CHECK-DAG:   #[[SETTING32:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG32]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[SETTING16:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG16]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[SETTING8:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG8]], translation_info = #[[PIPELINE]]>
+// CHECK-DAG:   #[[DEEPCONFIG:.*]] = #iree_cpu.lowering_config<cache_reduction = [0, 0, 256], distribution = [32, 128, 0], vector_common_parallel = [8, 32, 0], vector_reduction = [0, 0, 1]>
+// CHECK-DAG:   #[[DEEPSETTING:.*]] = #iree_codegen.compilation_info<lowering_config = #[[DEEPCONFIG]], translation_info = #[[PIPELINE]]>
 // CHECK-DAG:   #[[PEELED:.*]] = #iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>, {enable_loop_peeling}>
 // CHECK-DAG:   #[[SETTINGD:.*]] = #iree_codegen.compilation_info<lowering_config = #[[CONFIG32]], translation_info = #[[PEELED]]>
 // CHECK-DAG:   #[[CONFIG64:.*]] = #iree_cpu.lowering_config<distribution = [32, 64, 0], vector_common_parallel = [8, 16, 0], vector_reduction = [0, 0, 1]>
@@ -316,4 +319,19 @@ func.func @matrix_vector_products(%a: tensor<2048x1000xf64>, %v: tensor<1000xf64
     linalg.yield %s : f32
   } -> tensor<100xf32>
   return %r1, %r2, %r3 : tensor<2048xf64>, tensor<100xf32>, tensor<100xf32>
+}
+
+// A K of 1024 or more, in whole blocks of 256 and N in whole workgroups, runs its K in
+// blocks of 256 (cache_reduction); K = 1200 keeps the plain setting.
+// CHECK-LABEL: func.func @deep
+// CHECK:         linalg.matmul {compilation_info = #[[DEEPSETTING]]} ins(%arg0, %arg1 : tensor<64x1024xf32>, tensor<1024x512xf32>)
+// CHECK:         linalg.matmul {compilation_info = #[[SETTING32]]} ins(%arg2, %arg3 : tensor<64x1200xf32>, tensor<1200x512xf32>)
+func.func @deep(%a: tensor<64x1024xf32>, %b: tensor<1024x512xf32>, %c: tensor<64x1200xf32>,
+                %d: tensor<1200x512xf32>) -> (tensor<64x512xf32>, tensor<64x512xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x512xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %r1 = linalg.matmul ins(%a, %b : tensor<64x1024xf32>, tensor<1024x512xf32>) outs(%f : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %r2 = linalg.matmul ins(%c, %d : tensor<64x1200xf32>, tensor<1200x512xf32>) outs(%f : tensor<64x512xf32>) -> tensor<64x512xf32>
+  return %r1, %r2 : tensor<64x512xf32>, tensor<64x512xf32>
 }
