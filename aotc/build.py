@@ -28,6 +28,7 @@ from .passes import (
     FoldSplats,
     FuseSiblings,
     HoistScanMatmuls,
+    HostScalars,
     IsolateMatmuls,
     PassError,
     KeepUnusedKernelResults,
@@ -163,8 +164,9 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         # The stop_gradient marks have done their job once the module is final. A scan's
         # per-step matmuls of its sequence go before the loop once the cleanup has made
         # the slices' offsets constants.
-        run_pipeline(module, [DropStopGradients(), *CLEANUP, HoistScanMatmuls(), *folds,
-                              *rewrites, SeparateReturnedUpdates(), *merging, *checks])
+        # Index arithmetic on host scalars (loop counters) stays on the host.
+        run_pipeline(module, [DropStopGradients(), HostScalars(), *CLEANUP, HoistScanMatmuls(),
+                              *folds, *rewrites, SeparateReturnedUpdates(), *merging, *checks])
     except PassError as e:
         raise CompileError(str(e)) from e
     donate_and_record(module, strict_donation)

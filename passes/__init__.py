@@ -26,6 +26,7 @@ from .fold_splats import FoldSplats
 from .fuse_siblings import FuseSiblings
 from .guard_known_nans import GuardKnownNans
 from .hoist_scan_matmuls import HoistScanMatmuls
+from .host_scalars import HostScalars
 from .isolate_matmuls import IsolateMatmuls
 from .loops_in_dispatch import LoopsInDispatch
 from .matmul_tiles import TileMatmuls
@@ -49,6 +50,7 @@ __all__ = [
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
     "ShieldReductions", "ShieldStridedSlices", "SplitBoolBroadcasts",
     "GuardKnownNans", "FoldToArguments", "DropCarryBarriers", "HoistScanMatmuls",
+    "HostScalars",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
     "KeepUnusedKernelResults", "RootKernelsForGpu", "SplitComplexSelects",
     "SeparateComplexParts", "ComplexPadsAsInserts", "SeparateGatherSlices",

@@ -70,7 +70,7 @@ def _at(m, indices: list) -> list:
             for e in m.results]
 
 
-def _body_values(op, indices: list, elements: list) -> list:
+def body_values(op, indices: list, elements: list) -> list:
     """The values the body of the generic ``op`` yields for the loop ``indices``, its
     block's arguments being ``elements``: the body's ops cloned at the insertion point
     (``linalg.index`` is the index itself)."""
@@ -176,7 +176,7 @@ def read(value, indices: list, sources: dict | None = None):
     elements = [_read_mapped(v, m, indices, sources) for v, m in
                 zip(list(op.operands)[:count], indexing_maps(op))]
     elements.append(tensor.ExtractOp(op.operands[count], indices).result)
-    return _body_values(op, indices, elements)[0]
+    return body_values(op, indices, elements)[0]
 
 
 def _read_mapped(value, m, indices: list, sources: dict):
@@ -219,7 +219,7 @@ def _loops(op, stored: dict, outs: list, load, keep) -> list:
         elements = [_read_mapped(v, m, indices, sources)
                     for v, m in zip(operands[:count], op_maps)]
         elements += [load(c)(_at(m, indices)) for c, m in zip(carried, op_maps[count:])]
-        yielded = _body_values(op, indices, elements)
+        yielded = body_values(op, indices, elements)
         return [tensor.InsertOp(keep(y), c, _at(m, indices)).result
                 for y, c, m in zip(yielded, carried, op_maps[count:])]
     return _nest(loop_ranges(op), outs, body)
@@ -264,7 +264,7 @@ def _fill(op, stored: dict) -> list:
         element = value
         if value.type != out.type.element_type:
             current = tensor.ExtractOp(carried[0], indices).result
-            element = _body_values(op, indices, [value, current])[0]
+            element = body_values(op, indices, [value, current])[0]
         return [tensor.InsertOp(element, carried[0], indices).result]
     return _nest(list(out.type.shape), [out], body)
 

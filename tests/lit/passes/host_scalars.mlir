@@ -1,0 +1,59 @@
+// aotc-host-scalars computes a rank-0 integer generic whose inputs the host holds (a
+// loop counter's from_elements, a constant) with scalar ops; canonicalization then folds
+// the element reads. A rank-0 generic reading a tensor's element, or a float one, stays.
+
+// RUN: %aotc-opt %s --pass-pipeline='aotc-host-scalars,canonicalize' | filecheck %s
+// RUN: %aotc-opt %s --pass-pipeline='aotc-host-scalars,aotc-host-scalars,canonicalize' | filecheck %s
+
+#scalar = affine_map<() -> ()>
+
+// CHECK-LABEL: func.func @counter
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[X:.*]] =
+// CHECK:           %[[I64:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK:           %[[PREV:.*]] = arith.subi %[[I64]], %{{.*}} : i64
+// CHECK:           %[[AT:.*]] = arith.index_cast %[[PREV]] : i64 to index
+// CHECK:           tensor.extract %[[X]][%[[AT]]] : tensor<16xf32>
+// CHECK-NOT:       linalg.generic
+// CHECK:           tensor.insert
+func.func @counter(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %one = arith.constant dense<1> : tensor<i64>
+  %r = scf.for %i = %c1 to %c16 step %c1 iter_args(%acc = %x) -> (tensor<16xf32>) {
+    %i64 = arith.index_cast %i : index to i64
+    %t = tensor.from_elements %i64 : tensor<i64>
+    %e = tensor.empty() : tensor<i64>
+    %prev = linalg.generic {indexing_maps = [#scalar, #scalar, #scalar], iterator_types = []} ins(%t, %one : tensor<i64>, tensor<i64>) outs(%e : tensor<i64>) {
+    ^bb0(%a: i64, %b: i64, %o: i64):
+      %d = arith.subi %a, %b : i64
+      linalg.yield %d : i64
+    } -> tensor<i64>
+    %p = tensor.extract %prev[] : tensor<i64>
+    %at = arith.index_cast %p : i64 to index
+    %v = tensor.extract %acc[%at] : tensor<16xf32>
+    %new = tensor.insert %v into %acc[%i] : tensor<16xf32>
+    scf.yield %new : tensor<16xf32>
+  }
+  return %r : tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-2: linalg.generic
+func.func @kept(%x: tensor<4xi64>, %f: tensor<f32>) -> (tensor<i64>, tensor<f32>) {
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %x[%c0] : tensor<4xi64>
+  %t = tensor.from_elements %v : tensor<i64>
+  %e = tensor.empty() : tensor<i64>
+  %r = linalg.generic {indexing_maps = [#scalar, #scalar], iterator_types = []} ins(%t : tensor<i64>) outs(%e : tensor<i64>) {
+  ^bb0(%a: i64, %o: i64):
+    %d = arith.addi %a, %a : i64
+    linalg.yield %d : i64
+  } -> tensor<i64>
+  %ef = tensor.empty() : tensor<f32>
+  %g = linalg.generic {indexing_maps = [#scalar, #scalar], iterator_types = []} ins(%f : tensor<f32>) outs(%ef : tensor<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %d = arith.addf %a, %a : f32
+    linalg.yield %d : f32
+  } -> tensor<f32>
+  return %r, %g : tensor<i64>, tensor<f32>
+}
