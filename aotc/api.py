@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 from . import _mlir, build, cache, compile_log, jit_cache, x64
 from .compiler import compile_bytecode
 from .config import cached as _option
-from .core import _state as _traces, is_tracing
+from .core import _state as _traces
 from .errors import AotcError
 from .runtime import tree
 from .runtime.metadata import FunctionMetadata
@@ -366,9 +366,9 @@ class JittedFunction:
                 run = fast.get(key)
             except (AttributeError, TypeError):  # not an array; an unhashable static value
                 key = run = None
-            if run is not None and not is_tracing():
+            if run is not None and not _traces.stack:
                 return run([a for i, a in enumerate(args) if i not in static])
-        if is_tracing():
+        if _traces.stack:
             # Called inside another traced function: trace through (the outer compile
             # inlines it), as nested jax.jit calls do.
             return self._fn(*args, **kwargs)

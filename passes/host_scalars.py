@@ -39,7 +39,6 @@ def _host_scalar(value, memo: dict) -> bool:
     if value in memo:
         return memo[value]
     owner = as_op(value.owner)
-    memo[value] = False  # cycles cannot occur in SSA; this bounds the recursion's cost
     found = (owner.name.split(".")[0] in SCALAR_DIALECTS
              and not owner.regions
              and not any(isinstance(r.type, ir.ShapedType) for r in owner.results)
@@ -50,7 +49,7 @@ def _host_scalar(value, memo: dict) -> bool:
 
 def _holds_host_scalar(value, memo: dict) -> bool:
     """Whether the rank-0 tensor ``value`` is ``from_elements`` of a host scalar or a
-    splat constant."""
+    constant (rank 0: a splat)."""
     from aotc._mlir import ir
 
     if not isinstance(value, ir.OpResult):
@@ -58,8 +57,8 @@ def _holds_host_scalar(value, memo: dict) -> bool:
     owner = as_op(value.owner)
     if owner.name == "tensor.from_elements":
         return _host_scalar(owner.operands[0], memo)
-    return owner.name == "arith.constant" and isinstance(
-        owner.attributes["value"], ir.DenseElementsAttr) and owner.attributes["value"].is_splat
+    return owner.name == "arith.constant" and isinstance(owner.attributes["value"],
+                                                         ir.DenseElementsAttr)
 
 
 def _element(value):
@@ -118,10 +117,6 @@ class HostScalars(ModulePass):
     """Rank-0 integer generics on host scalars as scalar ops (module docstring)."""
 
     name = "aotc-host-scalars"
-
-    @classmethod
-    def from_options(cls, options):
-        return cls()
 
     def run(self, module) -> None:
         # A rewritten generic's results are host scalars to the generics reading them.

@@ -43,7 +43,7 @@ remainder: 2048² float64 0.64 ms, float32 267 -> 143 us (numpy 163); [512, 512]
 
 A float32 matmul whose rows alone are dynamic (the batch an exported function leaves
 open: ``ShapeDtypeStruct((None, 784))``) gets the workgroups and register tiles of 32 rows
-and IREE's loop peeling (``DYNAMIC_ROWS_PIPELINE``): the full register tiles run as for
+and IREE's loop peeling (``PEELED_PIPELINE``): the full register tiles run as for
 static rows, the last rows apart. Without peeling, the code read each K step's column of
 8 rows element by element behind a bounds check, 4x slower than IREE's own setting. One
 core, [M, 784] @ [784, 512], IREE's setting -> this one: M = 64 243 -> 187 us (static
@@ -184,9 +184,9 @@ def cache_blocks(depth: int, columns: int, workgroup_columns: int) -> bool:
 
 _PIPELINE = "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>"
 STATIC_PIPELINE = _PIPELINE + ">"
-# A matmul with dynamic rows: the loops over its rows are peeled (IREE's own setting for
-# such a matmul carries the same option).
-DYNAMIC_ROWS_PIPELINE = _PIPELINE + ", {enable_loop_peeling}>"
+# Remainder iterations peeled off the loops (a matmul with dynamic rows, whose IREE
+# setting carries the same option; a matrix-vector product's K).
+PEELED_PIPELINE = _PIPELINE + ", {enable_loop_peeling}>"
 
 
 def setting(rows: int | None, element: str = "f32", batched: bool = False, depth: int = 0,
@@ -210,7 +210,7 @@ def setting(rows: int | None, element: str = "f32", batched: bool = False, depth
             "vector_common_parallel"
             f" = [{sizes(batch + [vector_rows, vector_columns, 0])}], vector_reduction = "
             f"[{sizes([0] * len(batch) + [0, 0, 1])}]>, translation_info = "
-            f"{STATIC_PIPELINE if rows is not None else DYNAMIC_ROWS_PIPELINE}>")
+            f"{STATIC_PIPELINE if rows is not None else PEELED_PIPELINE}>")
 
 
 def vector_setting(columns: int) -> str:
@@ -225,7 +225,7 @@ def vector_setting(columns: int) -> str:
 MATRIX_VECTOR_SETTING = (
     "#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
     "distribution = [64, 0], vector_common_parallel = [1, 0], vector_reduction = [0, 32]>, "
-    f"translation_info = {DYNAMIC_ROWS_PIPELINE}>")
+    f"translation_info = {PEELED_PIPELINE}>")
 
 ATTRIBUTE = "compilation_info"
 

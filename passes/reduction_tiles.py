@@ -124,10 +124,6 @@ class TileReductions(ModulePass):
 
     name = "aotc-tile-reductions"
 
-    @classmethod
-    def from_options(cls, options):
-        return cls()
-
     def run(self, module) -> None:
         from aotc._mlir import ir
 

@@ -247,9 +247,7 @@ def _build_call_flat(
         bindings = None
         in_place = placed = 0  # Array arguments passed in place, and their bytes
         extra = 0  # bytes of dynamically shaped uploads beyond the metadata's size
-        i = -1
-        for leaf in leaves:
-            i += 1
+        for i, leaf in enumerate(leaves):
             shape, dtype, element_type, nb = expected[i]
             # "is": numpy's builtin dtypes are singletons; an equal but distinct dtype
             # object just takes the slow path, which compares with ==.
