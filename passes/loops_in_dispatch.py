@@ -41,6 +41,9 @@ from .donation.function import donated_pairs, insert_barrier
 from .drop_carry_barriers import CARRY_BARRIER
 from .materialize_constants import runtime_copy
 from .opset import BARRIER_OPS, CARRIES_AT, DESTINATION, SCALAR_DIALECTS, of_group
+from .pointwise_tiles import (TILE_LOOP, WORKGROUP_OPS, count_as_one_op, counted_ops, distribute,
+                              one_workgroup, tile_steps, workgroup_grid, workgroups,
+                              workload_size)
 from .row_loops import (keep_as_it_was, kept_numbers, pointwise_update, restore_originals,
                         row_ops, stores_bools, write_into)
 from .scalarize import forget_bools, scalarizable, scalarize, scalarize_bools
@@ -259,15 +262,20 @@ def _candidates(module, max_work: int) -> list:
 
 
 def _wrap(loop, original=None) -> None:
-    from aotc._mlir import ir
+    from aotc._mlir import index_constant, ir
 
     _skip_carry_barriers(loop)
+    count = workgroups(loop)
     with ir.InsertionPoint(loop), loop.location:
+        workload = [index_constant(count)] if count > 1 else []
         region = ir.Operation.create(
             "flow.dispatch.region", results=[r.type for r in loop.results],
-            attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0]),
+            operands=workload,
+            attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, len(workload)]),
                         LOOP_DISPATCH: ir.UnitAttr.get()},
             regions=2)
+    if workload:
+        workgroup_grid(region)
     for old, new in zip(loop.results, region.results):
         old.replace_all_uses_with(new)
     block = region.regions[0].blocks.append()
@@ -278,6 +286,8 @@ def _wrap(loop, original=None) -> None:
         original.move_after(region)
     _clone_captured_placeholders(loop, region)
     _prepare_body(loop)
+    if workload:
+        distribute(loop)
 
 
 def _skip_carry_barriers(loop) -> None:
@@ -364,14 +374,17 @@ def _tie(dispatch) -> None:
     n_outputs = len(dispatch.results)
     n_inputs = len(block.arguments) - n_outputs
     tied, taken, outputs = [-1] * n_outputs, set(), []
-    for store in [as_op(o) for o in block.operations]:
-        if store.name != _STORE:
-            continue
+    stores = [as_op(o) for o in block.operations if as_op(o).name == _STORE]
+    tiles_tied = []  # per loop over tiles (pointwise_tiles): whether its carry is tied
+    first = workload_size(dispatch)
+    for store in stores:
         output, value = store.operands[1], store.operands[0]
         if not (isinstance(output, ir.BlockArgument) and output.arg_number >= n_inputs
                 and isinstance(value, ir.OpResult) and as_op(value.owner).name in LOOPS):
             continue
         loop = as_op(value.owner)
+        if TILE_LOOP in loop.attributes:
+            tiles_tied.append(False)
         init = _initial_values(loop)[value.result_number]
         if not (isinstance(init, ir.OpResult) and as_op(init.owner).name == _LOAD):
             continue
@@ -379,7 +392,7 @@ def _tie(dispatch) -> None:
         if not isinstance(source, ir.BlockArgument) or source.arg_number in taken \
                 or "readonly:" not in str(source.type):
             continue
-        outside = dispatch.operands[source.arg_number]
+        outside = dispatch.operands[first + source.arg_number]
         if _behind_a_barrier(outside) or (isinstance(outside, ir.BlockArgument)
                                           and not _argument_kept(dispatch, outside)):
             continue
@@ -388,12 +401,16 @@ def _tie(dispatch) -> None:
             # the dispatch beside other work (fuzz programs 95761+95771: x.mean() read
             # after a fori_loop from it had run in its buffer). The dispatch gets a
             # copy of its own to run in.
-            dispatch.operands[source.arg_number] = runtime_copy(dispatch, outside)
+            dispatch.operands[first + source.arg_number] = runtime_copy(dispatch, outside)
         taken.add(source.arg_number)
+        if TILE_LOOP in loop.attributes:
+            tiles_tied[-1] = True
         source.set_type(ir.Type.parse(str(source.type).replace("readonly:", "readwrite:")))
         store.operands[1] = source
         tied[output.arg_number - n_inputs] = source.arg_number
         outputs.append(output.arg_number)
+    if not all(tiles_tied):
+        one_workgroup(dispatch)
     for number in sorted(outputs, reverse=True):
         block.erase_argument(number)
     dispatch.attributes["tied_operands"] = ir.ArrayAttr.get(
@@ -460,13 +477,13 @@ def _dispatches(module) -> list:
 def unwrap(module) -> int:
     """Puts the loops of the dispatches ``LoopsInDispatch`` made back into their
     functions; returns how many there were."""
-    from aotc._mlir import ir
+    from aotc._mlir import index_constant, ir
 
     dispatches = _dispatches(module)
     for dispatch in dispatches:
         block = dispatch.regions[0].blocks[0]
-        n_inputs = len(dispatch.operands)
-        inputs = list(dispatch.operands)
+        inputs = list(dispatch.operands)[workload_size(dispatch):]
+        n_inputs = len(inputs)
         results = [None] * len(dispatch.results)
         tied = [ir.IntegerAttr(a).value for a in dispatch.attributes["tied_operands"]]
         outputs = [k for k, t in enumerate(tied) if t < 0]  # in block argument order
@@ -480,6 +497,10 @@ def unwrap(module) -> int:
                 results[k] = op.operands[0]
                 op.erase()
             elif op.name == "flow.return":
+                op.erase()
+            elif op.name in WORKGROUP_OPS:  # (the loop they distribute is put back)
+                with ir.InsertionPoint(dispatch), op.location:
+                    op.results[0].replace_all_uses_with(index_constant(WORKGROUP_OPS[op.name]))
                 op.erase()
             else:
                 op.move_before(dispatch)
@@ -523,6 +544,9 @@ class LoopsInDispatch(ModulePass):
         numbers = kept_numbers(module)
         for loop, copies, rows in loops:
             original = keep_as_it_was(loop, next(numbers)) if rows else None
+            pointwise = any(value.type.rank and carry.owner.owner == loop
+                            for value, carry in copies)
+            counted = counted_ops(loop, op_work)
             for value, carry in copies:
                 if value.type.rank == 0:
                     _copy_into(value, carry)
@@ -536,6 +560,10 @@ class LoopsInDispatch(ModulePass):
                 if scalarizable(op) and op not in bools:  # (slice reads stay)
                     scalarize(op, stored)
             forget_bools(stored)
+            if pointwise:
+                loop = tile_steps(loop)  # its steps run tile by tile
+                if workgroups(loop) > 1:
+                    count_as_one_op(loop, counted)
             _wrap(loop, original)
         from aotc._mlir import passmanager
 

@@ -18,11 +18,15 @@ import math
 from .base import (all_parallel, as_op, element_bytes, indexing_maps, operand_segments,
                    within)
 from .opset import CARRIES_AT, RESHAPE_OPS
+from .pointwise_tiles import repeatable, tile_rows
 from .scalarize import fused, in_place_reads, scalarizable, underneath
 
 # Per op of a loop whose larger ops are all ``scalarize``-able: rewritten as scalar loops,
 # they run in the loop's dispatch too (one thread, no structured op for IREE to
-# distribute); measured in benchmarks/loops.py.
+# distribute); measured in benchmarks/loops.py. A pointwise update of the carry run tile
+# by tile (``tiled_update``) has no such bound; untiled, 100 steps of ``x * 0.999 +
+# 0.001`` on 262144 float32 took 1957 us as one thread's loop against 1848 per op, and
+# 23000 against 5300 on 2^20 (2-core AMD Zen 5).
 ROW_MAX_WORK = 1 << 16
 # The bytes of the new tensors the scalarized ops of one loop may make: they live on the
 # dispatch's stack, which IREE 3.13 limits to 32 KiB (a [16, 16384] float32 row sweep
@@ -38,12 +42,14 @@ SCALARIZED_LOOP = "aotc.scalarized_loop"
 ORIGINAL_LOOP = "aotc.original_loop"
 
 
-def row_ops(loop, max_work: int, op_work) -> list | None:
+def row_ops(loop, max_work: int, op_work, outermost: bool = True) -> list | None:
     """The ops of the nest of ``loop`` to ``scalarize`` so that it can run as one
     dispatch: every op of more than ``max_work`` element-steps (``op_work``) is
-    scalarizable (or a slice read) of at most ``ROW_MAX_WORK``, and the new tensors they
-    make fit ``ROW_TEMPORARY_BYTES``; None where not."""
+    scalarizable (or a slice read) of at most ``ROW_MAX_WORK`` (or computes a pointwise
+    update run tile by tile, ``tiled_update``), and the new tensors they make fit
+    ``ROW_TEMPORARY_BYTES``; None where not."""
     found = []
+    tiled = tiled_update(loop) if outermost else set()
     for region in loop.regions:
         for block in region.blocks:
             for inner in block.operations:
@@ -51,13 +57,13 @@ def row_ops(loop, max_work: int, op_work) -> list | None:
                 if inner.name.startswith("flow."):
                     return None
                 if inner.name.startswith("scf."):
-                    nested = row_ops(inner, max_work, op_work)
+                    nested = row_ops(inner, max_work, op_work, False)
                     if nested is None:
                         return None
                     found.extend(nested)
                     continue
                 work = op_work(inner)
-                if work is None or work > ROW_MAX_WORK:
+                if work is None or (work > ROW_MAX_WORK and inner not in tiled):
                     return None
                 if inner.name == "tensor.extract_slice" and work > max_work:
                     found.append(inner)  # not rewritten; its copy counts (_temporary_bytes)
@@ -72,14 +78,6 @@ def row_ops(loop, max_work: int, op_work) -> list | None:
     return found if _temporary_bytes(found) <= ROW_TEMPORARY_BYTES else None
 
 
-# A carry computed afresh by an elementwise op (``x = x * 0.999 + 0.001``) is written in
-# place by scalar loops only up to this many elements: one thread's loop, which LLVM
-# vectorizes (targets.LOOP_VECTORIZATION), against IREE's vectorized, threaded dispatch per
-# op. Measured, 100 steps of that update on this many float32 elements, one dispatch
-# against per-op form (2-core AMD Zen 5, benchmarks/loops.py): 4096: 14 against 88 us,
-# 16384: 43/153, 65536: 156/306, 262144: 1957/1848, 2^20: 23000/5300 (the carry out of
-# the core's L2). Without the loop vectorizer the crossover was 4096 (98/95).
-POINTWISE_MAX_ELEMENTS = 1 << 16
 
 
 def pointwise_update(value, carry) -> bool:
@@ -95,8 +93,7 @@ def pointwise_update(value, carry) -> bool:
     from aotc._mlir import ir
 
     if not (isinstance(value, ir.OpResult) and value.type == carry.type
-            and value.type.has_static_shape
-            and math.prod(value.type.shape) <= POINTWISE_MAX_ELEMENTS):
+            and value.type.has_static_shape):
         return False
     op = as_op(value.owner)
     if (op.name != "linalg.generic" or len(op.results) != 1 or not scalarizable(op)
@@ -105,6 +102,33 @@ def pointwise_update(value, carry) -> bool:
     readers: set = set()
     return (_carry_reads(op, carry, readers) is not None
             and _read_before_only(carry, op, readers) and _initial_value_unread(carry))
+
+
+def tiled_update(loop) -> set:
+    """The ops that compute the update of the one carry of ``loop`` where it is a
+    pointwise update (``pointwise_update``) and the loop's other ops are ``repeatable``:
+    its generic and the producers fused into it, which then run tile by tile
+    (``pointwise_tiles``); an empty set otherwise."""
+    if loop.name != "scf.for" or len(loop.results) != 1:
+        return set()
+    block = loop.regions[0].blocks[0]
+    operations = [as_op(op) for op in block.operations]
+    value, carry = operations[-1].operands[0], block.arguments[1]
+    if not pointwise_update(value, carry) or tile_rows(carry.type) is None:
+        return set()
+    tree: set = set()
+    _fused_tree(as_op(value.owner), tree)
+    return tree if all(op in tree or repeatable(op) for op in operations[:-1]) else set()
+
+
+def _fused_tree(op, tree: set) -> None:
+    """``op`` and the producers fused into it (``scalarize.fused``), into ``tree``."""
+    from aotc._mlir import ir
+
+    tree.add(op)
+    for v in list(op.operands)[:operand_segments(op)[0]]:
+        if isinstance(v, ir.OpResult) and fused(v):
+            _fused_tree(as_op(underneath(v).owner), tree)
 
 
 def _carry_reads(op, carry, readers: set) -> str | None:

@@ -197,6 +197,36 @@ def test_small_carries_computed_afresh_are_written_in_place(name, step):
     np.testing.assert_allclose(np.asarray(jitted(x)), _python_loop(step, x, 20), rtol=2e-5)
 
 
+@pytest.mark.parametrize("shape, dtype", [
+    ((262144,), np.float32), ((10000,), np.float32), ((300, 100), np.float32),
+    ((30000,), np.float64)], ids=str)
+def test_pointwise_loops_run_tile_by_tile_on_many_workgroups(shape, dtype):
+    """A pointwise carry of more than one tile (``pointwise_tiles``) runs all its steps
+    tile by tile, the tiles shared out over workgroups (one per tile), in one dispatch:
+    numpy's values, with another array read pointwise and the step number in the
+    update, for 1-D and 2-D carries (rows of 400 bytes: 20 per tile) and float64; the
+    function counts as one op."""
+    x = np.random.default_rng(3).standard_normal(shape).astype(dtype)
+    w = np.linspace(0.5, 1.0, x.size).reshape(shape).astype(dtype)
+
+    def step(m, i, x):
+        return x * w * 0.99 + m.asarray(i, dtype) * 0.001
+
+    jitted = aotc.jit(lambda x: lax.fori_loop(0, 30, lambda i, x: step(anp, i, x), x))
+    lowered = jitted.lower(x)
+    text = lowered.as_text()
+    assert text.count("flow.dispatch.workgroups[") == 1 and "aotc.tile_loop" in text
+    # one op to the runtime's driver choice, not 30 steps' worth (its workgroups need
+    # local-task's workers)
+    assert lowered.cost_analysis()["ops"] == 1
+    want = x
+    for i in range(30):
+        want = step(np, i, want)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(np.asarray(jitted(x)), want, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(np.asarray(jitted(x)), want, rtol=rtol, atol=rtol)  # again
+
+
 def test_masked_updates_of_a_whole_matrix_match_numpy():
     """A Doolittle LU written with masks (a column scaled and a rank-one update of the
     whole matrix per step, as in benchmarks/loops.py) runs as one dispatch with numpy's
@@ -261,16 +291,16 @@ def _numpy_loop(x, row):
     return x
 
 
-@pytest.mark.parametrize("kind", ["whole_array_carry", "large_op"])
+@pytest.mark.parametrize("kind", ["wide_rows", "large_op"])
 def test_loops_that_keep_their_form(kind):
-    """A carry computed afresh each step (not updated in place), and ops of more than
-    ``ROW_MAX_WORK`` elements or that cannot be scalar loops (a matmul), keep one
-    dispatch per op."""
-    if kind == "whole_array_carry":  # more than row_loops.POINTWISE_MAX_ELEMENTS
-        size = 2 * row_loops.POINTWISE_MAX_ELEMENTS
+    """A pointwise carry whose rows are each larger than a tile
+    (``pointwise_tiles.TILE_BYTES``) and has more than ``ROW_MAX_WORK`` elements, and
+    ops that cannot be scalar loops (a matmul), keep one dispatch per op."""
+    if kind == "wide_rows":
+        shape = (2, row_loops.ROW_MAX_WORK)
         fn, args = (lambda x: lax.fori_loop(0, 5, lambda i, x: x * 0.5 + 1, x),
-                    (np.ones(size, np.float32),))
-        want = np.full(size, 1.96875, np.float32)
+                    (np.ones(shape, np.float32),))
+        want = np.full(shape, 1.96875, np.float32)
     else:
         fn, args = (lambda h, w: lax.fori_loop(0, 3, lambda i, h: anp.tanh(h @ w), h),
                     (np.full((64, 256), 0.01, np.float32), np.eye(256, dtype=np.float32)))
@@ -311,3 +341,9 @@ def test_failed_compile_retries_without_the_dispatches(monkeypatch):
     got = np.asarray(aotc.jit(_row_sweep)(rows))
     assert tried[2:] == [True, False]
     np.testing.assert_allclose(got, _row_sweep_numpy(rows), rtol=1e-6)
+    # and a pointwise loop spread over workgroups, without its workgroup numbers
+    many = np.linspace(-1, 1, 5000).astype(np.float32)
+    got = np.asarray(aotc.jit(lambda x: lax.fori_loop(0, 4, lambda i, x: x * 0.5 + 1, x))(many))
+    assert tried[4:] == [True, False]
+    np.testing.assert_allclose(got, _python_loop(lambda m, i, x: x * 0.5 + 1, many, 4),
+                               rtol=1e-6)

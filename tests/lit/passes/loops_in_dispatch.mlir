@@ -75,6 +75,93 @@ func.func @computed_afresh(%x: tensor<16xf32>) -> tensor<16xf32> {
   return %r : tensor<16xf32>
 }
 
+// A pointwise update of a carry larger than one tile (pointwise_tiles.TILE_BYTES: 2048
+// float32) runs tile by tile: a loop over tiles of 2048 rows around the step loop, whose
+// element loop covers [tile, min(tile + 2048, 10000)); the step's index arithmetic is
+// repeated per tile. Each of 5 workgroups (one per tile) starts at its tile and steps
+// by 5 tiles. The mark of the scalarized loop moves to the tile loop.
+// CHECK-LABEL: func.func @tile_by_tile
+// CHECK:         %[[D:.*]] = flow.dispatch.workgroups[%c5](%arg1, %arg0) : {{.*}} -> %arg0
+// CHECK:           %[[K:.*]] = flow.dispatch.workgroup.id[0] : index
+// CHECK:           %[[N:.*]] = flow.dispatch.workgroup.count[0] : index
+// CHECK:           %[[FIRST:.*]] = arith.muli %[[K]], %c2048
+// CHECK:           %[[STRIDE:.*]] = arith.muli %[[N]], %c2048
+// CHECK:           scf.for %[[TILE:[^ ]*]] = %[[FIRST]] to %c10000{{[_0-9]*}} step %[[STRIDE]]
+// CHECK:             %[[END:.*]] = arith.addi %[[TILE]], %{{.*}} : index
+// CHECK:             %[[LAST:.*]] = arith.minsi %[[END]], %{{.*}} : index
+// CHECK:             scf.for %[[STEP:[^ ]*]] =
+// CHECK:               arith.index_cast %[[STEP]]
+// CHECK:               scf.for %[[E:[^ ]*]] = %[[TILE]] to %[[LAST]]
+// CHECK:                 tensor.extract %{{.*}}[%[[E]]]
+// CHECK:                 arith.mulf
+// CHECK:                 tensor.insert
+// CHECK:           } {aotc.scalarized_loop = 1 : i64, aotc.tile_loop}
+// CHECK:         } count(%[[W:.*]]: index) -> (index, index, index) {
+// CHECK:           flow.return %[[W]], %c1{{.*}}, %c1
+// NONE-LABEL: func.func @tile_by_tile
+// NONE-NOT:     flow.dispatch
+func.func @tile_by_tile(%x: tensor<10000xf32>, %w: tensor<10000xf32>) -> tensor<10000xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %x) -> (tensor<10000xf32>) {
+    %k = arith.index_cast %i : index to i32
+    %f = arith.sitofp %k : i32 to f32
+    %e = tensor.empty() : tensor<10000xf32>
+    %m = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %w : tensor<10000xf32>, tensor<10000xf32>) outs(%e : tensor<10000xf32>) {
+    ^bb0(%in: f32, %in_w: f32, %out: f32):
+      %s = arith.mulf %in, %in_w : f32
+      %t = arith.addf %s, %f : f32
+      linalg.yield %t : f32
+    } -> tensor<10000xf32>
+    scf.yield %m : tensor<10000xf32>
+  }
+  return %r : tensor<10000xf32>
+}
+
+// Not tied to its carry's binding (the initial value is a barrier's result), each
+// workgroup would store the whole carry: the dispatch runs on one workgroup.
+// CHECK-LABEL: func.func @untied_tiles_run_on_one_workgroup
+// CHECK:         flow.dispatch.workgroups[%c1{{[_0-9]*}}](%{{.*}}) : (tensor<10000xf32>) -> tensor<10000xf32>
+// CHECK:           flow.dispatch.workgroup.id[0]
+func.func @untied_tiles_run_on_one_workgroup(%x: tensor<10000xf32>) -> tensor<10000xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %b = util.optimization_barrier %x : tensor<10000xf32>
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %b) -> (tensor<10000xf32>) {
+    %e = tensor.empty() : tensor<10000xf32>
+    %m = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<10000xf32>) outs(%e : tensor<10000xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.mulf %in, %in : f32
+      linalg.yield %s : f32
+    } -> tensor<10000xf32>
+    scf.yield %m : tensor<10000xf32>
+  }
+  return %r : tensor<10000xf32>
+}
+
+// A second carry updated alongside: the steps stay outside (one tile loop carries one
+// carry), and the op, larger than row_loops.ROW_MAX_WORK, keeps one dispatch per op.
+// CHECK-LABEL: func.func @two_carries_stay_per_op
+// CHECK-NOT:     flow.dispatch
+// CHECK:         scf.for
+func.func @two_carries_stay_per_op(%x: tensor<100000xf32>, %c: tensor<i32>) -> (tensor<100000xf32>, tensor<i32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %x, %n = %c) -> (tensor<100000xf32>, tensor<i32>) {
+    %e = tensor.empty() : tensor<100000xf32>
+    %m = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<100000xf32>) outs(%e : tensor<100000xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %s = arith.mulf %in, %in : f32
+      linalg.yield %s : f32
+    } -> tensor<100000xf32>
+    scf.yield %m, %n : tensor<100000xf32>, tensor<i32>
+  }
+  return %r#0, %r#1 : tensor<100000xf32>, tensor<i32>
+}
+
 // Computed afresh from another element of the carry (element 0 for every element): one
 // dispatch per op.
 // CHECK-LABEL: func.func @computed_from_another_element
