@@ -27,6 +27,9 @@ from .base import ModulePass, as_op, collect_ops, operand_segments, register
 from .opset import SCALAR_DIALECTS
 from .scalarize import body_values
 
+# Marks the rank-0 generics ``_bools_from_bytes`` makes (never rewritten again).
+BYTE_TO_BOOL = "aotc.byte_to_bool"
+
 
 def _host_scalar(value, memo: dict) -> bool:
     """Whether the host computes ``value`` without reading a tensor: a block argument (a
@@ -88,6 +91,8 @@ def _candidate(op, memo: dict) -> bool:
         return False
     if not all(_integer(v) for v in [*op.operands, *op.results]):
         return False
+    if BYTE_TO_BOOL in op.attributes:
+        return False  # (made by _bools_from_bytes)
     block = op.regions[0].blocks[0]
     count = operand_segments(op)[0]
     if any(as_op(b).name.split(".")[0] not in SCALAR_DIALECTS and as_op(b).name != "linalg.yield"
@@ -111,6 +116,43 @@ def _as_scalars(op) -> None:
     op.erase()
 
 
+def _bools_from_bytes(module) -> None:
+    """Ops other than ``tensor.extract`` that read a rank-0 bool tensor made by
+    ``from_elements`` (a float ``where`` on ``j > 0``) read it through a rank-0 generic
+    from a byte tensor instead: IREE 3.13 makes bool tensors bytes inside a dispatch and
+    left such a ``from_elements`` of an i1 making a byte tensor, which failed to verify
+    (benchmarks/loops.py ``nussinov_60``). The generic fuses into its reader; an
+    extract's read folds to the scalar."""
+    from aotc._mlir import arith, ir, linalg, tensor
+
+    def bools(op):
+        return (op.name == "tensor.from_elements"
+                and isinstance(op.results[0].type.element_type, ir.IntegerType)
+                and op.results[0].type.element_type.width == 1
+                and any(as_op(u.owner).name != "tensor.extract" for u in op.results[0].uses))
+    for op, _ in collect_ops(module, lambda o: True if bools(as_op(o)) else None):
+        op = as_op(op)
+        result = op.results[0]
+        readers = [(as_op(u.owner), u.operand_number) for u in result.uses
+                   if as_op(u.owner).name != "tensor.extract"]
+        byte = ir.IntegerType.get_signless(8)
+        with ir.InsertionPoint(op), op.location:
+            bytes_ = tensor.FromElementsOp(ir.RankedTensorType.get([], byte),
+                                           [arith.ExtUIOp(byte, op.operands[0]).result]).result
+            empty = tensor.EmptyOp([], result.type.element_type).result
+            identity = ir.AffineMap.get(0, 0, [])
+            generic = linalg.GenericOp([result.type], [bytes_], [empty],
+                                       ir.ArrayAttr.get([ir.AffineMapAttr.get(identity)] * 2),
+                                       ir.ArrayAttr.get([]))
+            generic.operation.attributes[BYTE_TO_BOOL] = ir.UnitAttr.get()
+            block = generic.regions[0].blocks.append(byte, result.type.element_type)
+            with ir.InsertionPoint(block):
+                linalg.YieldOp([arith.TruncIOp(result.type.element_type,
+                                               block.arguments[0]).result])
+        for reader, number in readers:
+            reader.operands[number] = generic.results[0]
+
+
 @register
 @dataclass(frozen=True)
 class HostScalars(ModulePass):
@@ -125,6 +167,7 @@ class HostScalars(ModulePass):
             found = [op for op, _ in collect_ops(
                 module, lambda o: True if _candidate(as_op(o), memo) else None)]
             if not found:
-                return
+                break
             for op in found:
                 _as_scalars(as_op(op))
+        _bools_from_bytes(module)

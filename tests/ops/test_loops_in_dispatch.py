@@ -50,6 +50,24 @@ def _traced_bounds(m, lax_, h, x, n):
                           (x[0] * 0, x))
 
 
+def _dynamic_programming(m, lax_, h, seq):
+    """Nussinov-style cells whose choices are bools of the loop counters (``j > 0``),
+    which the host computes (aotc-host-scalars) and selects on the device read whole."""
+    n = seq.shape[0]
+
+    def row(t, table):
+        i = n - 1 - t
+
+        def cell(j, table):
+            best = m.maximum(table[i, j], m.where(j > 0, table[i, j - 1], table[i, j]))
+            best = m.maximum(best, m.where(i + 1 < n, table[i + 1, j], best))
+            pair = m.where(seq[i] + seq[j] == 3, 1, 0)
+            inner = m.where(i < j - 1, table[i + 1, j - 1] + pair, table[i + 1, j - 1])
+            return h.at_set(table, (i, j), m.maximum(best, m.where(j > 0, inner, best)))
+        return lax_.fori_loop(i + 1, n, cell, table)
+    return lax_.fori_loop(0, n, row, m.zeros((n, n), seq.dtype))
+
+
 def _traced(case):
     return lambda *args: case(anp, lax, AotcHelpers, *args)
 
@@ -72,6 +90,8 @@ CASES = {
     "scan_scalar_carry": (_scan_scalar_carry,
                           lambda: (np.linspace(0, 3, 40).astype(np.float32),)),
     "traced_bounds": (_traced_bounds, lambda: (np.arange(10, dtype=np.float32), np.int32(7))),
+    "dynamic_programming": (_dynamic_programming,
+                            lambda: (np.random.default_rng(7).integers(0, 4, 14, np.int32),)),
 }
 
 

@@ -57,3 +57,42 @@ func.func @kept(%x: tensor<4xi64>, %f: tensor<f32>) -> (tensor<i64>, tensor<f32>
   } -> tensor<f32>
   return %r, %g : tensor<i64>, tensor<f32>
 }
+
+// A bool computed on the host and read whole by a float select: the select reads it
+// through a rank-0 generic from a byte tensor (IREE makes bool tensors bytes inside a
+// dispatch and left a from_elements of an i1 making a byte tensor); the branch condition
+// (an scf.if, folded to a select) reads the scalar itself. The second run leaves the
+// byte generic alone.
+// CHECK-LABEL: func.func @bool_read_whole
+// CHECK:         %[[B:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : i64
+// CHECK:         %[[BYTE:.*]] = arith.extui %[[B]] : i1 to i8
+// CHECK:         %[[T8:.*]] = tensor.from_elements %[[BYTE]] : tensor<i8>
+// CHECK:         %[[T1:.*]] = linalg.generic {{.*}} ins(%[[T8]] : tensor<i8>) outs(%{{.*}} : tensor<i1>) attrs = {aotc.byte_to_bool}
+// CHECK:           arith.trunci %{{.*}} : i8 to i1
+// CHECK:         linalg.generic {{.*}} ins(%[[T1]], %{{.*}} : tensor<i1>, tensor<f32>)
+// CHECK:         arith.select %[[B]], %{{.*}}, %{{.*}} : tensor<f32>
+// CHECK-NOT:     tensor.from_elements %{{.*}} : tensor<i1>
+func.func @bool_read_whole(%n: i64, %f: tensor<f32>) -> tensor<f32> {
+  %t = tensor.from_elements %n : tensor<i64>
+  %zero = arith.constant dense<0> : tensor<i64>
+  %e = tensor.empty() : tensor<i1>
+  %gt = linalg.generic {indexing_maps = [#scalar, #scalar, #scalar], iterator_types = []} ins(%t, %zero : tensor<i64>, tensor<i64>) outs(%e : tensor<i1>) {
+  ^bb0(%a: i64, %b: i64, %o: i1):
+    %c = arith.cmpi sgt, %a, %b : i64
+    linalg.yield %c : i1
+  } -> tensor<i1>
+  %ef = tensor.empty() : tensor<f32>
+  %sel = linalg.generic {indexing_maps = [#scalar, #scalar, #scalar], iterator_types = []} ins(%gt, %f : tensor<i1>, tensor<f32>) outs(%ef : tensor<f32>) {
+  ^bb0(%c: i1, %a: f32, %o: f32):
+    %z = arith.constant 0.0 : f32
+    %s = arith.select %c, %a, %z : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %cond = tensor.extract %gt[] : tensor<i1>
+  %r = scf.if %cond -> tensor<f32> {
+    scf.yield %sel : tensor<f32>
+  } else {
+    scf.yield %f : tensor<f32>
+  }
+  return %r : tensor<f32>
+}
