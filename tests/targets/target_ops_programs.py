@@ -42,8 +42,11 @@ def control(x, n):
     fixed = alax.fori_loop(0, 5, lambda i, v: v + i.astype(anp.float32), x)
     traced = alax.fori_loop(0, n + 2, lambda i, v: v * 2 + i, anp.int32(1))
     total, prefix = alax.scan(lambda c, xi: (c + xi, c * xi), anp.float32(0), x)
+    # a pointwise carry of 6000 floats: on CPUs, tile by tile over workgroups
+    tiles = alax.fori_loop(0, 4, lambda i, v: v * 0.5 + i.astype(anp.float32), anp.tile(x, 1000))
     return {"cond": doubled, "switch": switched, "while_steps": steps, "while": grown,
-            "fori": fixed, "fori_traced": traced, "scan_carry": total, "scan_ys": prefix}
+            "fori": fixed, "fori_traced": traced, "scan_carry": total, "scan_ys": prefix,
+            "fori_tiles": tiles}
 
 
 def control_reference(x, n):
@@ -60,9 +63,12 @@ def control_reference(x, n):
     for xi in x:
         carry, y = carry + xi, carry * xi
         ys.append(y)
+    tiles = np.tile(x, 1000)
+    for i in range(4):
+        tiles = tiles * np.float32(0.5) + np.float32(i)
     return {"cond": doubled, "switch": switched, "while_steps": np.int32(steps), "while": grown,
             "fori": fixed, "fori_traced": np.int32(traced), "scan_carry": np.float32(carry),
-            "scan_ys": np.array(ys, np.float32)}
+            "scan_ys": np.array(ys, np.float32), "fori_tiles": tiles}
 
 
 # ---- sorting and scans: sort, argsort, top_k, cumsum, cumprod ------------------------------
