@@ -11,10 +11,12 @@ as ratios.
   update per step over a float32[T].
   Both also run ``_per_op``, compiled with ``loop_dispatch_max_work=0``: one dispatch
   per op and iteration, the form before loops ran as one dispatch.
-- ``rows_RxW``: a row sweep ``x[i] = 0.5 * (x[i - 1] + x[i])`` over a float32[R, W],
-  ``elementwise_N`` (100 steps of ``x = x * 0.999 + 0.001`` over N float32) and
-  ``rnn_H`` (50 steps of ``h = tanh(h @ w)``, h: [8, H]): loops whose ops cover more
-  than one element or whose carries are computed afresh, which keep the per-op form.
+- ``rows_RxW``: a row sweep ``x[i] = 0.5 * (x[i - 1] + x[i])`` over a float32[R, W]
+  (its row ops become scalar loops in one dispatch), ``elementwise_N`` (100 steps of
+  ``x = x * 0.999 + 0.001`` over N float32) and ``leapfrog_N`` (100 steps of ``v -=
+  0.01 * x; x += 0.01 * v``, two carries; x returned), carries computed afresh
+  pointwise, which run tile by tile in one dispatch (passes/pointwise_tiles.py), and
+  ``rnn_H`` (50 steps of ``h = tanh(h @ w)``, h: [8, H]), which keeps the per-op form.
 
 - Loop kernels as a JAX user writes them: ``trisolve_N`` (forward substitution, a row
   dot per step, float64 [N, N]), ``lu_N`` (Doolittle LU without pivoting, a column
@@ -105,6 +107,23 @@ def elementwise_numpy(_):
     def f(x):
         for _ in range(100):
             x = x * np.float32(0.999) + np.float32(0.001)
+        return x
+    return f
+
+
+def leapfrog(lax, _):
+    def step(i, c):
+        x, v = c
+        v = v - 0.01 * x
+        return x + 0.01 * v, v
+    return lambda x, v: lax.fori_loop(0, 100, step, (x, v))[0]
+
+
+def leapfrog_numpy(_):
+    def f(x, v):
+        for _ in range(100):
+            v = v - np.float32(0.01) * x
+            x = x + np.float32(0.01) * v
         return x
     return f
 
@@ -248,6 +267,9 @@ KERNELS = {
     **{f"elementwise_{n}": (elementwise, elementwise_numpy, None,
                             (lambda n=n: (_floats(n),)), max(2, 2_000_000 // n))
        for n in (4096, 16384, 65536, 262144, 1048576)},
+    **{f"leapfrog_{n}": (leapfrog, leapfrog_numpy, None,
+                         (lambda n=n: (_floats(n), _floats(n) + 1)), max(2, 2_000_000 // n))
+       for n in (4096, 262144)},
     **{f"rnn_{h}": (rnn, rnn_numpy, "lib", (lambda h=h: (_floats(8, h), _floats(h, h))), 20)
        for h in (32, 512)},
     **{f"trisolve_{n}": (trisolve, trisolve_numpy, "lib",

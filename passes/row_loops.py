@@ -75,7 +75,9 @@ def row_ops(loop, max_work: int, op_work, outermost: bool = True) -> list | None
                 found.append(inner)
     if any(stores_bools(op) and not _bools_read_by(op, found) for op in found):
         return None
-    return found if _temporary_bytes(found) <= ROW_TEMPORARY_BYTES else None
+    # (a tiled update is written into its carry: no new tensor)
+    temporary = _temporary_bytes([op for op in found if op not in tiled])
+    return found if temporary <= ROW_TEMPORARY_BYTES else None
 
 
 
@@ -105,20 +107,37 @@ def pointwise_update(value, carry) -> bool:
 
 
 def tiled_update(loop) -> set:
-    """The ops that compute the update of the one carry of ``loop`` where it is a
-    pointwise update (``pointwise_update``) and the loop's other ops are ``repeatable``:
-    its generic and the producers fused into it, which then run tile by tile
-    (``pointwise_tiles``); an empty set otherwise."""
-    if loop.name != "scf.for" or len(loop.results) != 1:
+    """The ops that compute the updates of the carries of ``loop`` where each is a
+    pointwise update (``pointwise_update``) of one shape, every read of a carry or of
+    another carry's update is at the element being computed, and the loop's other ops
+    are ``repeatable``: the generics and the producers fused into them, which then run
+    tile by tile (``pointwise_tiles``); an empty set otherwise."""
+    if loop.name != "scf.for" or not loop.results:
         return set()
     block = loop.regions[0].blocks[0]
     operations = [as_op(op) for op in block.operations]
-    value, carry = operations[-1].operands[0], block.arguments[1]
-    if not pointwise_update(value, carry) or tile_rows(carry.type) is None:
+    carries = list(block.arguments)[1:]
+    pairs = list(zip(operations[-1].operands, carries))
+    if not all(pointwise_update(value, carry) for value, carry in pairs) \
+            or len({str(c.type.shape) for c in carries}) != 1 \
+            or tile_rows([c.type for c in carries]) is None:
         return set()
     tree: set = set()
-    _fused_tree(as_op(value.owner), tree)
+    for value, _ in pairs:
+        _fused_tree(as_op(value.owner), tree)
+    shared = {*carries, *(value for value, _ in pairs)}
+    if not all(_read_pointwise_only(op, shared) for op in tree):
+        return set()
     return tree if all(op in tree or repeatable(op) for op in operations[:-1]) else set()
+
+
+def _read_pointwise_only(op, values: set) -> bool:
+    """Whether the generic ``op`` reads each of ``values`` it reads (directly or through a
+    reshape) with an identity map."""
+    for v, m in zip(list(op.operands)[:operand_segments(op)[0]], indexing_maps(op)):
+        if underneath(v) in values and (v not in values or not _identity(m)):
+            return False
+    return True
 
 
 def _fused_tree(op, tree: set) -> None:

@@ -247,6 +247,28 @@ def test_pointwise_loops_run_tile_by_tile_on_many_workgroups(shape, dtype):
     np.testing.assert_allclose(np.asarray(jitted(x)), want, rtol=rtol, atol=rtol)  # again
 
 
+@pytest.mark.parametrize("coupling, tiled", [("pointwise", True), ("neighbour", False)])
+def test_carries_updated_together_run_tile_by_tile_where_pointwise(coupling, tiled):
+    """Two carries updated from each other (a leapfrog step: v from the old x, x from the
+    new v) run tile by tile together when every read is at the element computed; a read
+    of the other carry at another element (``roll``) keeps them whole. numpy's values
+    either way."""
+    def step(m, x, v):
+        other = x if coupling == "pointwise" else m.roll(x, 1)
+        v = v - 0.01 * other
+        return x + 0.01 * v, v
+
+    x = np.linspace(-1, 1, 6000).astype(np.float32)
+    v = np.cos(x).astype(np.float32)
+    jitted = aotc.jit(lambda x, v: lax.fori_loop(0, 40, lambda i, c: step(anp, *c), (x, v)))
+    assert ("aotc.tile_loop" in jitted.lower(x, v).as_text()) == tiled
+    want = (x, v)
+    for _ in range(40):
+        want = step(np, *want)
+    for got, expected in zip(jitted(x, v), want):
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-6)
+
+
 def test_masked_updates_of_a_whole_matrix_match_numpy():
     """A Doolittle LU written with masks (a column scaled and a rank-one update of the
     whole matrix per step, as in benchmarks/loops.py) runs as one dispatch with numpy's

@@ -141,8 +141,39 @@ func.func @untied_tiles_run_on_one_workgroup(%x: tensor<10000xf32>) -> tensor<10
   return %r : tensor<10000xf32>
 }
 
-// A second carry updated alongside: the steps stay outside (one tile loop carries one
-// carry), and the op, larger than row_loops.ROW_MAX_WORK, keeps one dispatch per op.
+// Two carries of one shape, each updated pointwise, the second from the first's update:
+// one tile loop carries both, and both element loops cover the tile.
+// CHECK-LABEL: func.func @two_pointwise_carries
+// CHECK:         flow.dispatch.workgroups[%c5]
+// CHECK:           scf.for %[[TILE:[^ ]*]] = {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<10000xf32>, tensor<10000xf32>)
+// CHECK:             %[[LAST:.*]] = arith.minsi
+// CHECK:             scf.for
+// CHECK:               scf.for %{{.*}} = %[[TILE]] to %[[LAST]]
+// CHECK:               scf.for %{{.*}} = %[[TILE]] to %[[LAST]]
+// CHECK:           } {aotc.scalarized_loop = {{[0-9]+}} : i64, aotc.tile_loop}
+func.func @two_pointwise_carries(%x: tensor<10000xf32>, %v: tensor<10000xf32>) -> (tensor<10000xf32>, tensor<10000xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %x, %b = %v) -> (tensor<10000xf32>, tensor<10000xf32>) {
+    %e = tensor.empty() : tensor<10000xf32>
+    %nb = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<10000xf32>, tensor<10000xf32>) outs(%e : tensor<10000xf32>) {
+    ^bb0(%in_a: f32, %in_b: f32, %out: f32):
+      %s = arith.subf %in_b, %in_a : f32
+      linalg.yield %s : f32
+    } -> tensor<10000xf32>
+    %na = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %nb : tensor<10000xf32>, tensor<10000xf32>) outs(%e : tensor<10000xf32>) {
+    ^bb0(%in_a: f32, %in_b: f32, %out: f32):
+      %s = arith.addf %in_a, %in_b : f32
+      linalg.yield %s : f32
+    } -> tensor<10000xf32>
+    scf.yield %na, %nb : tensor<10000xf32>, tensor<10000xf32>
+  }
+  return %r#0, %r#1 : tensor<10000xf32>, tensor<10000xf32>
+}
+
+// A second carry that is not a pointwise update (a rank-0 value passed on): no tiles,
+// and the op, larger than row_loops.ROW_MAX_WORK, keeps one dispatch per op.
 // CHECK-LABEL: func.func @two_carries_stay_per_op
 // CHECK-NOT:     flow.dispatch
 // CHECK:         scf.for
