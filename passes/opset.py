@@ -161,6 +161,8 @@ _ROWS: list[Op] = [
                          "iree_linalg_ext.yield flow.return"),
     Op("flow.dispatch.region", "kernel"),
     Op("flow.dispatch.workgroups", "kernel"),  # a loop as one dispatch (loops_in_dispatch)
+    # a workgroup's number and the count in a loop's dispatch (pointwise_tiles.distribute)
+    *_rows("source", "flow.dispatch.workgroup.id flow.dispatch.workgroup.count"),
     Op("iree_tensor_ext.dispatch.tensor.load", "read"),
     Op("iree_tensor_ext.dispatch.tensor.store", "write"),
     Op("util.optimization_barrier", "barrier"),
