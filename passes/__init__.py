@@ -44,6 +44,7 @@ from .share_dear_values import ShareDearValues
 from .shield_reductions import ShieldReductions
 from .shield_strided_slices import ShieldStridedSlices
 from .split_bool_broadcasts import SplitBoolBroadcasts
+from .unroll_loops import UnrollLoops
 
 __all__ = [
     "ModulePass", "PassError", "REGISTRY", "register", "Batch", "CheckDtypes", "ExpandFloatMinMax",
@@ -54,7 +55,7 @@ __all__ = [
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
     "KeepUnusedKernelResults", "RootKernelsForGpu", "SplitComplexSelects",
     "SeparateComplexParts", "ComplexPadsAsInserts", "SeparateGatherSlices",
-    "TileMatmuls", "TileReductions", "ShareDearValues",
+    "TileMatmuls", "TileReductions", "ShareDearValues", "UnrollLoops",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

@@ -5,6 +5,8 @@ loops that keep their form, and the compile's retry without the dispatches."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -13,7 +15,7 @@ import aotc.lax as lax
 import aotc.numpy as anp
 from aotc import compiler, targets
 from aotc.errors import CompileError
-from aotc.passes import loops_in_dispatch, row_loops
+from aotc.passes import loops_in_dispatch, row_loops, unroll_loops
 from tests.fuzz.helpers import AotcHelpers, NumpyHelpers
 
 from .test_control_flow import PyLax
@@ -267,6 +269,34 @@ def test_carries_updated_together_run_tile_by_tile_where_pointwise(coupling, til
         want = step(np, *want)
     for got, expected in zip(jitted(x, v), want):
         np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("trips", [12, 50, 11])
+def test_loops_of_matmul_steps_run_several_steps_per_iteration(trips):
+    """A loop whose step is a matmul keeps one dispatch per op; aotc-unroll-loops runs
+    several steps per iteration of IREE's loop, a factor from 2 to 10 dividing the trip
+    count (11 trips stay as they are). numpy's values, the step number read right in
+    every copy."""
+    rng = np.random.default_rng(4)
+    h = rng.standard_normal((8, 16)).astype(np.float32)
+    w = (rng.standard_normal((16, 16)) * 0.2).astype(np.float32)
+
+    def step(m, i, h):
+        return m.tanh(h @ w + m.float32(i) * 0.01)
+
+    jitted = aotc.jit(lambda h: lax.fori_loop(0, trips, lambda i, h: step(anp, i, h), h))
+    text = jitted.lower(h).as_text()
+    assert "flow.dispatch" not in text
+    factors = [int(k) for k in re.findall(r"aotc.unrolled = (\d+)", text)]
+    if trips == 11:
+        assert not factors
+    else:
+        (k,) = factors
+        assert 1 < k <= unroll_loops.MAX_FACTOR and trips % k == 0
+    want = h
+    for i in range(trips):
+        want = step(np, i, want)
+    np.testing.assert_allclose(np.asarray(jitted(h)), want, rtol=1e-5, atol=1e-6)
 
 
 def test_masked_updates_of_a_whole_matrix_match_numpy():

@@ -1,0 +1,121 @@
+"""aotc-unroll-loops: a loop kept at one dispatch per op and step runs several steps per
+iteration of IREE's loop.
+
+IREE runs an ``scf.for`` in its VM, and each iteration submits its dispatches and waits
+for them on its own: measured, 50 steps of ``h = tanh(h @ w)`` (h [8, 512], one
+dispatch per step of 18.4 us on one core) took 1.2-1.5 ms in process, 24-30 us per step;
+traced with ``unroll=10``, 685 us, and with all 50 steps in line, 605 (jax.jit: 709-750).
+At h [8, 32]: 54 -> 23 us (jax.jit 28-35). Unrolled, k steps are one submission.
+
+Which loops: an ``scf.for`` outside a dispatch (aotc-loops-in-dispatch runs first and
+keeps the loops it makes one dispatch) and outside the copies it keeps for a retry, with
+static bounds and no loop or branch in its
+body, whose body has ops that do work (``loops_in_dispatch.op_work``); unrolled by the
+largest factor up to ``MAX_FACTOR`` that divides its trip count and keeps the unrolled
+body within ``MAX_UNROLLED_OPS`` such ops (the module grows by as much; IREE shares the
+identical dispatches' code). Invariants: values are unchanged (the same steps in the
+same order); an unrolled loop is marked, so running the pass twice changes nothing more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .base import ModulePass, as_op, collect_ops, constant_index, register
+from .loops_in_dispatch import op_work
+from .row_loops import ORIGINAL_LOOP
+
+UNROLLED = "aotc.unrolled"
+# Steps per iteration, at most: 10 took rnn_512's 50 steps from 24-30 to 13.7 us each,
+# within 14% of all 50 in line (benchmarks/loops.py).
+MAX_FACTOR = 10
+# Ops that do work in the unrolled body, at most: the compile's cost grows with them.
+MAX_UNROLLED_OPS = 32
+
+
+def _left_alone(op) -> bool:
+    """Whether ``op`` is inside a dispatch, or inside the copy of a loop as it was that
+    aotc-loops-in-dispatch keeps for a retry (``row_loops.keep_as_it_was``: the retry
+    puts that loop back as it is)."""
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name.startswith("flow.dispatch.") or ORIGINAL_LOOP in parent.attributes:
+            return True
+        parent = parent.parent
+    return False
+
+
+def factor(loop) -> int:
+    """How many steps of ``loop`` one iteration of the unrolled loop runs (module
+    docstring); 1 where it is not unrolled."""
+    bounds = [constant_index(v) for v in list(loop.operands)[:3]]
+    if UNROLLED in loop.attributes or None in bounds or bounds[2] <= 0 or _left_alone(loop):
+        return 1
+    body = [as_op(op) for op in loop.regions[0].blocks[0].operations]
+    if any(op.name.startswith("scf.") and op.name != "scf.yield" for op in body):
+        return 1
+    working = sum(1 for op in body if op_work(op))
+    trips = -(-(bounds[1] - bounds[0]) // bounds[2])
+    if not working:
+        return 1
+    return max(k for k in range(1, min(MAX_FACTOR, trips) + 1)
+               if trips % k == 0 and k * working <= MAX_UNROLLED_OPS)
+
+
+def unroll(loop, k: int) -> None:
+    """``loop`` runs ``k`` steps per iteration: its body cloned ``k - 1`` times after
+    itself, each copy reading the previous one's yielded values as its carries and the
+    induction variable advanced by its steps."""
+    from aotc._mlir import arith, index_constant, ir
+
+    block = loop.regions[0].blocks[0]
+    induction, carries = block.arguments[0], list(block.arguments)[1:]
+    operations = [as_op(op) for op in block.operations]
+    terminator, body = operations[-1], operations[:-1]
+    step = constant_index(loop.operands[2])
+    yielded = list(terminator.operands)
+    for copy in range(1, k):
+        with ir.InsertionPoint(terminator), loop.location:
+            mapping = {induction: arith.addi(induction, index_constant(copy * step))}
+        mapping.update(zip(carries, yielded))
+        for op in body:
+            clone = op.clone(ip=ir.InsertionPoint(terminator))
+            _remap(clone, mapping)
+            mapping.update(zip(op.results, clone.results))
+        yielded = [mapping.get(v, v) for v in terminator.operands]
+    for i, value in enumerate(yielded):
+        terminator.operands[i] = value
+    with ir.InsertionPoint(loop), loop.location:
+        loop.operands[2] = index_constant(k * step)
+    loop.attributes[UNROLLED] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)
+
+
+def _remap(op, mapping: dict) -> None:
+    """Every operand of ``op`` and of the ops nested in it that ``mapping`` maps is
+    replaced (a clone still reads the original body's values)."""
+    from aotc._mlir import ir
+
+    def visit(inner):
+        inner = as_op(inner)
+        for i, value in enumerate(list(inner.operands)):
+            if value in mapping:
+                inner.operands[i] = mapping[value]
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+
+
+@register
+@dataclass(frozen=True)
+class UnrollLoops(ModulePass):
+    """Loops of per-op steps unrolled (module docstring)."""
+
+    name = "aotc-unroll-loops"
+
+    def run(self, module) -> None:
+        for loop, _ in collect_ops(module, lambda o: True if as_op(o).name == "scf.for"
+                                   else None):
+            loop = as_op(loop)
+            k = factor(loop)
+            if k > 1:
+                unroll(loop, k)
