@@ -177,9 +177,11 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     # Loops of scalar steps become one dispatch each on CPU targets (their GPU code is
     # not measured); a compile that fails with them retries without (compiler.py).
     max_work = config.value("loop_dispatch_max_work")
-    # The loops left at one dispatch per op run several steps per VM iteration.
-    loops = ([LoopsInDispatch(max_work), UnrollLoops()] if target.is_cpu and max_work > 0
-             else [])
+    # The loops left at one dispatch per op run several steps per VM iteration, but not
+    # beside reverse-mode derivatives: IREE packs an iteration's transients together, and
+    # a tape's memory per step is what checkpoint policies choose.
+    unroll = [] if has_adjoints else [UnrollLoops()]
+    loops = [LoopsInDispatch(max_work), *unroll] if target.is_cpu and max_work > 0 else []
     # Transcendentals computed once where IREE would compute them in each reader (measured
     # on CPUs only); before the loops, whose dispatches drop such separations.
     sharing = [ShareDearValues()] if target.is_cpu else []

@@ -13,15 +13,18 @@ static bounds and no loop or branch in its
 body, whose body has ops that do work (``loops_in_dispatch.op_work``); unrolled by the
 largest factor up to ``MAX_FACTOR`` that divides its trip count and keeps the unrolled
 body within ``MAX_UNROLLED_OPS`` such ops (the module grows by as much; IREE shares the
-identical dispatches' code). Invariants: values are unchanged (the same steps in the
-same order); an unrolled loop is marked, so running the pass twice changes nothing more.
+identical dispatches' code) and ``MAX_UNROLLED_BYTES`` of their results. Not in modules
+with reverse-mode derivatives (aotc/build.py). Invariants: values are unchanged (the same
+steps in the same order); an unrolled loop is marked, so running the pass twice changes
+nothing more.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, collect_ops, constant_index, register
+from .base import ModulePass, as_op, collect_ops, constant_index, element_bytes, register
 from .loops_in_dispatch import op_work
 from .row_loops import ORIGINAL_LOOP
 
@@ -31,6 +34,10 @@ UNROLLED = "aotc.unrolled"
 MAX_FACTOR = 10
 # Ops that do work in the unrolled body, at most: the compile's cost grows with them.
 MAX_UNROLLED_OPS = 32
+# Bytes the unrolled body's working ops make, at most: IREE packs one iteration's
+# transients together, so a step's temporaries are live k times over (a dynamic shape
+# counts as too many).
+MAX_UNROLLED_BYTES = 1 << 20
 
 
 def _left_alone(op) -> bool:
@@ -54,12 +61,24 @@ def factor(loop) -> int:
     body = [as_op(op) for op in loop.regions[0].blocks[0].operations]
     if any(op.name.startswith("scf.") and op.name != "scf.yield" for op in body):
         return 1
-    working = sum(1 for op in body if op_work(op))
+    working = [op for op in body if op_work(op)]
+    made = sum(_bytes(r) for op in working for r in op.results)
     trips = -(-(bounds[1] - bounds[0]) // bounds[2])
     if not working:
         return 1
-    return max(k for k in range(1, min(MAX_FACTOR, trips) + 1)
-               if trips % k == 0 and k * working <= MAX_UNROLLED_OPS)
+    return max((k for k in range(2, min(MAX_FACTOR, trips) + 1)
+                if trips % k == 0 and k * len(working) <= MAX_UNROLLED_OPS
+                and k * made <= MAX_UNROLLED_BYTES), default=1)
+
+
+def _bytes(value) -> int:
+    """The bytes of ``value``'s tensor (a dynamic shape: more than any budget)."""
+    from aotc._mlir import ir
+
+    t = value.type
+    if not isinstance(t, ir.ShapedType):
+        return 0
+    return math.prod(t.shape) * element_bytes(t.element_type) if t.has_static_shape else 1 << 40
 
 
 def unroll(loop, k: int) -> None:

@@ -2,8 +2,9 @@
 // iterations: the body cloned k - 1 times, each copy on the previous one's values and
 // the induction variable advanced by its steps, the step multiplied by k. k is the
 // largest factor up to 10 that divides the trip count with at most 32 working ops in
-// the unrolled body. Loops in a dispatch, with a branch or loop inside, or whose trip
-// count has no such factor, stay. Running it twice changes nothing more.
+// the unrolled body and at most 1 MiB made by them. Loops in a dispatch, with a branch
+// or loop inside, or whose trip count has no such factor, stay. Running it twice changes
+// nothing more.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-unroll-loops' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-unroll-loops,aotc-unroll-loops' | filecheck %s
@@ -86,4 +87,25 @@ func.func @branch_inside(%h: tensor<8x32xf32>, %p: i1) -> tensor<8x32xf32> {
     scf.yield %b : tensor<8x32xf32>
   }
   return %r : tensor<8x32xf32>
+}
+
+// A step making 1 MiB: unrolled, k steps' transients would be live together (IREE packs
+// an iteration's), so the loop stays (MAX_UNROLLED_BYTES).
+// CHECK-LABEL: func.func @large_steps
+// CHECK-NOT:     aotc.unrolled
+// CHECK:         return
+func.func @large_steps(%h: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %h) -> (tensor<512x512xf32>) {
+    %e = tensor.empty() : tensor<512x512xf32>
+    %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<512x512xf32>) outs(%e : tensor<512x512xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %y = math.tanh %in : f32
+      linalg.yield %y : f32
+    } -> tensor<512x512xf32>
+    scf.yield %t : tensor<512x512xf32>
+  }
+  return %r : tensor<512x512xf32>
 }
