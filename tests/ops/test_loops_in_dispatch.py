@@ -209,9 +209,9 @@ def _python_loop(step, x, trips):
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_small_carries_computed_afresh_are_written_in_place(name, step):
     """A carry computed afresh by elementwise ops that read it only at the element they
-    write is written in place by scalar loops, in one dispatch (up to
-    row_loops.POINTWISE_MAX_ELEMENTS); one read at another element (``roll``) keeps one
-    dispatch per op. numpy's values either way."""
+    write is written in place by scalar loops, in one dispatch (one tile of
+    pointwise_tiles: larger carries run tile by tile); one read at another element
+    (``roll``) keeps one dispatch per op. numpy's values either way."""
     x = np.linspace(0.5, 1.5, 200).astype(np.float32)
     jitted = aotc.jit(lambda x: lax.fori_loop(0, 20, lambda i, x: step(anp, i, x), x))
     in_dispatch = "flow.dispatch.workgroups" in jitted.lower(x).as_text()
