@@ -10,13 +10,13 @@ At h [8, 32]: 54 -> 23 us (jax.jit 28-35). Unrolled, k steps are one submission.
 Which loops: an ``scf.for`` outside a dispatch (aotc-loops-in-dispatch runs first and
 keeps the loops it makes one dispatch) and outside the copies it keeps for a retry, with
 static bounds and no loop or branch in its body, whose body has ops that do work
-(``loops_in_dispatch.op_work``); unrolled by the
-largest factor up to ``MAX_FACTOR`` that divides its trip count and keeps the unrolled
-body within ``MAX_UNROLLED_OPS`` such ops (the module grows by as much; IREE shares the
-identical dispatches' code: rnn_512 unrolled by 10 has one executable, 10 dispatches) and ``MAX_UNROLLED_BYTES`` of their results. Not in modules
-with reverse-mode derivatives (aotc/build.py). Invariants: values are unchanged (the same
-steps in the same order); an unrolled loop is marked, so running the pass twice changes
-nothing more.
+(``loops_in_dispatch.op_work``); unrolled by the largest factor up to ``MAX_FACTOR``
+that divides its trip count and keeps the unrolled body within ``MAX_UNROLLED_OPS`` such
+ops (the module grows by as much; IREE shares the identical dispatches' code: rnn_512
+unrolled by 10 has one executable and 10 dispatches) and ``MAX_UNROLLED_BYTES`` of their
+results. Not in modules with reverse-mode derivatives (aotc/build.py). Invariants:
+values are unchanged (the same steps in the same order); an unrolled loop is marked, so
+running the pass twice changes nothing more.
 """
 
 from __future__ import annotations
