@@ -10,13 +10,15 @@ At h [8, 32]: 54 -> 23 us (jax.jit 28-35). Unrolled, k steps are one submission.
 Which loops: an ``scf.for`` outside a dispatch (aotc-loops-in-dispatch runs first and
 keeps the loops it makes one dispatch) and outside the copies it keeps for a retry, with
 static bounds and no loop or branch in its body, whose body has ops that do work
-(``loops_in_dispatch.op_work``); unrolled by the largest factor up to ``MAX_FACTOR``
-that divides its trip count and keeps the unrolled body within ``MAX_UNROLLED_OPS`` such
-ops (the module grows by as much; IREE shares the identical dispatches' code: rnn_512
+(``loops_in_dispatch.op_work``). The factor, at most ``MAX_FACTOR``, is the one leaving
+the fewest iterations of IREE's loops: the unrolled loop's, and those of a copy of the
+loop as it was after it, which runs the steps a whole iteration would overrun (11 trips:
+one of 10 steps, then one). The unrolled body keeps within ``MAX_UNROLLED_OPS`` such ops
+(the module grows by as much; IREE shares the identical dispatches' code: rnn_512
 unrolled by 10 has one executable and 10 dispatches) and ``MAX_UNROLLED_BYTES`` of their
 results. Not in modules with reverse-mode derivatives (aotc/build.py). Invariants:
-values are unchanged (the same steps in the same order); an unrolled loop is marked, so
-running the pass twice changes nothing more.
+values are unchanged (the same steps in the same order); an unrolled loop and its
+remainder are marked, so running the pass twice changes nothing more.
 """
 
 from __future__ import annotations
@@ -66,9 +68,10 @@ def factor(loop) -> int:
     trips = -(-(bounds[1] - bounds[0]) // bounds[2])
     if not working:
         return 1
-    return max((k for k in range(2, min(MAX_FACTOR, trips) + 1)
-                if trips % k == 0 and k * len(working) <= MAX_UNROLLED_OPS
-                and k * made <= MAX_UNROLLED_BYTES), default=1)
+    fits = [k for k in range(2, min(MAX_FACTOR, trips) + 1)
+            if k * len(working) <= MAX_UNROLLED_OPS and k * made <= MAX_UNROLLED_BYTES]
+    # the fewest iterations of the VM's loops: the unrolled one and the remainder's
+    return min(fits, key=lambda k: (trips // k + trips % k, -k), default=1)
 
 
 def _bytes(value) -> int:
@@ -84,14 +87,18 @@ def _bytes(value) -> int:
 def unroll(loop, k: int) -> None:
     """``loop`` runs ``k`` steps per iteration: its body cloned ``k - 1`` times after
     itself, each copy reading the previous one's yielded values as its carries and the
-    induction variable advanced by its steps."""
+    induction variable advanced by its steps; the steps a whole iteration would overrun
+    run in a copy of the loop as it was after it (``_remainder_after``)."""
     from aotc._mlir import arith, index_constant, ir
 
+    lower, upper, step = (constant_index(v) for v in list(loop.operands)[:3])
+    whole = lower + (-(-(upper - lower) // step)) // k * k * step
+    if whole < upper:
+        _remainder_after(loop, whole)
     block = loop.regions[0].blocks[0]
     induction, carries = block.arguments[0], list(block.arguments)[1:]
     operations = [as_op(op) for op in block.operations]
     terminator, body = operations[-1], operations[:-1]
-    step = constant_index(loop.operands[2])
     yielded = list(terminator.operands)
     for copy in range(1, k):
         with ir.InsertionPoint(terminator), loop.location:
@@ -107,6 +114,26 @@ def unroll(loop, k: int) -> None:
     with ir.InsertionPoint(loop), loop.location:
         loop.operands[2] = index_constant(k * step)
     loop.attributes[UNROLLED] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)
+
+
+def _remainder_after(loop, whole: int) -> None:
+    """The steps of ``loop`` from ``whole`` on run in a copy of it after it, which starts
+    at ``loop``'s results and gives the values its users read; ``loop`` stops at
+    ``whole``."""
+    from aotc._mlir import index_constant, ir
+
+    remainder = loop.clone(ip=ir.InsertionPoint(loop))
+    remainder.move_after(loop)
+    for old, new in zip(loop.results, remainder.results):
+        old.replace_all_uses_with(new)
+    offset = len(list(remainder.operands)) - len(loop.results)
+    for i, value in enumerate(loop.results):
+        remainder.operands[offset + i] = value
+    with ir.InsertionPoint(loop), loop.location:
+        boundary = index_constant(whole)
+    loop.operands[1] = boundary
+    remainder.operands[0] = boundary
+    remainder.attributes[UNROLLED] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 1)
 
 
 def _remap(op, mapping: dict) -> None:

@@ -1,10 +1,10 @@
 // aotc-unroll-loops runs k steps of a loop kept at one dispatch per op in each of its
 // iterations: the body cloned k - 1 times, each copy on the previous one's values and
 // the induction variable advanced by its steps, the step multiplied by k. k is the
-// largest factor up to 10 that divides the trip count with at most 32 working ops in
-// the unrolled body and at most 1 MiB made by them. Loops in a dispatch, with a branch
-// or loop inside, or whose trip count has no such factor, stay. Running it twice changes
-// nothing more.
+// factor up to 10 leaving the fewest loop iterations (a remainder runs in a copy of the
+// loop after it) with at most 32 working ops in the unrolled body and at most 1 MiB
+// made by them. Loops in a dispatch, or with a branch or loop inside, stay. Running it
+// twice changes nothing more.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-unroll-loops' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-unroll-loops,aotc-unroll-loops' | filecheck %s
@@ -44,10 +44,18 @@ func.func @steps(%h: tensor<8x32xf32>, %w: tensor<32x32xf32>) -> tensor<8x32xf32
   return %r : tensor<8x32xf32>
 }
 
-// 11 trips: no factor from 2 to 10 divides them.
+// 11 trips: one iteration of 10 steps, then the remainder's step in a copy of the loop
+// as it was, from 10 on, starting at the unrolled loop's result.
 // CHECK-LABEL: func.func @prime_trips
-// CHECK-NOT:     aotc.unrolled
-// CHECK:         return
+// CHECK:         %[[TEN:.*]] = arith.constant 10 : index
+// CHECK:         %[[MAIN:.*]] = scf.for %{{.*}} = %{{.*}} to %[[TEN]] step %[[TEN]]
+// CHECK-COUNT-10:  math.tanh
+// CHECK:         } {aotc.unrolled = 10 : i64}
+// CHECK:         %[[LAST:.*]] = scf.for %{{.*}} = %[[TEN]] to %c11 step %c1 iter_args(%{{.*}} = %[[MAIN]])
+// CHECK:           math.tanh
+// CHECK-NOT:       math.tanh
+// CHECK:         } {aotc.unrolled = 1 : i64}
+// CHECK:         return %[[LAST]]
 func.func @prime_trips(%h: tensor<8x32xf32>) -> tensor<8x32xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
