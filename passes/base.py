@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -208,6 +209,30 @@ def constant_index(value) -> int | None:
         if isinstance(attr, ir.IntegerAttr):
             return ir.IntegerAttr(attr).value
     return None
+
+
+def static_bounds(loop) -> tuple[int, int, int] | None:
+    """An ``scf.for``'s lower bound, upper bound and step where all three are constants
+    (and the step positive), else None."""
+    bounds = tuple(constant_index(v) for v in list(loop.operands)[:3])
+    return bounds if None not in bounds and bounds[2] > 0 else None
+
+
+def static_trips(loop) -> int | None:
+    """How many iterations an ``scf.for`` of ``static_bounds`` runs, else None."""
+    bounds = static_bounds(loop)
+    return None if bounds is None else max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+
+
+def tensor_bytes(value) -> int | None:
+    """The bytes of a statically shaped tensor ``value``: 0 for a scalar, None for a
+    dynamic shape."""
+    from aotc._mlir import ir
+
+    t = value.type
+    if not isinstance(t, ir.ShapedType):
+        return 0
+    return math.prod(t.shape) * element_bytes(t.element_type) if t.has_static_shape else None
 
 
 def within(op, ancestor) -> bool:

@@ -45,7 +45,7 @@ from .pointwise_tiles import (TILE_LOOP, WORKGROUP_OPS, count_as_one_op, counted
                               one_workgroup, tile_steps, workgroup_grid, workgroups,
                               workload_size)
 from .row_loops import (keep_as_it_was, kept_numbers, pointwise_update, restore_originals,
-                        row_ops, stores_bools, write_into)
+                        row_ops, stores_bools, tiled_update, write_into)
 from .scalarize import forget_bools, scalarizable, scalarize, scalarize_bools
 
 LOOP_DISPATCH = "aotc.loop_dispatch"
@@ -250,11 +250,13 @@ def _candidates(module, max_work: int) -> list:
                         and element_bytes(r.type.element_type) < WIDEST_ELEMENT_BYTES
                         for r in op.results):
             work = _nest_work(op)
-            rows = [] if work is not None and work <= max_work else (
-                row_ops(op, max_work, op_work) if max_work >= 1 else None)
+            small = work is not None and work <= max_work
+            tiled = tiled_update(op) if not small and max_work >= 1 else set()
+            rows = [] if small else (
+                row_ops(op, max_work, op_work, tiled) if max_work >= 1 else None)
             copies: list = []
             if rows is not None and _loops_in_place(op, copies):
-                found.append((op, copies, rows))
+                found.append((op, copies, rows, bool(tiled)))
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
@@ -375,7 +377,6 @@ def _tie(dispatch) -> None:
     n_inputs = len(block.arguments) - n_outputs
     tied, taken, outputs = [-1] * n_outputs, set(), []
     stores = [as_op(o) for o in block.operations if as_op(o).name == _STORE]
-    tiles_tied = []  # per loop over tiles (pointwise_tiles): whether its carry is tied
     first = workload_size(dispatch)
     for store in stores:
         output, value = store.operands[1], store.operands[0]
@@ -383,8 +384,6 @@ def _tie(dispatch) -> None:
                 and isinstance(value, ir.OpResult) and as_op(value.owner).name in LOOPS):
             continue
         loop = as_op(value.owner)
-        if TILE_LOOP in loop.attributes:
-            tiles_tied.append(False)
         init = _initial_values(loop)[value.result_number]
         if not (isinstance(init, ir.OpResult) and as_op(init.owner).name == _LOAD):
             continue
@@ -403,18 +402,27 @@ def _tie(dispatch) -> None:
             # copy of its own to run in.
             dispatch.operands[first + source.arg_number] = runtime_copy(dispatch, outside)
         taken.add(source.arg_number)
-        if TILE_LOOP in loop.attributes:
-            tiles_tied[-1] = True
         source.set_type(ir.Type.parse(str(source.type).replace("readonly:", "readwrite:")))
         store.operands[1] = source
         tied[output.arg_number - n_inputs] = source.arg_number
         outputs.append(output.arg_number)
-    if not all(tiles_tied):
+    if any(_stores_untied_tiles(store, n_inputs) for store in stores):
         one_workgroup(dispatch)
     for number in sorted(outputs, reverse=True):
         block.erase_argument(number)
     dispatch.attributes["tied_operands"] = ir.ArrayAttr.get(
         [ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied])
+
+
+def _stores_untied_tiles(store, n_inputs: int) -> bool:
+    """Whether ``store`` writes a loop over tiles (pointwise_tiles) into an output binding
+    of its own, not into the carry's binding ``_tie`` ties: then every workgroup would
+    store the whole carry."""
+    from aotc._mlir import ir
+
+    value, output = store.operands[0], store.operands[1]
+    return (isinstance(value, ir.OpResult) and TILE_LOOP in as_op(value.owner).attributes
+            and output.arg_number >= n_inputs)
 
 
 def _read_elsewhere(value, dispatch) -> bool:
@@ -542,11 +550,9 @@ class LoopsInDispatch(ModulePass):
             return
         earlier = _dispatches(module)  # tied already (a new loop since an earlier run)
         numbers = kept_numbers(module)
-        for loop, copies, rows in loops:
+        for loop, copies, rows, tiled in loops:
             original = keep_as_it_was(loop, next(numbers)) if rows else None
-            pointwise = any(value.type.rank and carry.owner.owner == loop
-                            for value, carry in copies)
-            counted = counted_ops(loop, op_work)
+            counted = counted_ops(loop, op_work) if tiled else 0
             for value, carry in copies:
                 if value.type.rank == 0:
                     _copy_into(value, carry)
@@ -560,7 +566,7 @@ class LoopsInDispatch(ModulePass):
                 if scalarizable(op) and op not in bools:  # (slice reads stay)
                     scalarize(op, stored)
             forget_bools(stored)
-            if pointwise:
+            if tiled:
                 loop = tile_steps(loop)  # its steps run tile by tile
                 if workgroups(loop) > 1:
                     count_as_one_op(loop, counted)

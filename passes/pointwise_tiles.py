@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import math
 
-from .base import as_op, constant_index, element_bytes, read_metadata, within, write_metadata
+from .base import (as_op, element_bytes, read_metadata, static_bounds, static_trips, within,
+                   write_metadata)
 from .opset import CARRIES_AT
 
 # Marks the loop over tiles (``distribute`` spreads it over workgroups).
@@ -88,7 +89,7 @@ def _element_nests(loop) -> list | None:
                 or len(nest.results) != 1 or nest.operands[CARRIES_AT["scf.for"]] != carry
                 or nest in nests):
             return None
-        if tuple(constant_index(v) for v in list(nest.operands)[:3]) != (0, shape[0], 1):
+        if static_bounds(nest) != (0, shape[0], 1):
             return None
         nests.append(nest)
     for carry, nest in zip(list(block.arguments)[1:], nests):
@@ -151,8 +152,7 @@ def workgroups(loop) -> int:
     tiles (at most ``MAX_WORKGROUPS``), else 1."""
     if TILE_LOOP not in loop.attributes:
         return 1
-    lower, upper, step = (constant_index(v) for v in list(loop.operands)[:3])
-    return min(MAX_WORKGROUPS, -(-(upper - lower) // step))
+    return min(MAX_WORKGROUPS, static_trips(loop))
 
 
 def distribute(loop) -> None:
@@ -207,11 +207,11 @@ def counted_ops(loop, op_work) -> int:
     """The ops the tracer counted for the loop ``loop``: those of its body that do work
     (``op_work``: loops_in_dispatch.op_work), once per trip
     (``aotc/ops/control._outer_work``); 0 where its trip count is not static."""
-    trips = [constant_index(v) for v in list(loop.operands)[:3]]
-    if loop.name != "scf.for" or None in trips or trips[2] <= 0:
+    trips = static_trips(loop) if loop.name == "scf.for" else None
+    if trips is None:
         return 0
     body = [as_op(op) for op in loop.regions[0].blocks[0].operations]
-    return -(-(trips[1] - trips[0]) // trips[2]) * sum(1 for op in body if op_work(op))
+    return trips * sum(1 for op in body if op_work(op))
 
 
 def count_as_one_op(loop, counted: int) -> None:

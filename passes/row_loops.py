@@ -13,9 +13,8 @@ row ops rather than scalar loops run one step at a time by its VM.
 from __future__ import annotations
 
 import itertools
-import math
 
-from .base import (all_parallel, as_op, element_bytes, indexing_maps, operand_segments,
+from .base import (all_parallel, as_op, indexing_maps, operand_segments, tensor_bytes,
                    within)
 from .opset import CARRIES_AT, RESHAPE_OPS
 from .pointwise_tiles import repeatable, tile_rows
@@ -42,14 +41,13 @@ SCALARIZED_LOOP = "aotc.scalarized_loop"
 ORIGINAL_LOOP = "aotc.original_loop"
 
 
-def row_ops(loop, max_work: int, op_work, outermost: bool = True) -> list | None:
+def row_ops(loop, max_work: int, op_work, tiled: set = frozenset()) -> list | None:
     """The ops of the nest of ``loop`` to ``scalarize`` so that it can run as one
     dispatch: every op of more than ``max_work`` element-steps (``op_work``) is
-    scalarizable (or a slice read) of at most ``ROW_MAX_WORK`` (or computes a pointwise
-    update run tile by tile, ``tiled_update``), and the new tensors they make fit
+    scalarizable (or a slice read) of at most ``ROW_MAX_WORK`` (or one of ``tiled``, the
+    loop's ``tiled_update``, which runs tile by tile), and the new tensors they make fit
     ``ROW_TEMPORARY_BYTES``; None where not."""
     found = []
-    tiled = tiled_update(loop) if outermost else set()
     for region in loop.regions:
         for block in region.blocks:
             for inner in block.operations:
@@ -57,7 +55,7 @@ def row_ops(loop, max_work: int, op_work, outermost: bool = True) -> list | None
                 if inner.name.startswith("flow."):
                     return None
                 if inner.name.startswith("scf."):
-                    nested = row_ops(inner, max_work, op_work, False)
+                    nested = row_ops(inner, max_work, op_work)
                     if nested is None:
                         return None
                     found.extend(nested)
@@ -78,8 +76,6 @@ def row_ops(loop, max_work: int, op_work, outermost: bool = True) -> list | None
     # (a tiled update is written into its carry: no new tensor)
     temporary = _temporary_bytes([op for op in found if op not in tiled])
     return found if temporary <= ROW_TEMPORARY_BYTES else None
-
-
 
 
 def pointwise_update(value, carry) -> bool:
@@ -254,12 +250,12 @@ def _temporary_bytes(ops: list) -> int:
     for op in ops:
         if op.name == "tensor.extract_slice":
             if op.results[0] not in in_place or not _read_pointwise(op.results[0]):
-                total += _bytes(op.results[0])
+                total += tensor_bytes(op.results[0])
             continue
         for result, init in zip(op.results, list(op.operands)[-len(op.results):]):
             fresh = isinstance(init, ir.OpResult) and as_op(init.owner).name == "tensor.empty"
             if fresh and not fused(result):
-                total += _bytes(result)
+                total += tensor_bytes(result)
     return total
 
 
@@ -277,10 +273,6 @@ def _read_pointwise(value) -> bool:
                 or not _identity(indexing_maps(reader)[use.operand_number])):
             return False
     return True
-
-
-def _bytes(value) -> int:
-    return math.prod(value.type.shape) * element_bytes(value.type.element_type)
 
 
 def keep_as_it_was(loop, number: int):

@@ -23,10 +23,10 @@ remainder are marked, so running the pass twice changes nothing more.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from .base import ModulePass, as_op, collect_ops, constant_index, element_bytes, register
+from .base import (ModulePass, as_op, collect_ops, register, static_bounds, static_trips,
+                   tensor_bytes)
 from .loops_in_dispatch import op_work
 from .row_loops import ORIGINAL_LOOP
 
@@ -37,8 +37,8 @@ MAX_FACTOR = 10
 # Ops that do work in the unrolled body, at most: the compile's cost grows with them.
 MAX_UNROLLED_OPS = 32
 # Bytes the unrolled body's working ops make, at most: IREE packs one iteration's
-# transients together, so a step's temporaries are live k times over (a dynamic shape
-# counts as too many).
+# transients together, so a step's temporaries are live k times over (a loop making
+# tensors of dynamic shape is not unrolled).
 MAX_UNROLLED_BYTES = 1 << 20
 
 
@@ -57,31 +57,21 @@ def _left_alone(op) -> bool:
 def factor(loop) -> int:
     """How many steps of ``loop`` one iteration of the unrolled loop runs (module
     docstring); 1 where it is not unrolled."""
-    bounds = [constant_index(v) for v in list(loop.operands)[:3]]
-    if UNROLLED in loop.attributes or None in bounds or bounds[2] <= 0 or _left_alone(loop):
+    trips = static_trips(loop)
+    if UNROLLED in loop.attributes or trips is None or _left_alone(loop):
         return 1
     body = [as_op(op) for op in loop.regions[0].blocks[0].operations]
     if any(op.name.startswith("scf.") and op.name != "scf.yield" for op in body):
         return 1
     working = [op for op in body if op_work(op)]
-    made = sum(_bytes(r) for op in working for r in op.results)
-    trips = -(-(bounds[1] - bounds[0]) // bounds[2])
-    if not working:
+    sizes = [tensor_bytes(r) for op in working for r in op.results]
+    if not working or None in sizes:  # (a dynamic shape: its size is not known)
         return 1
+    made = sum(sizes)
     fits = [k for k in range(2, min(MAX_FACTOR, trips) + 1)
             if k * len(working) <= MAX_UNROLLED_OPS and k * made <= MAX_UNROLLED_BYTES]
     # the fewest iterations of the VM's loops: the unrolled one and the remainder's
     return min(fits, key=lambda k: (trips // k + trips % k, -k), default=1)
-
-
-def _bytes(value) -> int:
-    """The bytes of ``value``'s tensor (a dynamic shape: more than any budget)."""
-    from aotc._mlir import ir
-
-    t = value.type
-    if not isinstance(t, ir.ShapedType):
-        return 0
-    return math.prod(t.shape) * element_bytes(t.element_type) if t.has_static_shape else 1 << 40
 
 
 def unroll(loop, k: int) -> None:
@@ -91,8 +81,8 @@ def unroll(loop, k: int) -> None:
     run in a copy of the loop as it was after it (``_remainder_after``)."""
     from aotc._mlir import arith, index_constant, ir
 
-    lower, upper, step = (constant_index(v) for v in list(loop.operands)[:3])
-    whole = lower + (-(-(upper - lower) // step)) // k * k * step
+    lower, upper, step = static_bounds(loop)
+    whole = lower + static_trips(loop) // k * k * step
     if whole < upper:
         _remainder_after(loop, whole)
     block = loop.regions[0].blocks[0]
