@@ -103,7 +103,7 @@ def trace_into(
     metadata = build_metadata(
         name, signature, traced.out_avals, traced.out_tree, target.name, source_hash,
         trace.work.total, trace.ops, traced.mutated, trace.weak_casts, trace.residual_bytes,
-        trace.work.contraction,
+        trace.work.contraction, trace.work.matvec,
     )
     with module.context:
         write_metadata(traced.func_op, metadata)

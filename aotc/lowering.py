@@ -47,10 +47,13 @@ def wrap(value: ir.Value, shape: Sequence[int], dtype: np.dtype) -> Tracer:
     return Tracer(value, shape, dtype)
 
 
-def add_work(amount: float, contraction: bool = False) -> None:
-    """Counts one op of ``amount`` work (``core.Work``; ``contraction``: a matmul's flops)."""
+def add_work(amount: float, contraction: bool = False, matvec: bool = False) -> None:
+    """Counts one op of ``amount`` work (``work.Work``; ``contraction``: a matmul's flops,
+    ``matvec``: a matrix-vector product's)."""
     trace = current_trace()
-    trace.work += Work(float(amount), float(amount) if contraction else 0.0)
+    amount = float(amount)
+    trace.work += Work(amount, amount if contraction and not matvec else 0.0,
+                       amount if matvec else 0.0)
     trace.ops += 1
 
 

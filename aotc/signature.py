@@ -459,6 +459,7 @@ def build_metadata(
     weak_casts: dict[int, set] | None = None,
     residual_bytes: int = 0,
     contraction_work: float = 0.0,
+    matvec_work: float = 0.0,
 ) -> FunctionMetadata:
     from . import __version__
     from .compiler import iree_version
@@ -483,6 +484,7 @@ def build_metadata(
         source_hash=source_hash,
         work_estimate=work,
         contraction_estimate=contraction_work,
+        matvec_estimate=matvec_work,
         op_estimate=ops,
         residual_bytes=int(residual_bytes),
         static_args={str(k): repr(v) for k, v in signature.static_args},

@@ -347,7 +347,7 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     result_types = _move_functions(scratch, outer, ([] if size == 0 else [names.batched])
                                    + ([names.example] if needs_example else []))
     scale = size if isinstance(size, int) else 1
-    outer.work += inner.work * scale
+    outer.work += inner.work.batched(scale)
     outer.ops += inner.ops  # the batched function runs the same ops, each on the whole batch
     outer.residual_bytes += inner.residual_bytes * scale
     outer.contractions.extend(c._replace(flops=c.flops * scale) for c in inner.contractions)

@@ -8,20 +8,33 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Work:
     """The estimated work of one call: all of it (flops; elementwise ops and reductions
-    count one per element) and the part matmul-like contractions do, which runs about ten
-    times as much of it per second (the runtime's driver choice weighs them:
-    runtime/device.py)."""
+    count one per element), the part matmul-like contractions do, which runs about ten
+    times as much of it per second, and the part matrix-vector products do: they read
+    each element of their matrix once, so they run at the speed of memory, as elementwise
+    ops do (the runtime's driver choice weighs the parts: runtime/device.py)."""
 
     total: float = 0.0
     contraction: float = 0.0
+    matvec: float = 0.0
 
     def __add__(self, other: "Work") -> "Work":
-        return Work(self.total + other.total, self.contraction + other.contraction)
+        return Work(self.total + other.total, self.contraction + other.contraction,
+                    self.matvec + other.matvec)
 
     def __sub__(self, other: "Work") -> "Work":
-        return Work(self.total - other.total, self.contraction - other.contraction)
+        return Work(self.total - other.total, self.contraction - other.contraction,
+                    self.matvec - other.matvec)
 
     def __mul__(self, factor: float) -> "Work":
-        return Work(self.total * factor, self.contraction * factor)
+        return Work(self.total * factor, self.contraction * factor, self.matvec * factor)
 
     __rmul__ = __mul__
+
+    def batched(self, size: int) -> "Work":
+        """The work of ``size`` examples run as one batch (``vmap``). A matrix-vector
+        product batched over its vector with the matrix shared is a matmul that reads the
+        matrix once for the whole batch: the batch's matrix-vector flops count as matmul
+        flops. (Batched over the matrix too, each example still streams its own: counted
+        as matmul flops, that work is underestimated, which keeps such a function on one
+        thread, as before matrix-vector products were told apart.)"""
+        return Work(self.total * size, (self.contraction + self.matvec) * size)

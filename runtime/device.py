@@ -39,6 +39,12 @@ LOCAL_SYNC_MAX_WORK_PER_OP = 5e5
 # 420/351; the MLP 784-512-512-10 at batch 10 65/119, 24 144/161, 32 177/202, 48
 # 257/209, 64 339/271 (counted whole, every batch from 4 went to local-task).
 CONTRACTION_WORK_WEIGHT = 0.08
+# Matrix-vector flops (``matvec_estimate``) count one unit per multiply-add, as an
+# elementwise op counts one per element: they stream their matrix from memory. Measured
+# (float64 A @ v, device arrays, us per call sync/task): 1024^2 83/118, 1448^2 193/213,
+# 2048^2 733/504 (weighed as matmul flops, the last stayed on local-sync); float32 2048^2
+# 217/242.
+MATVEC_WORK_WEIGHT = 0.5
 
 # local-task gets one worker group per available core, up to this many. Unpinned groups
 # equal to the core count cut p99 latency 3-6x against IREE's pinned default on the
@@ -295,7 +301,8 @@ def _set_task_flags() -> None:
 
 
 def _runs_best_on_one_thread(meta: FunctionMetadata) -> bool:
-    weighed = meta.work_estimate - meta.contraction_estimate * (1 - CONTRACTION_WORK_WEIGHT)
+    weighed = (meta.work_estimate - meta.contraction_estimate * (1 - CONTRACTION_WORK_WEIGHT)
+               - meta.matvec_estimate * (1 - MATVEC_WORK_WEIGHT))
     if weighed < LOCAL_SYNC_MAX_WORK:
         return True
     # per op, all flops count whole (as measured: the batch-64 MLP's 14 ops average 6.1

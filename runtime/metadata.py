@@ -50,6 +50,9 @@ class FunctionMetadata:
     # The part of ``work_estimate`` matmuls do (convolutions count as the rest): it runs
     # about ten times as much work per second, which the driver choice weighs.
     contraction_estimate: float = 0.0
+    # The part matrix-vector products do: each reads its matrix once, so it runs at the
+    # speed of memory, one multiply-add about as fast as an elementwise op's element.
+    matvec_estimate: float = 0.0
     # Ops one call runs, loop bodies counted per trip (0: unknown). work / ops is the size
     # of a typical dispatch, which decides whether a worker pool pays off.
     op_estimate: float = 0.0
@@ -101,7 +104,8 @@ class FunctionMetadata:
     def to_json(self) -> str:
         data = asdict(self)
         # Records without them read as before, by older runtimes too.
-        for name in ("weak_casts", "residual_bytes", "kernel_loop_trips", "contraction_estimate"):
+        for name in ("weak_casts", "residual_bytes", "kernel_loop_trips", "contraction_estimate",
+                     "matvec_estimate"):
             if not data[name]:
                 del data[name]
         data["schema"] = SCHEMA_VERSION

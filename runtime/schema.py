@@ -120,6 +120,7 @@ FIELDS: dict[str, tuple[Any, bool]] = {
     "source_hash": (_str, True),
     "work_estimate": (_number, False),
     "contraction_estimate": (_number, False),
+    "matvec_estimate": (_number, False),
     "op_estimate": (_number, False),
     "residual_bytes": (_number, False),
     "kernel_loop_trips": (_trips, False),

@@ -144,6 +144,30 @@ def test_as_text_abbreviates_the_metadata_and_shows_the_traced_module():
     assert compiled.as_text(metadata=True) == full
 
 
+def test_work_estimate_tells_matrix_vector_products_from_matmuls():
+    """The driver choice weighs a matmul's flops at about a tenth of elementwise work and
+    a matrix-vector product's at half (runtime/device.py): the trace tells them apart,
+    and vmap over the vector of a shared matrix makes the products one matmul."""
+    m = aotc.ShapeDtypeStruct((64, 32), "float32")
+    v = aotc.ShapeDtypeStruct((32,), "float32")
+    b = aotc.ShapeDtypeStruct((32, 16), "float32")
+
+    def estimates(fn, *specs):
+        meta = aotc.jit(fn).lower(*specs).compile().metadata
+        return meta.work_estimate, meta.contraction_estimate, meta.matvec_estimate
+
+    assert estimates(lambda m, v: m @ v, m, v) == (2 * 64 * 32, 0, 2 * 64 * 32)
+    assert estimates(lambda v, b: v @ b, v, b) == (2 * 32 * 16, 0, 2 * 32 * 16)
+    row = aotc.ShapeDtypeStruct((1, 32), "float32")  # a batch-1 layer
+    assert estimates(lambda x, b: x @ b, row, b) == (2 * 32 * 16, 0, 2 * 32 * 16)
+    assert estimates(lambda v, w: anp.dot(v, w), v, v) == (2 * 32, 0, 2 * 32)
+    assert estimates(lambda m, b: m @ b, m, b) == (2 * 64 * 32 * 16, 2 * 64 * 32 * 16, 0)
+    batch = aotc.ShapeDtypeStruct((8, 32), "float32")
+    flops = 8 * 2 * 64 * 32
+    assert estimates(aotc.vmap(lambda v, m: m @ v, in_axes=(0, None)), batch, m) == (
+        flops, flops, 0)
+
+
 def test_cost_and_memory_analysis():
     spec = aotc.ShapeDtypeStruct((4, 8), "float32")
     w = aotc.ShapeDtypeStruct((8, 2), "float32")

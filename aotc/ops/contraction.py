@@ -217,7 +217,12 @@ def _contract(tracers: list[Tracer], terms: list[str], output: str, extent, out_
     one linalg.generic."""
     letters = list(dict.fromkeys(output + "".join(terms)))
     flops = 2 * float(np.prod([extent[c] for c in letters], dtype=np.float64))
-    add_work(flops, contraction=True)
+    # An operand indexed by every loop letter (of more than one step) has each element
+    # read once (a matrix-vector product's matrix): the contraction streams it, at memory
+    # speed.
+    loops = {c for c in letters if extent[c] != 1}
+    streams = builtins.any(set(term) >= loops for term in terms)
+    add_work(flops, contraction=True, matvec=streams)
     named = _as_matmul(tracers, terms, output, extent, out_dtype)
     # the compile flags key on the matmuls' element type: a complex one's are real
     complex_matmul = named is not None and dtypes.is_complex(out_dtype)

@@ -109,6 +109,12 @@ def test_default_device_follows_work(main_vmfb, heavy_vmfb):
     assert runtime.default_device_uri([replace(matmuls, work_estimate=20 * large.work_estimate,
                                                contraction_estimate=20 * large.work_estimate)
                                        ]) == "local-task"
+    # Matrix-vector flops count half (MATVEC_WORK_WEIGHT): one unit per multiply-add.
+    matvec = replace(large, matvec_estimate=large.work_estimate)
+    assert runtime.default_device_uri([matvec]) == "local-sync"
+    assert runtime.default_device_uri([replace(matvec, work_estimate=2 * large.work_estimate,
+                                               matvec_estimate=2 * large.work_estimate)
+                                       ]) == "local-task"
     # main_vmfb has a function without metadata: local-task.
     assert runtime.load(main_vmfb).device.uri == "local-task"
     assert runtime.load(heavy_vmfb).device.uri == "local-task"
