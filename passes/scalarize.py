@@ -18,6 +18,8 @@ loop into one function.
     tensor.insert_slice  one loop per dimension of the source, unit strides: each element
                          inserted at the offset (the offsets may be dynamic)
 
+A float sum over the last loop runs as ``SUM_CHAINS`` partial sums (``split_sum``).
+
 Everything else a row body holds (slices read, reshapes, element reads and writes,
 scalar arithmetic) needs no rewrite. An all-parallel generic whose one result only one
 rewritten op reads (through barriers and unit reshapes) is computed element by element
@@ -226,8 +228,86 @@ def _loops(op, stored: dict, outs: list, load, keep) -> list:
 
 
 def _generic(op, stored: dict) -> list:
+    if split_sum(op):
+        return _split_sum_loops(op, stored)
     return _loops(op, stored, list(op.operands)[operand_segments(op)[0]:], _extract,
                   lambda value: value)
+
+
+# Partial sums a float sum over the last loop keeps in flight. Summed into one value,
+# each add waits for the one before (3-4 cycles); independent partial sums fill the
+# FMA pipes, and LLVM vectorizes them. Forward substitution on [256, 256] float64 (a
+# row dot per step), one dispatch: 59 -> 27 us with 8.
+SUM_CHAINS = 8
+
+
+def split_sum(op) -> bool:
+    """Whether the generic ``op`` is a float sum that ``scalarize`` splits into
+    ``SUM_CHAINS`` partial sums: its last loop alone is a reduction, of a static extent of
+    at least two chains' worth, and its one output's element is read only by the
+    ``arith.addf`` that the body yields. The sums are then added in another order than
+    one by one, as XLA and BLAS add them."""
+    from aotc._mlir import ir
+
+    kinds = ["reduction" in str(it) for it in op.attributes["iterator_types"]]
+    if kinds[-1:] != [True] or any(kinds[:-1]) or operand_segments(op)[1] != 1:
+        return False
+    extent = loop_ranges(op)[-1]
+    if extent is None or extent < 2 * SUM_CHAINS:
+        return False
+    block = op.regions[0].blocks[0]
+    out = block.arguments[len(block.arguments) - 1]
+    if not isinstance(out.type, ir.FloatType) or len(list(out.uses)) != 1:
+        return False
+    yielded = as_op(list(block.operations)[-1]).operands[0]
+    if not isinstance(yielded, ir.OpResult):
+        return False
+    add = as_op(yielded.owner)
+    return (add.name == "arith.addf" and out in list(add.operands)
+            and len(list(yielded.uses)) == 1)
+
+
+def _split_sum_loops(op, stored: dict) -> list:
+    """The ``split_sum`` generic ``op`` as scalar loops: for each element of the output,
+    ``SUM_CHAINS`` partial sums over the last loop in steps of as many, the first
+    starting from the output's element and the others from -0.0 (adding it changes no
+    sum, -0.0 included), the remainder added to the first, then the partial sums added
+    pairwise."""
+    from aotc._mlir import arith, index_constant, ir, scf, tensor
+
+    count = operand_segments(op)[0]
+    operands = list(op.operands)
+    op_maps = indexing_maps(op)
+    ranges = loop_ranges(op)
+    extent = ranges[-1]
+    whole = extent - extent % SUM_CHAINS
+    element_type = op.results[0].type.element_type
+    minus_zero = arith.ConstantOp(element_type, ir.FloatAttr.get(element_type, -0.0)).result
+
+    def term(indices, carried, partial):
+        sources = {**stored, operands[count]: _extract(carried)}
+        elements = [_read_mapped(v, m, indices, sources)
+                    for v, m in zip(operands[:count], op_maps)]
+        return body_values(op, indices, [*elements, partial])[0]
+
+    def body(indices, carried):
+        (out,) = carried
+        at = _at(op_maps[count], [*indices, index_constant(0)])  # the sum's element
+        first = tensor.ExtractOp(out, at).result
+        loop = scf.ForOp(index_constant(0), index_constant(whole), index_constant(SUM_CHAINS),
+                         [first] + [minus_zero] * (SUM_CHAINS - 1))
+        with ir.InsertionPoint(loop.body):
+            step = loop.induction_variable
+            scf.YieldOp([
+                term([*indices, arith.AddIOp(step, index_constant(j)).result], out, partial)
+                for j, partial in enumerate(loop.inner_iter_args)])
+        partials = list(loop.results)
+        for k in range(whole, extent):
+            partials[0] = term([*indices, index_constant(k)], out, partials[0])
+        while len(partials) > 1:
+            partials = [arith.AddFOp(a, b).result for a, b in zip(partials[::2], partials[1::2])]
+        return [tensor.InsertOp(partials[0], out, at).result]
+    return _nest(ranges[:-1], [operands[count]], body)
 
 
 def scalarize_bools(op, stored: dict) -> None:

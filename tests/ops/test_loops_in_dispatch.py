@@ -15,7 +15,7 @@ import aotc.lax as lax
 import aotc.numpy as anp
 from aotc import compiler, targets
 from aotc.errors import CompileError
-from aotc.passes import loops_in_dispatch, row_loops, unroll_loops
+from aotc.passes import loops_in_dispatch, row_loops, scalarize, unroll_loops
 from tests.fuzz.helpers import AotcHelpers, NumpyHelpers
 
 from .test_control_flow import PyLax
@@ -194,6 +194,44 @@ def test_row_updates_run_as_one_dispatch():
         text = jitted.lower(*args).as_text()
         assert "flow.dispatch.workgroups" in text and "aotc.scalarized_loop" in text
         np.testing.assert_allclose(np.asarray(jitted(*args)), want, rtol=1e-6, atol=1e-12)
+
+
+def _matrix_row_sums(a, y):
+    """Each step sums every row of ``a * y``: a sum per output element (a parallel loop
+    around the reduction), of which one is written."""
+    def step(i, y):
+        return y.at[i].set(anp.sum(a * y[None, :], axis=1)[i] + y[i])
+    return lax.fori_loop(0, y.shape[0], step, y)
+
+
+def _matrix_row_sums_numpy(a, y):
+    y = y.copy()
+    for i in range(y.shape[0]):
+        y[i] = np.sum(a * y[None, :], axis=1)[i] + y[i]
+    return y
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [15, 16, 37])
+def test_float_sums_in_loops_run_as_partial_sums(n, dtype):
+    """A float sum over a row in a loop dispatch runs as scalarize.SUM_CHAINS partial
+    sums (rows of at least twice as many elements; the rest added to the first), with
+    numpy's values: a row dot per step (forward substitution), every row's sum per step."""
+    rng = np.random.default_rng(3)
+    lower = (np.tril(rng.standard_normal((n, n))) + 4 * np.eye(n)).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    a = (rng.standard_normal((n, n)) * 0.1).astype(dtype)
+    element = np.dtype(dtype).itemsize * 8
+    partial_sums = re.compile(rf"-> \((f{element}, ){{7}}f{element}\)")
+    tolerance = 1e-5 if dtype == np.float32 else 1e-12
+    for fn, args, want in ((_triangular_solve, (lower, b), np.linalg.solve(lower, b)),
+                           (_matrix_row_sums, (a, b), _matrix_row_sums_numpy(a, b))):
+        jitted = aotc.jit(fn)
+        text = jitted.lower(*args).as_text()
+        assert "flow.dispatch.workgroups" in text
+        assert bool(partial_sums.search(text)) == (n >= 2 * scalarize.SUM_CHAINS)
+        np.testing.assert_allclose(np.asarray(jitted(*args)), want, rtol=tolerance,
+                                   atol=tolerance)
 
 
 def _python_loop(step, x, trips):

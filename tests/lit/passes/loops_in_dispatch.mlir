@@ -193,6 +193,58 @@ func.func @two_carries_stay_per_op(%x: tensor<100000xf32>, %c: tensor<i32>) -> (
   return %r#0, %r#1 : tensor<100000xf32>, tensor<i32>
 }
 
+// A float sum over a row (forward substitution's row dot) runs as scalarize.SUM_CHAINS
+// = 8 partial sums: a loop over the row in steps of 8 carrying 8 scalars, the first
+// starting from the sum's initial element and the others from -0.0; the remainder
+// (20 = 16 + 4) is added to the first, then the partial sums pairwise.
+// CHECK-LABEL: func.func @row_dot_in_partial_sums
+// CHECK:         flow.dispatch.workgroups
+// CHECK:           scf.for
+// CHECK:             %[[MZ:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK:             %[[FIRST:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
+// CHECK:             %[[C16:.*]] = arith.constant 16 : index
+// CHECK:             %[[C8:.*]] = arith.constant 8 : index
+// CHECK:             %[[P:.*]]:8 = scf.for %[[K:.*]] = %{{.*}} to %[[C16]] step %[[C8]] iter_args(%[[A0:.*]] = %[[FIRST]], %[[A1:.*]] = %[[MZ]], %{{.*}} = %[[MZ]], %{{.*}} = %[[MZ]], %{{.*}} = %[[MZ]], %{{.*}} = %[[MZ]], %{{.*}} = %[[MZ]], %[[A7:.*]] = %[[MZ]]) -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK:               %[[K1:.*]] = arith.addi %[[K]], %{{.*}} : index
+// CHECK:               tensor.extract %{{.*}}[%[[K1]]] : tensor<20xf32>
+// CHECK:               arith.mulf
+// CHECK:               arith.addf %[[A1]], %{{.*}} : f32
+// CHECK-COUNT-6:       arith.addf
+// CHECK:               scf.yield
+// CHECK:             %[[C19:.*]] = arith.constant 19 : index
+// CHECK:             tensor.extract %{{.*}}[%[[C19]]] : tensor<20xf32>
+// CHECK:             %[[R0:.*]] = arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK:             %[[S0:.*]] = arith.addf %[[R0]], %[[P]]#1 : f32
+// CHECK:             %[[S1:.*]] = arith.addf %[[P]]#2, %[[P]]#3 : f32
+// CHECK:             %[[S2:.*]] = arith.addf %[[P]]#4, %[[P]]#5 : f32
+// CHECK:             %[[S3:.*]] = arith.addf %[[P]]#6, %[[P]]#7 : f32
+// CHECK:             %[[T0:.*]] = arith.addf %[[S0]], %[[S1]] : f32
+// CHECK:             %[[T1:.*]] = arith.addf %[[S2]], %[[S3]] : f32
+// CHECK:             %[[SUM:.*]] = arith.addf %[[T0]], %[[T1]] : f32
+// CHECK:             tensor.insert %[[SUM]] into %{{.*}}[] : tensor<f32>
+func.func @row_dot_in_partial_sums(%m: tensor<16x20xf32>, %x: tensor<20xf32>) -> tensor<20xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %c16 step %c1 iter_args(%a = %x) -> (tensor<20xf32>) {
+    %row = tensor.extract_slice %m[%i, 0] [1, 20] [1, 1] : tensor<16x20xf32> to tensor<20xf32>
+    %e = tensor.empty() : tensor<f32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%row, %a : tensor<20xf32>, tensor<20xf32>) outs(%f : tensor<f32>) {
+    ^bb0(%p: f32, %q: f32, %out: f32):
+      %t = arith.mulf %p, %q : f32
+      %s = arith.addf %out, %t : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    %v = tensor.extract %d[] : tensor<f32>
+    %one = tensor.from_elements %v : tensor<1xf32>
+    %u = tensor.insert_slice %one into %a[%i] [1] [1] : tensor<1xf32> into tensor<20xf32>
+    scf.yield %u : tensor<20xf32>
+  }
+  return %r : tensor<20xf32>
+}
+
 // Computed afresh from another element of the carry (element 0 for every element): one
 // dispatch per op.
 // CHECK-LABEL: func.func @computed_from_another_element
