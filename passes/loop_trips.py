@@ -93,7 +93,16 @@ _ARITHMETIC = {
     "arith.muli": lambda a, b: (min(x * y for x in a for y in b), max(x * y for x in a for y in b)),
     "arith.minsi": lambda a, b: (min(a[0], b[0]), min(a[1], b[1])),
     "arith.maxsi": lambda a, b: (max(a[0], b[0]), max(a[1], b[1])),
+    "arith.remui": lambda a, b: _unsigned_remainder(a, b),
 }
+
+
+def _unsigned_remainder(a: Interval, b: Interval) -> Interval:
+    """a % b, unsigned: below b, and at most a where a cannot be negative (a negative
+    index read unsigned is huge); a divisor that may be 0 bounds nothing."""
+    if b[0] <= 0:
+        raise _Unbounded
+    return (0, b[1] - 1 if a[0] < 0 else min(a[1], b[1] - 1))
 
 
 def _interval(value, env: dict, carried: frozenset = frozenset()) -> Interval:

@@ -35,6 +35,15 @@ def zero(element: ir.Type) -> ir.Value:
     return constant(element, 0.0)
 
 
+def minus_zero(element: ir.Type) -> ir.Value:
+    """-0.0 (-0.0 - 0.0i): adding it changes no value, -0.0 included."""
+    if not is_complex(element):
+        return arith.ConstantOp(element, -0.0).result
+    part = real_type(element)
+    return cx.ConstantOp(element, ir.ArrayAttr.get([ir.FloatAttr.get(part, -0.0),
+                                                    ir.FloatAttr.get(part, -0.0)])).result
+
+
 def _typed(real_op, complex_op):
     def op(a: ir.Value, b: ir.Value) -> ir.Value:
         return (complex_op if is_complex(a.type) else real_op)(a, b).result

@@ -179,6 +179,51 @@ def _loop(lower, upper, carried: Sequence[ir.Value],
     return list(loop.results)
 
 
+# Partial sums a kernel's sum loop keeps in flight: one accumulator waits for each add
+# (3-4 cycles), independent ones fill the FMA pipes (passes/scalarize.py SUM_CHAINS, for
+# the sums of the loops aotc puts in one dispatch).
+SUM_CHAINS = 8
+
+
+def _sum(lower, upper, start: ir.Value, term: Callable[[ir.Value], ir.Value],
+         combine: Callable[[ir.Value, ir.Value], ir.Value] = ks.add) -> ir.Value:
+    """``start`` combined with ``term(i)`` for i in [lower, upper) (``ks.add``, or
+    ``ks.sub``: start minus the terms), in ``SUM_CHAINS`` partial sums (``_sums``)."""
+    return _sums(lower, upper, [start], lambda i: [term(i)], combine)[0]
+
+
+def _sums(lower, upper, starts: Sequence[ir.Value],
+          terms: Callable[[ir.Value], Sequence[ir.Value]],
+          combine: Callable[[ir.Value, ir.Value], ir.Value] = ks.add) -> list[ir.Value]:
+    """Each of ``starts`` combined with its term of ``terms(i)`` for i in [lower, upper),
+    in one loop: ``SUM_CHAINS`` partial sums of each over steps of as many, the first
+    from its start and the others from -0.0 (a - b is a + -b exactly, so subtracted
+    chains add up to the same); the rest of the range goes to the first, then the partial
+    sums are added pairwise. The terms are summed in another order than one by one, as
+    BLAS sums them."""
+    lower, upper = (index_constant(v) if isinstance(v, int) else v for v in (lower, upper))
+    chains = index_constant(SUM_CHAINS)
+    count = arith.MaxSIOp(arith.SubIOp(upper, lower).result, index_constant(0)).result
+    end = arith.MaxSIOp(arith.SubIOp(upper, arith.RemUIOp(count, chains).result).result,
+                        lower).result
+    width = len(starts)
+    loop = scf.ForOp(lower, end, chains, [
+        start if k == 0 else ks.minus_zero(start.type)
+        for k in range(SUM_CHAINS) for start in starts])
+    with ir.InsertionPoint(loop.body):
+        i, carried = loop.induction_variable, list(loop.inner_iter_args)
+        scf.YieldOp([combine(acc, term) for k in range(SUM_CHAINS)
+                     for acc, term in zip(carried[k * width:(k + 1) * width],
+                                          terms(arith.AddIOp(i, index_constant(k)).result))])
+    partials = list(loop.results)
+    partials[:width] = _loop(end, upper, partials[:width], lambda i, *accs: [
+        combine(acc, term) for acc, term in zip(accs, terms(i))])
+    while len(partials) > width:
+        half = len(partials) // 2
+        partials = [ks.add(a, b) for a, b in zip(partials[:half], partials[half:])]
+    return partials
+
+
 def _matrix_kernel(name: str, a: ir.Value,
                    per_matrix: Callable[[Callable, ir.Value, int, ir.Type], ir.Value]):
     """A (B, n, n) -> (B, n, n) or (n, n) -> (n, n) kernel: ``per_matrix(at, out, n,
@@ -265,9 +310,7 @@ def _householder(entry: Callable[[ir.Value], ir.Value], first: ir.Value, stop: i
     scale = arith.SelectOp(arith.CmpFOp(arith.CmpFPredicate.OEQ, scale, zero).result,
                            one, scale).result
 
-    def square(i, acc):
-        return [arith.AddFOp(acc, ks.abs_squared(ks.over(entry(i), scale))).result]
-    below = _loop(_next(first), stop, [zero], square)[0]
+    below = _sum(_next(first), stop, zero, lambda i: ks.abs_squared(ks.over(entry(i), scale)))
     reflects = arith.CmpFOp(arith.CmpFPredicate.OGT, below, zero).result
     alpha_re = ks.real(alpha)
     total = arith.AddFOp(ks.abs_squared(ks.over(alpha, scale)), below).result
@@ -320,8 +363,8 @@ def cholesky_block(inputs: Sequence[ir.Value]) -> list[ir.Value]:
         def column(j, out):
             def minus_products(out, i, start):
                 """start - sum_k<j out[i, k] conj(out[j, k]), reading ``out`` as it is."""
-                return _loop(0, j, [start], lambda k, acc: [ks.sub(acc, ks.mul(
-                    _get(out, at(i, k)), ks.conj(_get(out, at(j, k)))))])[0]
+                return _sum(0, j, start, lambda k: ks.mul(
+                    _get(out, at(i, k)), ks.conj(_get(out, at(j, k)))), ks.sub)
             pivot = math.SqrtOp(ks.real(minus_products(out, j, _get(a, at(j, j))))).result
             out = _put(ks.from_real(pivot, element), out, at(j, j))
             out = _zero_above(out, at, j, element)
@@ -346,8 +389,8 @@ def lower_inverse(inputs: Sequence[ir.Value]) -> list[ir.Value]:
             out = _zero_above(out, at, j, element)
 
             def row(i, out):
-                total = _loop(j, i, [_zero(element)], lambda k, acc: [ks.add(
-                    acc, ks.mul(_get(a, at(i, k)), _get(out, at(k, j))))])[0]
+                total = _sum(j, i, _zero(element), lambda k: ks.mul(
+                    _get(a, at(i, k)), _get(out, at(k, j))))
                 value = ks.neg(ks.div(total, _get(a, at(i, i))))
                 return [_put(value, out, at(i, j))]
             return [_loop(_next(j), n, [out], row)[0]]
@@ -475,8 +518,8 @@ def qr_panel(inputs: Sequence[ir.Value]) -> list[ir.Value]:
 
         def dot_below(out, j, conjugated, column, start):
             """start + sum over rows i > j of conj(out[i, conjugated]) * out[i, column]."""
-            return _loop(_next(j), m, [start], lambda i, acc: [ks.add(acc, ks.mul(
-                ks.conj(_get(out, at(i, conjugated))), _get(out, at(i, column))))])[0]
+            return _sum(_next(j), m, start, lambda i: ks.mul(
+                ks.conj(_get(out, at(i, conjugated))), _get(out, at(i, column))))
 
         def column(j, out, tee):
             zero = _zero(element)
@@ -501,8 +544,8 @@ def qr_panel(inputs: Sequence[ir.Value]) -> list[ir.Value]:
             def times_t(r, tee):
                 """Row r of T[:j, :j] @ T[:j, j], in place (rows above r are done, the
                 entries it reads are at r and below)."""
-                total = _loop(r, j, [zero], lambda c, acc: [ks.add(acc, ks.mul(
-                    _get(tee, at(r, c)), _get(tee, at(c, j))))])[0]
+                total = _sum(r, j, zero, lambda c: ks.mul(
+                    _get(tee, at(r, c)), _get(tee, at(c, j))))
                 return [_put(total, tee, at(r, j))]
             tee = _loop(0, j, [tee], times_t)[0]
             return [out, _put(tau, tee, at(j, j))]

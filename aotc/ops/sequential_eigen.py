@@ -13,7 +13,7 @@ from typing import Sequence
 from .._mlir import arith, index_constant, ir, math
 from . import kernel_scalars as ks
 from .sequential import (_batched_kernel, _get, _householder, _hypot, _loop, _next, _put,
-                         _when, _zero, kernel)
+                         _sum, _sums, _when, _zero, kernel)
 
 
 # At most this many QL iterations per eigenvalue (LAPACK's steqr limit): input that does
@@ -106,8 +106,8 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
             work = _loop(head, n, [work], times_column)[0]
             work = _loop(head, n, [work], lambda r, work: [_put(ks.mul(
                 tau, _get(work, at(r))), work, at(r))])[0]
-            dot = _loop(head, n, [zero], lambda r, acc: [ks.add(acc, ks.mul(
-                ks.conj(_get(work, at(r))), _get(z, zt(r, i))))])[0]
+            dot = _sum(head, n, zero, lambda r: ks.mul(
+                ks.conj(_get(work, at(r))), _get(z, zt(r, i))))
             shift = ks.scale(_float(part, -0.5), ks.mul(tau, dot))
             work = _loop(head, n, [work], lambda r, work: [_put(ks.add(
                 _get(work, at(r)), ks.mul(shift, _get(z, zt(r, i)))),
@@ -279,8 +279,8 @@ def _form_q(z, taus, at, zt, n, element):
         z = _put(one, z, zt(g, g))
 
         def column(c, z):
-            total = _loop(g, n, [zero], lambda r, acc: [ks.add(acc, ks.mul(
-                ks.conj(_get(z, zt(r, g))), _get(z, zt(r, c))))])[0]
+            total = _sum(g, n, zero, lambda r: ks.mul(
+                ks.conj(_get(z, zt(r, g))), _get(z, zt(r, c))))
             scaled = ks.mul(tau, total)
             return [_loop(g, n, [z], lambda r, z: [_put(ks.sub(
                 _get(z, zt(r, c)), ks.mul(scaled, _get(z, zt(r, g)))),
@@ -337,12 +337,10 @@ def jacobi_svd(inputs: Sequence[ir.Value]) -> list[ir.Value]:
             return _loop(0, length, [x], step)[0]
 
         def pair(p, q, g, v, rotated):
-            def sums(i, alpha, beta, gamma):
+            def terms(i):
                 gp, gq = _get(g, at(p, i)), _get(g, at(q, i))
-                return [arith.AddFOp(alpha, ks.abs_squared(gp)).result,
-                        arith.AddFOp(beta, ks.abs_squared(gq)).result,
-                        ks.add(gamma, ks.mul(ks.conj(gp), gq))]
-            alpha, beta, gamma = _loop(0, m, [real_zero, real_zero, zero], sums)
+                return [ks.abs_squared(gp), ks.abs_squared(gq), ks.mul(ks.conj(gp), gq)]
+            alpha, beta, gamma = _sums(0, m, [real_zero, real_zero, zero], terms)
             bound = arith.MulFOp(tolerance, arith.MulFOp(math.SqrtOp(alpha).result,
                                                          math.SqrtOp(beta).result).result).result
             size = ks.magnitude(gamma)
@@ -374,8 +372,7 @@ def jacobi_svd(inputs: Sequence[ir.Value]) -> list[ir.Value]:
         g, v, _ = _loop(0, SWEEPS, [g, v, _false()], sweep)
 
         def norm(j, sigma):
-            total = _loop(0, m, [real_zero], lambda i, acc: [arith.AddFOp(
-                acc, ks.abs_squared(_get(g, at(j, i)))).result])[0]
+            total = _sum(0, m, real_zero, lambda i: ks.abs_squared(_get(g, at(j, i))))
             return [_put(math.SqrtOp(total).result, sigma, at(j))]
         sigma = _loop(0, n, [sigma], norm)[0]
 

@@ -66,6 +66,45 @@ func.func @searched_bound(%a: tensor<8xf32>) -> tensor<8xf32> {
   return %k : tensor<8xf32>
 }
 
+// A sum in partial sums (sequential._sums) over row i's first i elements, n = 20: steps
+// of 8 up to end = i - (i mod 8), then one by one from end to i. The remainder
+// (arith.remui) is taken to be in [0, min(i, 7)], so each i counts ceil(i / 8) steps of
+// 8 and min(i, 7) of one: 33 + 112, plus 20 outer trips and the 20 result elements.
+// CHECK-LABEL: func.func @partial_sums
+// CHECK:         attributes {aotc.kernel = "example", aotc.loop_trips = 185 : i64}
+func.func @partial_sums
+// CHECK:         attributes {aotc.kernel = "example", aotc.loop_trips = [[TRIPS:[0-9]+]] : i64}
+func.func @partial_sums(%a: tensor<20x20xf32>) -> tensor<20xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c20 = arith.constant 20 : index
+  %zero = arith.constant 0.0 : f32
+  %k = flow.dispatch.region -> (tensor<20xf32>) attributes {aotc.kernel = "example"} {
+    %e = tensor.empty() : tensor<20xf32>
+    %r = scf.for %i = %c0 to %c20 step %c1 iter_args(%t = %e) -> (tensor<20xf32>) {
+      %count = arith.maxsi %i, %c0 : index
+      %rest = arith.remui %count, %c8 : index
+      %cut = arith.subi %i, %rest : index
+      %end = arith.maxsi %cut, %c0 : index
+      %s = scf.for %j = %c0 to %end step %c8 iter_args(%acc = %zero) -> (f32) {
+        %x = tensor.extract %a[%i, %j] : tensor<20x20xf32>
+        %y = arith.addf %acc, %x : f32
+        scf.yield %y : f32
+      }
+      %s2 = scf.for %j = %end to %i step %c1 iter_args(%acc = %s) -> (f32) {
+        %x = tensor.extract %a[%i, %j] : tensor<20x20xf32>
+        %y = arith.addf %acc, %x : f32
+        scf.yield %y : f32
+      }
+      %v = tensor.insert %s2 into %t[%i] : tensor<20xf32>
+      scf.yield %v : tensor<20xf32>
+    }
+    flow.return %r : tensor<20xf32>
+  }
+  return %k : tensor<20xf32>
+}
+
 // CHECK-LABEL: func.func @folded_loops
 // CHECK:         aotc.loop_trips = 1 : i64
 // CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x1xf32>
