@@ -189,39 +189,54 @@ def _sum(lower, upper, start: ir.Value, term: Callable[[ir.Value], ir.Value],
          combine: Callable[[ir.Value, ir.Value], ir.Value] = ks.add) -> ir.Value:
     """``start`` combined with ``term(i)`` for i in [lower, upper) (``ks.add``, or
     ``ks.sub``: start minus the terms), in ``SUM_CHAINS`` partial sums (``_sums``)."""
-    return _sums(lower, upper, [start], lambda i: [term(i)], combine)[0]
+    return _sums(lower, upper, [start], lambda i: ([term(i)], []), combine)[0][0]
 
 
-def _sums(lower, upper, starts: Sequence[ir.Value],
-          terms: Callable[[ir.Value], Sequence[ir.Value]],
-          combine: Callable[[ir.Value, ir.Value], ir.Value] = ks.add) -> list[ir.Value]:
-    """Each of ``starts`` combined with its term of ``terms(i)`` for i in [lower, upper),
-    in one loop: ``SUM_CHAINS`` partial sums of each over steps of as many, the first
-    from its start and the others from -0.0 (a - b is a + -b exactly, so subtracted
-    chains add up to the same); the rest of the range goes to the first, then the partial
-    sums are added pairwise. The terms are summed in another order than one by one, as
-    BLAS sums them."""
+def _sums(lower, upper, starts: Sequence[ir.Value], terms: Callable[..., tuple[list, list]],
+          combine: Callable[[ir.Value, ir.Value], ir.Value] = ks.add,
+          state: Sequence[ir.Value] = ()) -> tuple[list[ir.Value], list[ir.Value]]:
+    """Each of ``starts`` combined with its term for i in [lower, upper) in one loop, and
+    ``state`` updated at each i in order: ``terms(i, *state)`` gives (the terms, the new
+    state); returns (the sums, the final state). Each sum runs as ``SUM_CHAINS`` partial
+    sums over steps of as many, the first from its start and the others from -0.0 (a - b
+    is a + -b exactly, so subtracted chains add up to the same); the rest of the range
+    goes to the first, then the partial sums are added pairwise. The terms are summed in
+    another order than one by one, as BLAS sums them."""
     lower, upper = (index_constant(v) if isinstance(v, int) else v for v in (lower, upper))
     chains = index_constant(SUM_CHAINS)
     count = arith.MaxSIOp(arith.SubIOp(upper, lower).result, index_constant(0)).result
     end = arith.MaxSIOp(arith.SubIOp(upper, arith.RemUIOp(count, chains).result).result,
                         lower).result
-    width = len(starts)
+    width, kept = len(starts), len(state)
+
+    def steps(indices, accs, state):
+        """The partial sums ``accs`` (``width`` per chain) and ``state`` after one step at
+        each of ``indices``, the k-th index adding to the k-th chain."""
+        accs, state = list(accs), list(state)
+        for k, i in enumerate(indices):
+            values, state = terms(i, *state)
+            accs[k * width:(k + 1) * width] = [
+                combine(acc, value) for acc, value in zip(accs[k * width:(k + 1) * width],
+                                                          values)]
+        return [*accs, *state]
+
     loop = scf.ForOp(lower, end, chains, [
         start if k == 0 else ks.minus_zero(start.type)
-        for k in range(SUM_CHAINS) for start in starts])
+        for k in range(SUM_CHAINS) for start in starts] + list(state))
     with ir.InsertionPoint(loop.body):
         i, carried = loop.induction_variable, list(loop.inner_iter_args)
-        scf.YieldOp([combine(acc, term) for k in range(SUM_CHAINS)
-                     for acc, term in zip(carried[k * width:(k + 1) * width],
-                                          terms(arith.AddIOp(i, index_constant(k)).result))])
-    partials = list(loop.results)
-    partials[:width] = _loop(end, upper, partials[:width], lambda i, *accs: [
-        combine(acc, term) for acc, term in zip(accs, terms(i))])
+        scf.YieldOp(steps([arith.AddIOp(i, index_constant(k)).result
+                           for k in range(SUM_CHAINS)],
+                          carried[:len(carried) - kept], carried[len(carried) - kept:]))
+    results = list(loop.results)
+    partials, state = results[:len(results) - kept], results[len(results) - kept:]
+    rest = _loop(end, upper, [*partials[:width], *state],
+                 lambda i, *carried: steps([i], carried[:width], carried[width:]))
+    partials[:width], state = rest[:width], rest[width:]
     while len(partials) > width:
         half = len(partials) // 2
         partials = [ks.add(a, b) for a, b in zip(partials[:half], partials[half:])]
-    return partials
+    return partials, state
 
 
 def _matrix_kernel(name: str, a: ir.Value,

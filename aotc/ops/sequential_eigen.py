@@ -96,12 +96,12 @@ def _symmetric_eigen(inputs: Sequence[ir.Value], name: str, vectors: bool) -> li
             def times_column(c, work):
                 vc = _get(z, zt(c, i))
 
-                def below(r, work, acc):
+                def below(r, work):
                     arc = _get(z, zt(r, c))
                     work = _put(ks.add(_get(work, at(r)), ks.mul(arc, vc)), work, at(r))
-                    return [work, ks.add(acc, ks.mul(ks.conj(arc), _get(z, zt(r, i))))]
-                work, acc = _loop(_next(c), n, [work, ks.scale(
-                    ks.real(_get(z, zt(c, c))), vc)], below)
+                    return [ks.mul(ks.conj(arc), _get(z, zt(r, i)))], [work]
+                (acc,), (work,) = _sums(_next(c), n, [ks.scale(ks.real(_get(z, zt(c, c))), vc)],
+                                        below, state=[work])
                 return [_put(ks.add(_get(work, at(c)), acc), work, at(c))]
             work = _loop(head, n, [work], times_column)[0]
             work = _loop(head, n, [work], lambda r, work: [_put(ks.mul(
@@ -339,8 +339,8 @@ def jacobi_svd(inputs: Sequence[ir.Value]) -> list[ir.Value]:
         def pair(p, q, g, v, rotated):
             def terms(i):
                 gp, gq = _get(g, at(p, i)), _get(g, at(q, i))
-                return [ks.abs_squared(gp), ks.abs_squared(gq), ks.mul(ks.conj(gp), gq)]
-            alpha, beta, gamma = _sums(0, m, [real_zero, real_zero, zero], terms)
+                return [ks.abs_squared(gp), ks.abs_squared(gq), ks.mul(ks.conj(gp), gq)], []
+            (alpha, beta, gamma), _ = _sums(0, m, [real_zero, real_zero, zero], terms)
             bound = arith.MulFOp(tolerance, arith.MulFOp(math.SqrtOp(alpha).result,
                                                          math.SqrtOp(beta).result).result).result
             size = ks.magnitude(gamma)
