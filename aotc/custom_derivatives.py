@@ -215,6 +215,7 @@ class custom_jvp(_CustomDerivative):
 
         def backward(primals, cotangents):
             from . import numpy as anp
+            from .core import current_trace
 
             # Integer outputs have no tangents (their cotangents are float0): the map
             # transposed is the one onto the floating-point outputs' tangents.
@@ -238,7 +239,12 @@ class custom_jvp(_CustomDerivative):
                 return tuple(leaves[i] for i in floats)
 
             zeros = tree_util.tree_map(lambda p: anp.zeros_like(p), tuple(primals))
-            _, pullback = vjp(tangent_out, *zeros)
+            trace = current_trace()
+            trace.transposing_tangents = True
+            try:
+                _, pullback = vjp(tangent_out, *zeros)
+            finally:
+                trace.transposing_tangents = False
             grads = pullback(tuple(ct_leaves[i] for i in floats))
             # Integer arguments have no tangents (float0): no cotangent either.
             return tuple(tree_util.tree_map(
@@ -329,8 +335,6 @@ def _trace_private(outer, fn: Callable, symbol: str, avals: list):
         raise DifferentiationError(
             f"{symbol}: a function with a custom derivative may not write into its "
             f"arguments (numpy's in-place updates); compute new arrays instead")
-    outer.work += inner.work
-    outer.ops += inner.ops
     outer.residual_bytes += inner.residual_bytes
     return traced, inner
 
@@ -377,6 +381,14 @@ def _custom_call(name: str, fn_name: str, diff_args: list, forward: Callable,
 
     bwd, bwd_trace = _trace_private(
         outer, traced_backward, f"{base}_bwd", list(res_avals) + [out_avals[i] for i in floats])
+    # The call runs its forward function; its backward one runs only where the caller is
+    # differentiated (autodiff.trace_vjp counts it then), and so do the rules of the calls
+    # inside either (a second derivative; not counted).
+    outer.work += fwd_trace.work
+    outer.ops += fwd_trace.ops
+    outer.custom_work += fwd_trace.work
+    outer.rule_work += bwd_trace.work
+    outer.rule_ops += bwd_trace.ops
     # The forward function takes the backward function's closures too (unused there):
     # the rule hands them over from the call's operands.
     bwd_closures = [c for c, _ in bwd_trace.captures]

@@ -348,6 +348,9 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
                                    + ([names.example] if needs_example else []))
     scale = size if isinstance(size, int) else 1
     outer.work += inner.work.batched(scale)
+    outer.custom_work += inner.custom_work.batched(scale)
+    outer.rule_work += inner.rule_work.batched(scale)
+    outer.rule_ops += inner.rule_ops
     outer.ops += inner.ops  # the batched function runs the same ops, each on the whole batch
     outer.residual_bytes += inner.residual_bytes * scale
     outer.contractions.extend(c._replace(flops=c.flops * scale) for c in inner.contractions)

@@ -210,14 +210,6 @@ def _result_weak(carry: Sequence[Tracer], out: Sequence[Tracer]) -> list[bool]:
     return [c.weak and o.weak for c, o in zip(carry, out)]
 
 
-def _outer_work(trace, before: tuple, trips: int) -> None:
-    """Counts a loop body's estimated work and ops once per trip (``before``: the trace's
-    ``(work, ops)`` before the body was traced)."""
-    scale = max(trips, 1)
-    trace.work = before[0] + (trace.work - before[0]) * scale
-    trace.ops = before[1] + (trace.ops - before[1]) * scale
-
-
 # ---- cond and switch ----------------------------------------------------------------------
 
 def _predicate(pred, where: str) -> ir.Value:
@@ -417,7 +409,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
         return out, _like([ew.astype(v, c.dtype).value for v, c in zip(out, carry)], carry)
 
     def build(carry):
-        before_work = (trace.work, trace.ops)
+        before_work = trace.tally()
         with Regions() as regions:
             body = regions.block([ir.IndexType.get(), *_types(carry)])
             iv = body.arguments[0]
@@ -433,7 +425,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
             _yield(body, out, [c.dtype for c in carry])
             op = regions.build("scf.for", _types(carry),
                                [*bounds_ir, *[_loop_input(c.value) for c in carry]], [body])
-        _outer_work(trace, before_work, main // k)
+        trace.scale_since(before_work, main // k)
         state = _like(op.results, carry)
         for s in range(main, n):  # the steps left over by unroll=k, traced in line
             out, state = step(state, index_constant(int(lower) + s))

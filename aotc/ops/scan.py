@@ -14,7 +14,7 @@ from ..errors import TracingError
 from ..lowering import empty, extract_slice, insert_slice
 from ..signature import leaf_paths
 from . import elementwise as ew
-from .control import (_callable, _check_carry, _describe, _flatten, _like, _outer_work,
+from .control import (_callable, _check_carry, _describe, _flatten, _like,
                       _promoting, _rebuild, _result_weak, _static_int, _types, _unroll_factor)
 from .regions import Regions
 
@@ -107,7 +107,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     trace = current_trace()
 
     def build(carry):
-        before_work = (trace.work, trace.ops)
+        before_work = trace.tally()
         with Regions() as regions:
             body = regions.block([ir.IndexType.get(), *_types(carry)])
             with trace.region(body):
@@ -126,7 +126,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
             bounds = [index_constant(0), index_constant(main), index_constant(k)]
             op = regions.build("scf.for", [*_types(carry), *stacks.types],
                                [*bounds, *[c.value for c in carry], *stacks.inits()], [body])
-        _outer_work(trace, before_work, n // k)
+        trace.scale_since(before_work, n // k)
         results = list(op.results)
         state = _like(results[: len(carry)], carry, step.weak)
         bufs = results[len(carry):]
