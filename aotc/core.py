@@ -162,16 +162,8 @@ class Trace:
         self.sequential_kernels = True
         self.work = Work()  # estimated work of one call, summed by the ops as they are emitted
         self.ops = 0.0  # ops one call runs (loop bodies counted per trip): work per op
-        # Of ``work``, what the forward functions of custom-derivative calls do (their
-        # derivative is their rule, not a derivative of their ops), and the work and ops of
-        # those rules, which run only where this trace is differentiated
-        # (autodiff.trace_vjp).
-        self.custom_work = Work()
-        self.rule_work = Work()
-        self.rule_ops = 0.0
-        # Set while a custom_jvp rule's tangent map is transposed: the custom calls inside
-        # it act on primal values, so their rules do not run (autodiff.trace_vjp).
-        self.transposing_tangents = False
+        self.custom_work, self.rule_work, self.rule_ops = Work(), Work(), 0.0  # work.py
+        self.transposing_tangents = False  # a custom_jvp rule's tangent map (work.py)
         # The contractions emitted (targets.Contraction): they decide data tiling.
         self.contractions: list = []
         # (factorization, scope, matrix value, arguments) -> results (once_per_scope)
@@ -200,17 +192,6 @@ class Trace:
         self.differentiates = False  # a vjp's function: custom derivatives keep their rules
         self._function_scope = self.scope
 
-
-    def tally(self) -> tuple:
-        """The estimates so far, for ``scale_since``."""
-        return self.work, self.ops, self.custom_work, self.rule_work, self.rule_ops
-
-    def scale_since(self, before: tuple, factor: int) -> None:
-        """Counts what was traced since ``before`` (``tally``) ``factor`` times (at least
-        once): a loop body, once per trip."""
-        scale = max(factor, 1)
-        self.work, self.ops, self.custom_work, self.rule_work, self.rule_ops = (
-            old + (now - old) * scale for old, now in zip(before, self.tally()))
     def constant(self, array: np.ndarray) -> "Tracer":
         """A numpy array as a constant of the traced function (deduplicated by identity)."""
         key = id(array)

@@ -1,4 +1,13 @@
-"""The estimated work of a traced function, for the runtime's driver choice."""
+"""The estimated work of a traced function, for the runtime's driver choice.
+
+A trace (``core.Trace``) sums ``Work`` as ops are emitted, and ops; a loop body counts
+once per trip (``scale_since``). A custom-derivative call counts its forward function
+where it is called (``Trace.custom_work``: the part of ``work`` it does) and keeps its
+rule's work and ops apart (``Trace.rule_work``, ``rule_ops``): reverse mode
+(``autodiff.trace_vjp``) counts the primal ops, twice the others for their derivative,
+and the rules once, except while a custom_jvp rule's tangent map is transposed
+(``Trace.transposing_tangents``), whose custom calls act on primal values.
+"""
 
 from __future__ import annotations
 
@@ -38,3 +47,16 @@ class Work:
         as matmul flops, that work is underestimated, which keeps such a function on one
         thread, as before matrix-vector products were told apart.)"""
         return Work(self.total * size, (self.contraction + self.matvec) * size)
+
+
+def tally(trace) -> tuple:
+    """The estimates ``trace`` holds so far, for ``scale_since``."""
+    return trace.work, trace.ops, trace.custom_work, trace.rule_work, trace.rule_ops
+
+
+def scale_since(trace, before: tuple, factor: int) -> None:
+    """Counts what was traced since ``before`` (``tally``) ``factor`` times (at least
+    once): a loop body, once per trip."""
+    scale = max(factor, 1)
+    (trace.work, trace.ops, trace.custom_work, trace.rule_work, trace.rule_ops) = (
+        old + (now - old) * scale for old, now in zip(before, tally(trace)))

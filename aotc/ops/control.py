@@ -29,6 +29,7 @@ from .._mlir import arith, index_constant, ir, scf, tensor
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from ..lowering import barrier
+from ..work import scale_since, tally
 from ..passes.drop_carry_barriers import CARRY_BARRIER
 from ..signature import leaf_paths
 from . import elementwise as ew
@@ -409,7 +410,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
         return out, _like([ew.astype(v, c.dtype).value for v, c in zip(out, carry)], carry)
 
     def build(carry):
-        before_work = trace.tally()
+        before_work = tally(trace)
         with Regions() as regions:
             body = regions.block([ir.IndexType.get(), *_types(carry)])
             iv = body.arguments[0]
@@ -425,7 +426,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
             _yield(body, out, [c.dtype for c in carry])
             op = regions.build("scf.for", _types(carry),
                                [*bounds_ir, *[_loop_input(c.value) for c in carry]], [body])
-        trace.scale_since(before_work, main // k)
+        scale_since(trace, before_work, main // k)
         state = _like(op.results, carry)
         for s in range(main, n):  # the steps left over by unroll=k, traced in line
             out, state = step(state, index_constant(int(lower) + s))

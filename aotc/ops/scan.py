@@ -12,6 +12,7 @@ from .._mlir import arith, index_constant, ir, scf
 from ..core import Tracer, current_trace
 from ..errors import TracingError
 from ..lowering import empty, extract_slice, insert_slice
+from ..work import scale_since, tally
 from ..signature import leaf_paths
 from . import elementwise as ew
 from .control import (_callable, _check_carry, _describe, _flatten, _like,
@@ -107,7 +108,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
     trace = current_trace()
 
     def build(carry):
-        before_work = trace.tally()
+        before_work = tally(trace)
         with Regions() as regions:
             body = regions.block([ir.IndexType.get(), *_types(carry)])
             with trace.region(body):
@@ -126,7 +127,7 @@ def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = 
             bounds = [index_constant(0), index_constant(main), index_constant(k)]
             op = regions.build("scf.for", [*_types(carry), *stacks.types],
                                [*bounds, *[c.value for c in carry], *stacks.inits()], [body])
-        trace.scale_since(before_work, n // k)
+        scale_since(trace, before_work, n // k)
         results = list(op.results)
         state = _like(results[: len(carry)], carry, step.weak)
         bufs = results[len(carry):]
