@@ -31,6 +31,7 @@ import numpy as np
 
 from . import tree_util
 from .errors import CompileError, TracingError
+from .work import count_derivative
 
 # JAX's dtype of the cotangent of an integer or boolean value: no data.
 float0 = np.dtype([("float0", np.void, 0)])
@@ -233,21 +234,7 @@ def trace_vjp(fun: Callable, primals: tuple, argnums: Sequence[int], has_aux: bo
         0 if forward else recorded_residual_bytes(scratch, backward))
     result_types = _move_functions(scratch, outer,
                                    [backward, primal] if through_closures else [backward])[backward]
-    # Reverse mode runs the custom calls' rules in place of the derivative of their
-    # forward functions; none where a custom_jvp rule's tangent map is transposed (its
-    # custom calls act on primal values).
-    rules = not forward and not outer.transposing_tangents
-    if forward:  # the primal ops, and the tangent's
-        outer.work += 2 * inner.work
-    else:  # the primal ops and the derivative of each (about twice its work)
-        outer.work += inner.work + 2 * (inner.work - inner.custom_work)
-    if rules:
-        outer.work += inner.rule_work
-        outer.ops += inner.rule_ops
-    outer.ops += inner.ops
-    outer.custom_work += inner.custom_work  # their rules run again if differentiated again
-    outer.rule_work += inner.rule_work
-    outer.rule_ops += inner.rule_ops
+    count_derivative(outer, inner, forward)
     out_avals = traced.out_avals + [avals[i] for i in traced.mutated]
     # Traced arrays of the caller the function closes over are extra arguments; they
     # are constants to this derivative (an enclosing derivative differentiates through

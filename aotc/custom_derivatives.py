@@ -32,6 +32,7 @@ import numpy as np
 
 from . import tree_util
 from .autodiff import DifferentiationError, float0, trace_vjp, vjp
+from .work import count_custom_call
 
 
 def _differentiating() -> bool:
@@ -240,11 +241,11 @@ class custom_jvp(_CustomDerivative):
 
             zeros = tree_util.tree_map(lambda p: anp.zeros_like(p), tuple(primals))
             trace = current_trace()
-            trace.transposing_tangents = True
+            transposing, trace.transposing_tangents = trace.transposing_tangents, True
             try:
                 _, pullback = vjp(tangent_out, *zeros)
             finally:
-                trace.transposing_tangents = False
+                trace.transposing_tangents = transposing
             grads = pullback(tuple(ct_leaves[i] for i in floats))
             # Integer arguments have no tangents (float0): no cotangent either.
             return tuple(tree_util.tree_map(
@@ -381,14 +382,7 @@ def _custom_call(name: str, fn_name: str, diff_args: list, forward: Callable,
 
     bwd, bwd_trace = _trace_private(
         outer, traced_backward, f"{base}_bwd", list(res_avals) + [out_avals[i] for i in floats])
-    # The call runs its forward function; its backward one runs only where the caller is
-    # differentiated (autodiff.trace_vjp counts it then), and so do the rules of the calls
-    # inside either (a second derivative; not counted).
-    outer.work += fwd_trace.work
-    outer.ops += fwd_trace.ops
-    outer.custom_work += fwd_trace.work
-    outer.rule_work += bwd_trace.work
-    outer.rule_ops += bwd_trace.ops
+    count_custom_call(outer, fwd_trace, bwd_trace)
     # The forward function takes the backward function's closures too (unused there):
     # the rule hands them over from the call's operands.
     bwd_closures = [c for c, _ in bwd_trace.captures]

@@ -52,8 +52,7 @@ def add_work(amount: float, contraction: bool = False, matvec: bool = False) -> 
     ``matvec``: a matrix-vector product's)."""
     trace = current_trace()
     amount = float(amount)
-    trace.work += Work(amount, amount if contraction and not matvec else 0.0,
-                       amount if matvec else 0.0)
+    trace.work += Work(amount, amount if contraction else 0.0, amount if matvec else 0.0)
     trace.ops += 1
 
 

@@ -32,6 +32,7 @@ import optree
 
 from .errors import CompileError, VmapError
 from . import tree_util
+from .work import count_batch
 
 # The name the metadata gives a dynamic batch dimension shared by several arguments, so
 # that the runtime checks they agree.
@@ -347,11 +348,7 @@ def apply(vm: VmappedFunction, args: tuple, kwargs: dict):
     result_types = _move_functions(scratch, outer, ([] if size == 0 else [names.batched])
                                    + ([names.example] if needs_example else []))
     scale = size if isinstance(size, int) else 1
-    outer.work += inner.work.batched(scale)
-    outer.custom_work += inner.custom_work.batched(scale)
-    outer.rule_work += inner.rule_work.batched(scale)
-    outer.rule_ops += inner.rule_ops
-    outer.ops += inner.ops  # the batched function runs the same ops, each on the whole batch
+    count_batch(outer, inner, scale)
     outer.residual_bytes += inner.residual_bytes * scale
     outer.contractions.extend(c._replace(flops=c.flops * scale) for c in inner.contractions)
     # The arguments the function writes into follow its results: each batched final

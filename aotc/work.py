@@ -49,6 +49,48 @@ class Work:
         return Work(self.total * size, (self.contraction + self.matvec) * size)
 
 
+def count_custom_call(outer, forward, backward) -> None:
+    """A custom-derivative call in ``outer``, its functions traced as ``forward`` and
+    ``backward``: the forward function runs; the backward one runs only where ``outer``
+    is differentiated (``count_derivative``), and the rules of the custom calls inside
+    either only for a second derivative (not counted)."""
+    outer.work += forward.work
+    outer.ops += forward.ops
+    outer.custom_work += forward.work
+    outer.rule_work += backward.work
+    outer.rule_ops += backward.ops
+
+
+def count_derivative(outer, inner, forward: bool) -> None:
+    """The function traced as ``inner`` and its derivative, built in ``outer``: forward
+    mode the primal ops and their tangents; reverse mode the primal ops, twice the
+    non-custom ones for their derivative, and the custom calls' rules, except while a
+    custom_jvp rule's tangent map is transposed (its custom calls act on primal values).
+    The custom calls stay custom calls in ``outer``: their rules run again if it is
+    differentiated again."""
+    if forward:
+        outer.work += 2 * inner.work
+    else:
+        outer.work += inner.work + 2 * (inner.work - inner.custom_work)
+        if not outer.transposing_tangents:
+            outer.work += inner.rule_work
+            outer.ops += inner.rule_ops
+    outer.ops += inner.ops
+    outer.custom_work += inner.custom_work
+    outer.rule_work += inner.rule_work
+    outer.rule_ops += inner.rule_ops
+
+
+def count_batch(outer, inner, size: int) -> None:
+    """The function traced as ``inner`` run on a batch of ``size`` examples (``vmap``):
+    the same ops, each on the whole batch (``Work.batched``)."""
+    outer.work += inner.work.batched(size)
+    outer.custom_work += inner.custom_work.batched(size)
+    outer.rule_work += inner.rule_work.batched(size)
+    outer.ops += inner.ops
+    outer.rule_ops += inner.rule_ops
+
+
 def tally(trace) -> tuple:
     """The estimates ``trace`` holds so far, for ``scale_since``."""
     return trace.work, trace.ops, trace.custom_work, trace.rule_work, trace.rule_ops

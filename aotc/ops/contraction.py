@@ -222,7 +222,7 @@ def _contract(tracers: list[Tracer], terms: list[str], output: str, extent, out_
     # speed.
     loops = {c for c in letters if extent[c] != 1}
     streams = builtins.any(set(term) >= loops for term in terms)
-    add_work(flops, contraction=True, matvec=streams)
+    add_work(flops, contraction=not streams, matvec=streams)
     named = _as_matmul(tracers, terms, output, extent, out_dtype)
     # the compile flags key on the matmuls' element type: a complex one's are real
     complex_matmul = named is not None and dtypes.is_complex(out_dtype)

@@ -50,6 +50,9 @@ from .._mlir import (arith, complex_dialect as cx, index_constant, ir, linalg, m
                      reassociation, scf, tensor)
 from . import kernel_scalars as ks
 from ..lowering import barrier
+# Partial sums a kernel's sum loop keeps in flight, as the loops aotc puts in one
+# dispatch do: one accumulator waits for each add.
+from ..passes.scalarize import SUM_CHAINS
 
 KERNEL_ATTRIBUTE = "aotc.kernel"
 KERNEL_RESULTS = "aotc.kernel_results"  # marks the barrier over a kernel's results
@@ -177,12 +180,6 @@ def _loop(lower, upper, carried: Sequence[ir.Value],
     with ir.InsertionPoint(loop.body):
         scf.YieldOp(list(body(loop.induction_variable, *loop.inner_iter_args)))
     return list(loop.results)
-
-
-# Partial sums a kernel's sum loop keeps in flight: one accumulator waits for each add
-# (3-4 cycles), independent ones fill the FMA pipes (passes/scalarize.py SUM_CHAINS, for
-# the sums of the loops aotc puts in one dispatch).
-SUM_CHAINS = 8
 
 
 def _sum(lower, upper, start: ir.Value, term: Callable[[ir.Value], ir.Value],
