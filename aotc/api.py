@@ -243,8 +243,23 @@ class Compiled:
         self._function = self.module[metadata.name]
         self._out_tree = metadata.out_tree
         self.call_flat = _flat_caller(metadata.out_tree, self._function.call_flat)
+        # The fast path, as the jitted function's: the keys (_key_with_scalars, with
+        # x64) of calls bound before -> the call of their dynamic arguments.
+        static = binder.static_argnums
+        self._static_positions = (frozenset(static) if all(i >= 0 for i in static)
+                                  else None)
+        self._fast: dict = {}
 
     def __call__(self, *args, **kwargs):
+        static, key = self._static_positions, None
+        if not kwargs and static is not None and not _traces.stack:
+            try:
+                key = (_option("x64"), _key_with_scalars(args, static))
+                run = self._fast.get(key)
+            except TypeError:  # an unhashable static value: the binding says so
+                key = run = None
+            if run is not None:
+                return run([a for i, a in enumerate(args) if i not in static])
         signature, leaves = self._binder.bind(args, kwargs)
         if signature.key != self._signature.key:
             raise TypeError(
@@ -252,6 +267,8 @@ class Compiled:
                 f"the call's arguments differ. Use the jitted function (it compiles per "
                 f"signature) or lower/compile again for these arguments."
             )
+        if key is not None and key[1] is not None:
+            self._fast[key] = _fast_call(self.call_flat, signature, args)
         return self.call_flat(leaves)
 
     def __repr__(self) -> str:
@@ -353,18 +370,17 @@ class JittedFunction:
         if not kwargs and self._no_static:
             try:
                 key = tuple([(a.shape, a.dtype) for a in args])
-            except AttributeError:
-                key = None
+            except AttributeError:  # a Python scalar, or not an array
+                key = _key_with_scalars(args, ())
             run = fast.get(key)
             if run is not None and not _traces.stack:
                 return run(args)
         elif not kwargs and self._static_positions is not None:
             static = self._static_positions
             try:
-                key = tuple([a if i in static else (a.shape, a.dtype)
-                             for i, a in enumerate(args)])
+                key = _key_with_scalars(args, static)
                 run = fast.get(key)
-            except (AttributeError, TypeError):  # not an array; an unhashable static value
+            except TypeError:  # an unhashable static value
                 key = run = None
             if run is not None and not _traces.stack:
                 return run([a for i, a in enumerate(args) if i not in static])
@@ -381,10 +397,7 @@ class JittedFunction:
                     compiled = self._compile_miss(signature)
                     self._compiled.put(signature.key, compiled)
         if key is not None:  # every argument had a shape and dtype or was static
-            run = compiled.call_flat
-            if fast is self._fast32 and any(getattr(a, "dtype", None) in x64.NARROW
-                                            for a in args):
-                run = _narrowing(compiled.call_flat, signature.avals)
+            run = _fast_call(compiled.call_flat, signature, args)
             self._compiled.remember_fast(fast, key, signature.key, run)
         return compiled.call_flat(leaves)
 
@@ -467,10 +480,42 @@ class JittedFunction:
         jit_cache.release_compile_memory()
 
 
-def _narrowing(call_flat: Callable, avals) -> Callable:
-    """``call_flat`` for 64-bit arrays given to a function traced with x64 off."""
+# Python scalars in the fast path's key: a bool, int or float argument is a weak scalar
+# whose abstract value its type alone decides (complex is left to the full binding: with
+# x64 off it becomes a complex64 array before the call).
+_SCALAR_KEYS = {bool: "bool", int: "int", float: "float"}
+
+
+def _key_with_scalars(args: tuple, static: frozenset | tuple) -> tuple | None:
+    """The fast path's key of a call with Python scalars or static values among its
+    arguments: (shape, dtype) per array, the type's name per scalar, the value of a
+    static argument; None when an argument is none of these (a container: the full
+    binding keys on its structure)."""
+    key = []
+    for i, a in enumerate(args):
+        if i in static:
+            key.append(a)
+            continue
+        kind = _SCALAR_KEYS.get(type(a))
+        if kind is not None:
+            key.append(kind)
+            continue
+        shape, dtype = getattr(a, "shape", None), getattr(a, "dtype", None)
+        if shape is None or dtype is None:
+            return None
+        key.append((shape, dtype))
+    return tuple(key)
+
+
+def _fast_call(call_flat: Callable, signature: CallSignature, args: tuple) -> Callable:
+    """What the fast path calls with the dynamic arguments of calls like ``args``:
+    ``call_flat``, or with x64 off and 64-bit arrays among them, ``call_flat`` of the
+    arrays converted to the dtypes they were traced with."""
+    if signature.x64 or not any(getattr(a, "dtype", None) in x64.NARROW for a in args):
+        return call_flat
     from .signature import narrow_leaves
 
+    avals = signature.avals
     return lambda leaves: call_flat(narrow_leaves(list(leaves), avals))
 
 

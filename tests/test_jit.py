@@ -15,6 +15,7 @@ import aotc
 import aotc.lax as alax
 import aotc.numpy as anp
 from aotc import cache
+from aotc.runtime import ArgumentOverflowError
 
 
 @pytest.fixture
@@ -56,6 +57,32 @@ def test_python_scalar_argument_is_weakly_typed(cache_dir):
     # A different value of the scalar reuses the compiled code: it is an argument.
     np.testing.assert_allclose(np.asarray(jf(np.ones(3, np.float32), 4.0)), np.full(3, 4.0))
     assert jf.stats["compiles"] == 1
+
+
+def test_calls_with_python_scalars_skip_the_full_binding(cache_dir, monkeypatch):
+    # A bool, int or float argument's type decides its abstract value: calls after the
+    # first go straight to the compiled function (as all-array calls do), keyed by type,
+    # so an int where a float was compiles anew and bool stays apart from int.
+    def f(n, x, scale, offset, flag):
+        return anp.where(flag, x * scale + offset, x) * n
+
+    jf = aotc.jit(f, static_argnums=0)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(jf(2, x, 1.5, 1, True)), (x * 1.5 + 1) * 2)
+    binds = []
+    bind = jf._binder.bind
+    monkeypatch.setattr(jf._binder, "bind", lambda *a: binds.append(1) or bind(*a))
+    for scale, offset, flag in [(0.5, 3, True), (-2.0, 0, False), (1e30, -7, True)]:
+        want = np.where(flag, x * np.float32(scale) + offset, x) * 2
+        np.testing.assert_allclose(np.asarray(jf(2, x, scale, offset, flag)), want, rtol=1e-6)
+    assert binds == [] and jf.stats["compiles"] == 1
+    got = jf(2, x, 2, 0.5, True)  # int scale, float offset: another signature
+    np.testing.assert_allclose(np.asarray(got), (x * 2 + 0.5) * 2)
+    got = jf(2, x, 1.5, True, 1)  # bool offset, int flag: another one again
+    np.testing.assert_allclose(np.asarray(got), (x * 1.5 + 1) * 2)
+    assert len(binds) == 2 and jf.stats["compiles"] == 3
+    with pytest.raises(ArgumentOverflowError, match="argument 'offset'"):
+        jf(2, x, 1.5, 2**70, True)  # out of int64's range: refused by name, fast path too
 
 
 def test_static_argnums_and_argnames(cache_dir):
@@ -100,6 +127,23 @@ def test_lower_as_text_and_compile(cache_dir):
     np.testing.assert_allclose(np.asarray(compiled(x)), np.exp(x).sum(axis=1), rtol=1e-6)
     with pytest.raises(TypeError, match="takes"):
         compiled(np.ones((3, 3), np.float32))
+
+
+def test_compiled_calls_skip_the_full_binding_and_still_refuse_other_arguments(
+        cache_dir, monkeypatch):
+    spec = aotc.ShapeDtypeStruct((3,), "float32")
+    compiled = aotc.jit(lambda x, s, n: x * s + n, static_argnums=2).lower(spec, 2.0, 1).compile()
+    x = np.arange(3, dtype=np.float32)
+    np.testing.assert_allclose(np.asarray(compiled(x, 2.0, 1)), x * 2 + 1)
+    binds = []
+    bind = compiled._binder.bind
+    monkeypatch.setattr(compiled._binder, "bind", lambda *a: binds.append(1) or bind(*a))
+    np.testing.assert_allclose(np.asarray(compiled(x, -0.5, 1)), x * -0.5 + 1)
+    assert binds == []
+    for args in [(np.ones(4, np.float32), 1.0, 1), (x, 1, 1), (x, 1.0, 2), (x.astype(int), 1.0, 1)]:
+        with pytest.raises(TypeError, match="takes"):
+            compiled(*args)
+    assert len(binds) == 4
 
 
 def test_nested_jit_is_inlined(cache_dir):
