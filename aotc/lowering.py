@@ -283,9 +283,56 @@ def extract_slice(source: ir.Value, source_shape: Sequence[int], offsets, sizes:
         return empty(result_shape, dtype)
     values, static = mixed_offsets(offsets)
     strides = [1] * len(sizes) if strides is None else list(strides)
+    result_type = dtypes.tensor_type(result_shape, dtype)
+    if not values:
+        written = _written_at(source, static, list(sizes), strides, result_type)
+        if written is not None:
+            return written
     with user_location():
-        return tensor.ExtractSliceOp(dtypes.tensor_type(result_shape, dtype), source, values,
+        return tensor.ExtractSliceOp(result_type, source, values,
                                      [], [], static, list(sizes), strides).result
+
+
+# How many earlier updates a read of a static window looks back through.
+_FORWARD_DEPTH = 64
+
+
+def _written_at(source: ir.Value, offsets: list, sizes: list, strides: list,
+                result_type) -> ir.Value | None:
+    """The value an earlier ``tensor.insert_slice`` wrote into exactly this static window
+    of ``source``, looking back through updates of windows that do not overlap it; None
+    when another update may have touched it or the types differ.
+
+    numpy code writes an element and reads it back (``cov[i, j] = ...; cov[j, i] =
+    cov[i, j]``). Read from the tensor, the value depends on the update, and the next
+    update into that tensor then reads its own destination elsewhere, which costs a
+    barrier (``_reads_elsewhere``) and a submission of its own for every element."""
+    for _ in range(_FORWARD_DEPTH):
+        if not isinstance(source, ir.OpResult):
+            return None
+        op = source.owner.operation
+        if op.name != "tensor.insert_slice" or len(op.operands) != 2:  # dynamic offsets
+            return None
+        attrs = op.attributes
+        window = [list(ir.DenseI64ArrayAttr(attrs[k]))
+                  for k in ("static_offsets", "static_sizes", "static_strides")]
+        if window == [offsets, sizes, strides]:
+            written = op.operands[0]
+            return written if written.type == result_type else None
+        if not _disjoint(window, (offsets, sizes, strides)):
+            return None
+        source = op.operands[1]
+    return None
+
+
+def _disjoint(a, b) -> bool:
+    """Whether two static windows (offsets, sizes, strides) share no element: their
+    bounding boxes are apart along some dimension."""
+    for a_off, a_size, a_stride, b_off, b_size, b_stride in zip(*a, *b):
+        a_last, b_last = a_off + (a_size - 1) * a_stride, b_off + (b_size - 1) * b_stride
+        if a_last < b_off or b_last < a_off:
+            return True
+    return False
 
 
 def insert_slice(source: ir.Value, dest: ir.Value, dest_shape: Sequence[int], offsets,
