@@ -17,6 +17,7 @@ from .passes import (
     DropStopGradients,
     CLEANUP,
     REGISTRY,
+    SHARE_KERNELS,
     CheckDtypes,
     CopySharedDestinations,
     DropCarryBarriers,
@@ -165,8 +166,10 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         # The stop_gradient marks have done their job once the module is final. A scan's
         # per-step matmuls of its sequence go before the loop once the cleanup has made
         # the slices' offsets constants.
-        # Index arithmetic on host scalars (loop counters) stays on the host.
-        run_pipeline(module, [DropStopGradients(), HostScalars(), *CLEANUP, HoistScanMatmuls(),
+        # Index arithmetic on host scalars (loop counters) stays on the host. Identical
+        # factorizations (a derivative's rules recompute them) run once.
+        run_pipeline(module, [DropStopGradients(), HostScalars(), *CLEANUP, *SHARE_KERNELS,
+                              HoistScanMatmuls(),
                               *folds, *rewrites, SeparateReturnedUpdates(), *merging, *checks])
     except PassError as e:
         raise CompileError(str(e)) from e

@@ -251,10 +251,12 @@ def materialized(t: Tracer) -> Tracer:
         return wrap(barrier(t.value), t.shape, t.dtype)
 
 
-def barrier(value: ir.Value) -> ir.Value:
-    """``value`` through a ``util.optimization_barrier`` (at the current location)."""
+def barrier(value: ir.Value, mark: str | None = None) -> ir.Value:
+    """``value`` through a ``util.optimization_barrier`` (at the current location), marked
+    with the unit attribute ``mark`` if given (for the passes that look for it)."""
+    attributes = {} if mark is None else {mark: ir.UnitAttr.get()}
     return ir.Operation.create("util.optimization_barrier", results=[value.type],
-                               operands=[value]).results[0]
+                               operands=[value], attributes=attributes).results[0]
 
 
 # ---- slices ---------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from .narrow_ints import CheckNarrowArguments, WidenNarrowInts
 from .pipeline import CLEANUP, run_pipeline
 from .separate_returns import SeparateReturnedUpdates
 from .share_dear_values import ShareDearValues
+from .share_kernels import SHARE_KERNELS, ExposeKernels, GuardKernels
 from .shield_reductions import ShieldReductions
 from .shield_strided_slices import ShieldStridedSlices
 from .split_bool_broadcasts import SplitBoolBroadcasts
@@ -56,6 +57,7 @@ __all__ = [
     "KeepUnusedKernelResults", "RootKernelsForGpu", "SplitComplexSelects",
     "SeparateComplexParts", "ComplexPadsAsInserts", "SeparateGatherSlices",
     "TileMatmuls", "TileReductions", "ShareDearValues", "UnrollLoops",
+    "ExposeKernels", "GuardKernels", "SHARE_KERNELS",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",
     "DropCustomDerivatives",

@@ -7,6 +7,9 @@ Each table is one compiled program returning every case's gradient."""
 
 from __future__ import annotations
 
+import collections
+import re
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -251,3 +254,29 @@ def test_only_the_lower_triangle_has_a_derivative(name):
     np.testing.assert_allclose(got, finite_difference(lambda a: f(np, a), (spd,), 0),
                                rtol=1e-6, atol=1e-7)
     assert np.all(np.triu(got, 1) == 0)
+
+
+def _kernels(text: str) -> dict:
+    """How many regions of each sequential kernel a module's text holds."""
+    return dict(collections.Counter(re.findall(r'aotc.kernel = "(\w+)"', text)))
+
+
+@pytest.mark.parametrize("name", ["slogdet", "solve", "solve and det"])
+def test_a_gradient_factors_its_matrix_once(name):
+    """The forward LU, the rule's LU and the LU of the inverse the rule needs are one
+    factorization (passes/share_kernels.py): as many kernels as the primal's inverse
+    (64x64: two panels of 32), with gradients against finite differences."""
+    n = 64
+    a = RNG.uniform(-1, 1, (n, n)) / n + np.eye(n)
+    b = RNG.uniform(-1, 1, (n, 2))
+    f = {"slogdet": lambda m, a: m.linalg.slogdet(a)[1],
+         "solve": lambda m, a: m.sum(m.linalg.solve(a, b) ** 2),
+         "solve and det": lambda m, a: m.sum(m.linalg.solve(a, b)) * m.linalg.det(a)}[name]
+    jitted = aotc.jit(aotc.grad(lambda a: f(anp, a)))
+    kernels = _kernels(jitted.lower(a).as_text())
+    assert kernels.get("lu_panel") == 2, kernels
+    assert kernels.get("lower_inverse") == _kernels(
+        aotc.jit(anp.linalg.inv).lower(a).as_text())["lower_inverse"], kernels
+    got = np.asarray(jitted(a))
+    want = finite_difference(lambda a: f(np, a), (a,), 0)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7 * np.abs(want).max())

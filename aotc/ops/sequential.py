@@ -56,6 +56,7 @@ from ..passes.scalarize import SUM_CHAINS
 
 KERNEL_ATTRIBUTE = "aotc.kernel"
 KERNEL_RESULTS = "aotc.kernel_results"  # marks the barrier over a kernel's results
+KERNEL_INPUT = "aotc.kernel_input"  # marks the barrier over each input (passes/share_kernels)
 
 Builder = Callable[[Sequence[ir.Value]], list[ir.Value]]
 KERNELS: dict[str, Builder] = {}
@@ -88,8 +89,9 @@ def build(name: str, inputs: Sequence[ir.Value]) -> list[ir.Value]:
     breaks a dispatch region whose loops carry a (1, n, n) tensor ("operand does not
     dominate this use"). Each input passes a barrier: IREE clones elementwise producers
     into a dispatch region, and a region with a structured op gets a tiling pipeline
-    that refuses the kernel's stores ("restricted to workgroup distributed contexts")."""
-    inputs = [barrier(v) for v in inputs]
+    that refuses the kernel's stores ("restricted to workgroup distributed contexts").
+    aotc-expose-kernels lifts the barriers for a ``cse`` that merges identical kernels."""
+    inputs = [barrier(v, KERNEL_INPUT) for v in inputs]
     if all(ir.RankedTensorType(v.type).shape[0] == 1 for v in inputs):
         outs = KERNELS[name]([_drop_batch(v) for v in inputs])
         return _all_used([_add_batch(v) for v in outs])
