@@ -6,7 +6,7 @@ differentiation passes cannot look into, so each entry point here is a ``custom_
 whose rule gives the tangent in closed form, the formulas JAX's rules use:
 
     inv       dY = -Y dA Y                              (Y = A^-1)
-    solve     dx = A^-1 (db - dA x)
+    solve     dx = A^-1 (db - dA x)                     (by A's LU factors)
     det       dd = d * tr(A^-1 dA)
     slogdet   dlogabs = Re tr(A^-1 dA), dsign = i Im tr(A^-1 dA) sign (zero when real)
     cholesky  dL = L Phi(L^-1 dS L^-H)                  (Phi: the lower triangle, half
@@ -146,9 +146,13 @@ def _inverse_rule(inverse_again):
 
 def _solve_rule(solve_again):
     def rule(primals, tangents):
+        # The tangent by the LU factors of a (the primal solve's, shared by
+        # aotc-expose-kernels): two triangular solves, O(n^2 k), where a^-1 costs O(n^3).
+        from .ops import lu
+
         (a, b), (da, db) = primals, tangents
         x = solve_again(a, b)
-        return x, _DIFFERENTIABLE["inverse"](a) @ (db - da @ x)
+        return x, lu.solve_factored(*lu.lu(a), db - da @ x)
     return rule
 
 

@@ -263,9 +263,10 @@ def _kernels(text: str) -> dict:
 
 @pytest.mark.parametrize("name", ["slogdet", "solve", "solve and det"])
 def test_a_gradient_factors_its_matrix_once(name):
-    """The forward LU, the rule's LU and the LU of the inverse the rule needs are one
-    factorization (passes/share_kernels.py): as many kernels as the primal's inverse
-    (64x64: two panels of 32), with gradients against finite differences."""
+    """The forward LU, the rule's LU and the LU of the inverse slogdet's rule needs are
+    one factorization (passes/share_kernels.py), and solve's rule solves with the LU
+    factors: as many kernels as the primal's inverse (64x64: two panels of 32, the leaf
+    inverses of L and U), with gradients against finite differences."""
     n = 64
     a = RNG.uniform(-1, 1, (n, n)) / n + np.eye(n)
     b = RNG.uniform(-1, 1, (n, 2))
