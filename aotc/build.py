@@ -50,7 +50,8 @@ from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
 from .targets import (DATA_TILING, LOOP_VECTORIZATION, Target, compile_flags,
-                      device_targets_attribute, inner_tiling, tiles_matmuls)
+                      device_targets_attribute, inner_tiling, tiles_float32_matmuls,
+                      tiles_matmuls)
 
 
 @dataclass
@@ -208,10 +209,12 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     if inner:
         run_pipeline(module, [IsolateMatmuls()])
     flags = compile_flags(target, contractions, inner, tiled)
-    # float32 and float64 matmuls: the tiles measured fastest on AMD Zen 5, where no data
-    # tiling repacks them (passes/matmul_tiles.py).
-    if tiles_matmuls(target) and DATA_TILING[0] not in flags:
-        run_pipeline(module, [TileMatmuls()])
+    # float32 and float64 matmuls: the tiles measured fastest on AMD Zen 5 (float32's on
+    # Zen 4 too), where no data tiling repacks them (passes/matmul_tiles.py).
+    elements = (TileMatmuls.elements if tiles_matmuls(target)
+                else ("f32",) if tiles_float32_matmuls(target) else ())
+    if elements and DATA_TILING[0] not in flags:
+        run_pipeline(module, [TileMatmuls(elements)])
     # float32 row reductions: several accumulators in flight (passes/reduction_tiles.py)
     if tiles_matmuls(target):
         run_pipeline(module, [TileReductions()])

@@ -562,6 +562,22 @@ def tiles_matmuls(target: Target) -> bool:
     return level == "znver5"
 
 
+def tiles_float32_matmuls(target: Target) -> bool:
+    """Whether float32 matmuls (not float64 ones, nor reductions) get aotc-tile-matmuls'
+    tiles where ``tiles_matmuls`` says no: a single CPU target for AMD Zen 4 (``host``
+    code on one, CPU family 25 with AVX-512, or ``znver4``). Measured there with
+    ``benchmarks/run.py``, two interleaved pairs: the MLP at batch 1 110-114 -> 50-60 us,
+    at 10 211-252 -> 151-160, at 64 and 100 unchanged; its float64 tiles were slower than
+    IREE's choice at 1024^3 and faster at 256^3, so they stay Zen 5's."""
+    if not (target.is_cpu and not target.parts and _architecture(target) == "x86_64"):
+        return False
+    level = _cpu_level(target)
+    if level == "host":
+        return (_cpuinfo("vendor_id") == "AuthenticAMD" and _cpuinfo("cpu family") == "25"
+                and "avx512f" in _cpu_flags())
+    return level == "znver4"
+
+
 def has_avx512(target: Target) -> bool:
     """Whether an x86 CPU target's code may use AVX-512: ``host`` code where this CPU has
     it, else the x86-64-v4 level or an explicit ``+avx512f``."""

@@ -59,7 +59,8 @@ matmul keeps IREE's choice. A copied ``W.T`` larger than d runs as ``(W @ d.T).T
 (``_copies_the_smaller_side``): IREE computes a weight's copy when the program starts and
 keeps it to the backward pass.
 
-The compiler runs it for one CPU target of AMD Zen 5 (``targets.tiles_matmuls``), on
+The compiler runs it for one CPU target of AMD Zen 5 (``targets.tiles_matmuls``), and for
+float32 products alone (``elements``) on AMD Zen 4 (``targets.tiles_float32_matmuls``), on
 modules without data tiling (``build.finish_module``); a module IREE cannot compile with
 it is compiled again without (``compiler.compile_bytecode``, ``without_tile_settings``).
 
@@ -291,12 +292,20 @@ class TileMatmuls(ModulePass):
     """Register and workgroup tiles for float32 and float64 matmuls (module docstring)."""
 
     name = "aotc-tile-matmuls"
+    elements: tuple[str, ...] = ("f32", "f64")  # the element types whose products it tiles
+
+    @classmethod
+    def from_options(cls, options):
+        elements = options.get("elements")
+        return cls(tuple(elements.split(",")) if elements else cls.elements)
 
     def run(self, module) -> None:
         from aotc._mlir import ir
 
         for op, (rows, element, copies) in collect_ops(module, lambda o: _plan(as_op(o))):
             op = as_op(op)
+            if element not in self.elements:
+                continue
             if copies == [1] and _copies_the_smaller_side(op, element):  # d @ W.T
                 op = _as_transposed_product(op)
                 rows, element, copies = _plan(op)
@@ -315,9 +324,18 @@ class TileMatmuls(ModulePass):
             if element in SEPARATED_RESULTS:
                 separate_readers(op.results[0])
         for op, columns in collect_ops(module, lambda o: _vector_columns(as_op(o))):
-            as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(vector_setting(columns))
+            if _element(op) in self.elements:
+                as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(vector_setting(columns))
         for op, _ in collect_ops(module, lambda o: _matrix_vector(as_op(o))):
-            as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(MATRIX_VECTOR_SETTING)
+            if _element(op) in self.elements:
+                as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(MATRIX_VECTOR_SETTING)
+
+
+def _element(op) -> str:
+    """The element type of ``op``'s result, as ``TILES`` names it."""
+    from aotc._mlir import ir
+
+    return str(ir.RankedTensorType(as_op(op).results[0].type).element_type)
 
 
 def _copies_the_smaller_side(op, element: str) -> bool:

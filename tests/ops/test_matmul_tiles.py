@@ -194,3 +194,25 @@ def test_float64_modules_compile_tiled_instead_of_data_tiled(monkeypatch):
     assert ATTRIBUTE not in aotc.jit(lambda x, w: x @ w).lower(odd, w).as_text()
     np.testing.assert_allclose(np.asarray(aotc.jit(lambda x, w: x @ w)(odd, w)), odd @ w,
                                rtol=1e-12, atol=1e-12)
+
+
+def test_float32_tiles_alone_leave_float64_products_to_iree(monkeypatch):
+    """Where only float32 matmuls get tiles (AMD Zen 4: targets.tiles_float32_matmuls), a
+    float32 layer, its batch-1 row and a matrix-vector product carry settings and their
+    float64 twins none; numpy's values."""
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: False)
+    monkeypatch.setattr(build, "tiles_float32_matmuls", lambda target: True)
+
+    def products(x, w, v):
+        return x @ w, x[:1] @ w, w @ v[:256]
+
+    for dtype, tiled, rtol in ((np.float32, True, 2e-4), (np.float64, False, 1e-12)):
+        x = RNG.standard_normal((64, 512)).astype(dtype)
+        w = (RNG.standard_normal((512, 256)) / 22).astype(dtype)
+        v = RNG.standard_normal(512).astype(dtype)
+        jitted = aotc.jit(products)
+        text = jitted.lower(x, w, v).as_text()
+        assert text.count(f"{ATTRIBUTE} = ") == (3 if tiled else 0), text
+        wide = [a.astype(np.float64) for a in (x, w, v)]
+        for got, want in zip(jitted(x, w, v), products(*wide)):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol * 10)
