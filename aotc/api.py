@@ -354,7 +354,10 @@ class JittedFunction:
         self._fast32 = self._compiled.fast32
         static = self._binder.static_argnums
         self._no_static = not static
-        self._static_positions = (frozenset(static) if static and min(static) >= 0 else None)
+        # None: a negative static position, which only the full binding resolves.
+        self._static_positions = (frozenset(static) if not static or min(static) >= 0
+                                  else None)
+        self._static_names = frozenset(self._binder.static_argnames)
         self._lock = threading.Lock()
         self._id = next(_jit_ids)  # tells jitted functions of the same code apart in logs
         # Counters that tests and users can read: how often this function was traced,
@@ -375,15 +378,20 @@ class JittedFunction:
             run = fast.get(key)
             if run is not None and not _traces.stack:
                 return run(args)
-        elif not kwargs and self._static_positions is not None:
+        elif self._static_positions is not None:
             static = self._static_positions
             try:
                 key = _key_with_scalars(args, static)
+                if kwargs and key is not None:
+                    key = _with_keywords(key, kwargs, self._static_names)
                 run = fast.get(key)
             except TypeError:  # an unhashable static value
                 key = run = None
             if run is not None and not _traces.stack:
-                return run([a for i, a in enumerate(args) if i not in static])
+                leaves = [a for i, a in enumerate(args) if i not in static]
+                if kwargs:  # after the positional ones, by name (as a dict flattens)
+                    leaves += [kwargs[k] for k in sorted(kwargs) if k not in self._static_names]
+                return run(leaves)
         if _traces.stack:
             # Called inside another traced function: trace through (the outer compile
             # inlines it), as nested jax.jit calls do.
@@ -493,18 +501,39 @@ def _key_with_scalars(args: tuple, static: frozenset | tuple) -> tuple | None:
     binding keys on its structure)."""
     key = []
     for i, a in enumerate(args):
-        if i in static:
-            key.append(a)
-            continue
-        kind = _SCALAR_KEYS.get(type(a))
-        if kind is not None:
-            key.append(kind)
-            continue
-        shape, dtype = getattr(a, "shape", None), getattr(a, "dtype", None)
-        if shape is None or dtype is None:
+        part = a if i in static else _leaf_key(a)
+        if part is None and i not in static:
             return None
-        key.append((shape, dtype))
+        key.append(part)
     return tuple(key)
+
+
+def _leaf_key(a: Any):
+    """An argument's part of a fast-path key: the type's name of a Python scalar, (shape,
+    dtype) of an array; None for anything else."""
+    kind = _SCALAR_KEYS.get(type(a))
+    if kind is not None:
+        return kind
+    shape, dtype = getattr(a, "shape", None), getattr(a, "dtype", None)
+    return None if shape is None or dtype is None else (shape, dtype)
+
+
+# Marks a fast-path key of a call with keyword arguments (no static value can be it).
+_KEYWORDS = object()
+
+
+def _with_keywords(key: tuple, kwargs: dict, static_names: frozenset) -> tuple | None:
+    """``key`` (the positional arguments') with the keyword arguments' parts, by name: the
+    value of a static one, else as ``_key_with_scalars`` keys an argument; None when one
+    is neither an array nor a Python scalar."""
+    parts = []
+    for name in sorted(kwargs):
+        value = kwargs[name]
+        part = value if name in static_names else _leaf_key(value)
+        if part is None and name not in static_names:
+            return None
+        parts.append((name, part))
+    return (_KEYWORDS, key, tuple(parts))
 
 
 def _fast_call(call_flat: Callable, signature: CallSignature, args: tuple) -> Callable:

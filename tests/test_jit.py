@@ -129,6 +129,30 @@ def test_lower_as_text_and_compile(cache_dir):
         compiled(np.ones((3, 3), np.float32))
 
 
+def test_calls_with_keyword_arguments_skip_the_full_binding(cache_dir, monkeypatch):
+    # Keyword arguments join the fast path's key by name (static ones by value) and its
+    # leaves after the positional ones in name order, as the binding flattens them: in
+    # any order and mixed with positional ones, each value lands on its parameter.
+    def f(x, y, *, scale, offset=0.0, mode="add", flip=None):
+        out = x + y if mode == "add" else x * y
+        return out * scale + offset if flip is None else -out
+
+    jf = aotc.jit(f, static_argnames=("mode", "flip"))
+    x, y = np.arange(3.0), np.full(3, 2.0)
+    np.testing.assert_allclose(np.asarray(jf(x, y=y, scale=2.0, offset=1.0)), (x + y) * 2 + 1)
+    binds = []
+    bind = jf._binder.bind
+    monkeypatch.setattr(jf._binder, "bind", lambda *a: binds.append(1) or bind(*a))
+    np.testing.assert_allclose(np.asarray(jf(x, offset=-1.0, scale=3.0, y=x)), (x + x) * 3 - 1)
+    assert binds == []
+    np.testing.assert_allclose(np.asarray(jf(x, y, scale=0.5, mode="mul")), x * y * 0.5)
+    np.testing.assert_allclose(np.asarray(jf(x, y, scale=0.5, mode="mul", flip=True)), -x * y)
+    np.testing.assert_allclose(np.asarray(jf(y, x, scale=1.0, mode="mul", flip=True)), -x * y)
+    assert len(binds) == 2 and jf.stats["compiles"] == 3
+    with pytest.raises(aotc.AotcError, match="hashable"):
+        jf(x, y, scale=1.0, mode=["add"])
+
+
 def test_compiled_calls_skip_the_full_binding_and_still_refuse_other_arguments(
         cache_dir, monkeypatch):
     spec = aotc.ShapeDtypeStruct((3,), "float32")
