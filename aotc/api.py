@@ -6,10 +6,10 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
-from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
-from . import _mlir, build, cache, compile_log, jit_cache, x64
+from . import _mlir, build, cache, compile_log, compiled_stats, fast_path, jit_cache
+from .compiled_stats import CompiledMemoryStats
 from .compiler import compile_bytecode
 from .config import cached as _option
 from .core import _state as _traces
@@ -41,23 +41,6 @@ def _flat_caller(out_tree: tree.TreeDef, call_flat):
 def short_signature(metadata: FunctionMetadata) -> str:
     """The metadata's signature, cut for one-line reprs."""
     return summary({metadata.name: metadata.signature})
-
-
-def _cost_analysis(metadata: FunctionMetadata) -> dict[str, float]:
-    """JAX's cost-analysis keys from aotc's estimates (see ``Compiled.cost_analysis``)."""
-    from .runtime.memory import function_memory
-
-    out = {"flops": float(metadata.work_estimate)}
-    if metadata.op_estimate:
-        out["ops"] = float(metadata.op_estimate)
-    sizes = [function_memory(replace(metadata, args=(spec,)))["argument_bytes"]
-             for spec in metadata.args]
-    results = function_memory(metadata)["result_bytes"]
-    if results is not None and all(s is not None for s in sizes):
-        out["bytes accessed"] = float(sum(sizes) + results)
-        out.update({f"bytes accessed{i}{{}}": float(s) for i, s in enumerate(sizes)})
-        out["bytes accessedout{}"] = float(results)
-    return out
 
 
 class Lowered:
@@ -119,7 +102,7 @@ class Lowered:
 
     def cost_analysis(self) -> dict[str, float]:
         """The estimates of ``Compiled.cost_analysis``, before compiling."""
-        return _cost_analysis(self.metadata)
+        return compiled_stats.cost_analysis(self.metadata)
 
     @property
     def bytecode(self) -> bytes:
@@ -195,37 +178,6 @@ _SOURCES = {
 }
 
 
-@dataclass(frozen=True)
-class CompiledMemoryStats:
-    """Memory of one call of a compiled function, with the fields of JAX's
-    ``CompiledMemoryStats`` (None where it cannot be known here).
-
-    Attributes:
-      generated_code_size_in_bytes: the size of the compiled module (``.vmfb``: code,
-        constants and metadata).
-      argument_size_in_bytes, output_size_in_bytes: the arguments' and results' bytes,
-        from the signature (None for dynamic dimensions).
-      alias_size_in_bytes: result bytes written into donated argument buffers.
-      temp_size_in_bytes: the most bytes IREE's intermediate (transient) buffers hold at
-        once inside a call, measured: the function runs once on zero-filled arguments on
-        a private local-sync device whose allocator sees every allocation
-        (``runtime.memory.measure_transient``). None when its code cannot run on this
-        machine's CPU (another target) or a dimension is dynamic.
-      residual_size_in_bytes: the forward values the function's derivatives (``grad``,
-        ``vjp``, ...) keep for their backward pass, as ``aotc-vjp`` counts them: the
-        forward results the backward ops read and the tapes of differentiated loops (an
-        upper bound: IREE may recompute a fused elementwise value instead of keeping
-        it); 0 without derivatives. ``checkpoint`` lowers it.
-    """
-
-    generated_code_size_in_bytes: int
-    argument_size_in_bytes: int | None
-    output_size_in_bytes: int | None
-    alias_size_in_bytes: int | None
-    temp_size_in_bytes: int | None
-    residual_size_in_bytes: int = 0
-
-
 class Compiled:
     """A compiled function, loaded in the runtime and callable with arrays."""
 
@@ -243,7 +195,7 @@ class Compiled:
         self._function = self.module[metadata.name]
         self._out_tree = metadata.out_tree
         self.call_flat = _flat_caller(metadata.out_tree, self._function.call_flat)
-        # The fast path, as the jitted function's: the keys (_key_with_scalars, with
+        # The fast path, as the jitted function's: the keys (fast_path.key_with_scalars, with
         # x64) of calls bound before -> the call of their dynamic arguments.
         static = binder.static_argnums
         self._static_positions = (frozenset(static) if all(i >= 0 for i in static)
@@ -254,7 +206,7 @@ class Compiled:
         static, key = self._static_positions, None
         if not kwargs and static is not None and not _traces.stack:
             try:
-                key = (_option("x64"), _key_with_scalars(args, static))
+                key = (_option("x64"), fast_path.key_with_scalars(args, static))
                 run = self._fast.get(key)
             except TypeError:  # an unhashable static value: the binding says so
                 key = run = None
@@ -268,7 +220,7 @@ class Compiled:
                 f"signature) or lower/compile again for these arguments."
             )
         if key is not None and key[1] is not None:
-            self._fast[key] = _fast_call(self.call_flat, signature, args)
+            self._fast[key] = fast_path.fast_call(self.call_flat, signature, args)
         return self.call_flat(leaves)
 
     def __repr__(self) -> str:
@@ -296,7 +248,7 @@ class Compiled:
         >>> c.cost_analysis()["bytes accessed"]
         64.0
         """
-        return _cost_analysis(self.metadata)
+        return compiled_stats.cost_analysis(self.metadata)
 
     def memory_analysis(self) -> CompiledMemoryStats:
         """Argument, result, alias, temporary and code sizes (``CompiledMemoryStats``).
@@ -308,17 +260,7 @@ class Compiled:
         (32, 32, 0)
         """
         if self._memory_stats is None:
-            from .runtime.memory import function_memory, measure_transient
-
-            figures = function_memory(self.metadata)
-            self._memory_stats = CompiledMemoryStats(
-                generated_code_size_in_bytes=len(self.vmfb),
-                argument_size_in_bytes=figures["argument_bytes"],
-                output_size_in_bytes=figures["result_bytes"],
-                alias_size_in_bytes=figures["donated_bytes"],
-                temp_size_in_bytes=measure_transient(self.vmfb, self.metadata.name),
-                residual_size_in_bytes=self.metadata.residual_bytes,
-            )
+            self._memory_stats = compiled_stats.memory_stats(self.vmfb, self.metadata)
         return self._memory_stats
 
 
@@ -374,16 +316,16 @@ class JittedFunction:
             try:
                 key = tuple([(a.shape, a.dtype) for a in args])
             except AttributeError:  # a Python scalar, or not an array
-                key = _key_with_scalars(args, ())
+                key = fast_path.key_with_scalars(args, ())
             run = fast.get(key)
             if run is not None and not _traces.stack:
                 return run(args)
         elif self._static_positions is not None:
             static = self._static_positions
             try:
-                key = _key_with_scalars(args, static)
+                key = fast_path.key_with_scalars(args, static)
                 if kwargs and key is not None:
-                    key = _with_keywords(key, kwargs, self._static_names)
+                    key = fast_path.with_keywords(key, kwargs, self._static_names)
                 run = fast.get(key)
             except TypeError:  # an unhashable static value
                 key = run = None
@@ -405,7 +347,7 @@ class JittedFunction:
                     compiled = self._compile_miss(signature)
                     self._compiled.put(signature.key, compiled)
         if key is not None:  # every argument had a shape and dtype or was static
-            run = _fast_call(compiled.call_flat, signature, args)
+            run = fast_path.fast_call(compiled.call_flat, signature, args)
             self._compiled.remember_fast(fast, key, signature.key, run)
         return compiled.call_flat(leaves)
 
@@ -486,66 +428,6 @@ class JittedFunction:
         disk cache)."""
         self._compiled.clear()
         jit_cache.release_compile_memory()
-
-
-# Python scalars in the fast path's key: a bool, int or float argument is a weak scalar
-# whose abstract value its type alone decides (complex is left to the full binding: with
-# x64 off it becomes a complex64 array before the call).
-_SCALAR_KEYS = {bool: "bool", int: "int", float: "float"}
-
-
-def _key_with_scalars(args: tuple, static: frozenset | tuple) -> tuple | None:
-    """The fast path's key of a call with Python scalars or static values among its
-    arguments: (shape, dtype) per array, the type's name per scalar, the value of a
-    static argument; None when an argument is none of these (a container: the full
-    binding keys on its structure)."""
-    key = []
-    for i, a in enumerate(args):
-        part = a if i in static else _leaf_key(a)
-        if part is None and i not in static:
-            return None
-        key.append(part)
-    return tuple(key)
-
-
-def _leaf_key(a: Any):
-    """An argument's part of a fast-path key: the type's name of a Python scalar, (shape,
-    dtype) of an array; None for anything else."""
-    kind = _SCALAR_KEYS.get(type(a))
-    if kind is not None:
-        return kind
-    shape, dtype = getattr(a, "shape", None), getattr(a, "dtype", None)
-    return None if shape is None or dtype is None else (shape, dtype)
-
-
-# Marks a fast-path key of a call with keyword arguments (no static value can be it).
-_KEYWORDS = object()
-
-
-def _with_keywords(key: tuple, kwargs: dict, static_names: frozenset) -> tuple | None:
-    """``key`` (the positional arguments') with the keyword arguments' parts, by name: the
-    value of a static one, else as ``_key_with_scalars`` keys an argument; None when one
-    is neither an array nor a Python scalar."""
-    parts = []
-    for name in sorted(kwargs):
-        value = kwargs[name]
-        part = value if name in static_names else _leaf_key(value)
-        if part is None and name not in static_names:
-            return None
-        parts.append((name, part))
-    return (_KEYWORDS, key, tuple(parts))
-
-
-def _fast_call(call_flat: Callable, signature: CallSignature, args: tuple) -> Callable:
-    """What the fast path calls with the dynamic arguments of calls like ``args``:
-    ``call_flat``, or with x64 off and 64-bit arrays among them, ``call_flat`` of the
-    arrays converted to the dtypes they were traced with."""
-    if signature.x64 or not any(getattr(a, "dtype", None) in x64.NARROW for a in args):
-        return call_flat
-    from .signature import narrow_leaves
-
-    avals = signature.avals
-    return lambda leaves: call_flat(narrow_leaves(list(leaves), avals))
 
 
 class BoundJittedFunction:

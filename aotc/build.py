@@ -49,9 +49,8 @@ from .passes.matmul_tiles import tiles_every_contraction
 from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
-from .targets import (DATA_TILING, LOOP_VECTORIZATION, Target, compile_flags,
-                      device_targets_attribute, inner_tiling, tiles_float32_matmuls,
-                      tiles_matmuls)
+from .cpu_paths import compile_flags, inner_tiling, tiles_float32_matmuls, tiles_matmuls
+from .targets import DATA_TILING, LOOP_VECTORIZATION, Target, device_targets_attribute
 
 
 @dataclass

@@ -59,8 +59,8 @@ matmul keeps IREE's choice. A copied ``W.T`` larger than d runs as ``(W @ d.T).T
 (``_copies_the_smaller_side``): IREE computes a weight's copy when the program starts and
 keeps it to the backward pass.
 
-The compiler runs it for one CPU target of AMD Zen 5 (``targets.tiles_matmuls``), and for
-float32 products alone (``elements``) on AMD Zen 4 (``targets.tiles_float32_matmuls``), on
+The compiler runs it for one CPU target of AMD Zen 5 (``cpu_paths.tiles_matmuls``), and for
+float32 products alone (``elements``) on AMD Zen 4 (``cpu_paths.tiles_float32_matmuls``), on
 modules without data tiling (``build.finish_module``); a module IREE cannot compile with
 it is compiled again without (``compiler.compile_bytecode``, ``without_tile_settings``).
 

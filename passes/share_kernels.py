@@ -15,9 +15,9 @@ So, around one ``cse`` (``SHARE_KERNELS``):
 - aotc-expose-kernels turns each input barrier into a ``tensor.cast`` to the same type
   with the same mark (which ``cse`` merges like any pure op), lets the readers of a
   results barrier read its operands, and gives each kernel its own copies of the
-  ``tensor.empty`` and constants it reads, at the start of its body, numbered by first
-  use (``aotc.kernel_leaf``: ``cse`` merged some with equal ops before the region
-  earlier, differently in each copy, and would merge two scratch tensors). ``cse``
+  ``tensor.empty`` ops it reads, at the start of its body, numbered by first use
+  (``aotc.kernel_leaf``: ``cse`` merged some with equal ops before the region earlier,
+  differently in each copy, and would merge two scratch tensors). ``cse``
   then merges identical kernel regions (a region of pure ops is pure) and, in the same
   walk, whatever the blocked algorithm computes from their results, down to the next
   kernel.
@@ -67,22 +67,22 @@ def _replace(op, name: str, mark: str) -> None:
     op.erase()
 
 
-# The ops of no operands a kernel reads. ``cse`` may already have replaced a kernel's own
-# by an equal one before its region (and canonicalization moves constants out), so two
-# copies of a kernel can differ by what preceded them; and ``cse`` would merge two
-# scratch tensors of one type in a kernel (which IREE then copies, on the stack).
-_LEAVES = frozenset({"tensor.empty", "arith.constant", "complex.constant"})
+# The tensor.empty ops a kernel reads. ``cse`` may already have replaced a kernel's own by
+# an equal one before its region, so two copies of a kernel can differ by what preceded
+# them; and ``cse`` would merge two scratch tensors of one type in a kernel (which IREE
+# then copies, on the stack). (Constants are no such case: canonicalization has put them
+# all at the function's start, before every kernel.)
 LEAF_MARK = "aotc.kernel_leaf"
 
 
 def _is_leaf(op) -> bool:
-    return op.name in _LEAVES and len(op.operands) == 0
+    return op.name == "tensor.empty" and len(op.operands) == 0
 
 
 def _internalize_leaves(region) -> None:
-    """Each leaf op ``region`` reads (its own at any depth, or one before it) as a copy at
-    the start of its body, numbered by first use (``LEAF_MARK``): the same in every copy
-    of a kernel, and equal to nothing else for ``cse``."""
+    """Each ``tensor.empty`` ``region`` reads (its own at any depth, or one before it) as a
+    copy at the start of its body, numbered by first use (``LEAF_MARK``): the same in
+    every copy of a kernel, and equal to nothing else for ``cse``."""
     from aotc._mlir import ir
 
     uses: dict = {}  # leaf op -> [(reader, operand number)], in first-use order

@@ -15,7 +15,8 @@ import pytest
 from aotc._mlir import ir
 from aotc.compiler import compile_bytecode
 from aotc.passes import Batch, run_pipeline
-from aotc.targets import compile_flags, get_target
+from aotc.cpu_paths import compile_flags
+from aotc.targets import get_target
 
 iree_rt = pytest.importorskip("iree.runtime")
 

@@ -194,7 +194,8 @@ def test_large_float64_matmuls_compile_inner_tiled(shapes):
 
 def _inner_tiles_here() -> bool:
     """The rule's CPUs: x86_64 with AVX-512."""
-    from aotc.targets import get_target, has_avx512
+    from aotc.cpu_paths import has_avx512
+    from aotc.targets import get_target
 
     return rt_targets.host_arch() == "x86_64" and has_avx512(get_target("cpu"))
 
@@ -203,7 +204,8 @@ def test_inner_tiling_rule():
     """Only modules whose contractions are all large float64 matmuls of two matrices, on
     x86_64 with AVX-512 (a batch or a vector fails in inner_tiled's lowering; float32 gets
     slower, and so does float64 without AVX-512)."""
-    from aotc.targets import DATA_TILING, INNER_TILED, Contraction, compile_flags, get_target
+    from aotc.cpu_paths import compile_flags
+    from aotc.targets import DATA_TILING, INNER_TILED, Contraction, get_target
 
     cpu = get_target("x86_64:x86-64-v4")
     assert not set(INNER_TILED) & set(compile_flags(get_target("x86_64"), [

@@ -197,7 +197,7 @@ def test_float64_modules_compile_tiled_instead_of_data_tiled(monkeypatch):
 
 
 def test_float32_tiles_alone_leave_float64_products_to_iree(monkeypatch):
-    """Where only float32 matmuls get tiles (AMD Zen 4: targets.tiles_float32_matmuls), a
+    """Where only float32 matmuls get tiles (AMD Zen 4: cpu_paths.tiles_float32_matmuls), a
     float32 layer, its batch-1 row and a matrix-vector product carry settings and their
     float64 twins none; numpy's values."""
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: False)

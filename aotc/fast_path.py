@@ -1,0 +1,75 @@
+"""jit's per-call fast path: the keys of calls whose trace is already compiled, and what
+such a call runs.
+
+A call's key holds what decides its trace and nothing else (docs/architecture.md,
+"jit's per-call fast path keys on what decides the trace"): (shape, dtype) per array, the
+type's name per Python bool, int or float (the runtime checks the value), the value of a
+static argument, and keyword arguments by name. ``JittedFunction`` and ``Compiled``
+(aotc/api.py) look their calls up by it before binding arguments.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from . import x64
+from .signature import CallSignature
+
+# Python scalars in the fast path's key: a bool, int or float argument is a weak scalar
+# whose abstract value its type alone decides (complex is left to the full binding: with
+# x64 off it becomes a complex64 array before the call).
+_SCALAR_KEYS = {bool: "bool", int: "int", float: "float"}
+
+
+def key_with_scalars(args: tuple, static: frozenset | tuple) -> tuple | None:
+    """The fast path's key of a call with Python scalars or static values among its
+    arguments: (shape, dtype) per array, the type's name per scalar, the value of a
+    static argument; None when an argument is none of these (a container: the full
+    binding keys on its structure)."""
+    key = []
+    for i, a in enumerate(args):
+        part = a if i in static else _leaf_key(a)
+        if part is None and i not in static:
+            return None
+        key.append(part)
+    return tuple(key)
+
+
+def _leaf_key(a: Any):
+    """An argument's part of a fast-path key: the type's name of a Python scalar, (shape,
+    dtype) of an array; None for anything else."""
+    kind = _SCALAR_KEYS.get(type(a))
+    if kind is not None:
+        return kind
+    shape, dtype = getattr(a, "shape", None), getattr(a, "dtype", None)
+    return None if shape is None or dtype is None else (shape, dtype)
+
+
+# Marks a fast-path key of a call with keyword arguments (no static value can be it).
+_KEYWORDS = object()
+
+
+def with_keywords(key: tuple, kwargs: dict, static_names: frozenset) -> tuple | None:
+    """``key`` (the positional arguments') with the keyword arguments' parts, by name: the
+    value of a static one, else as ``key_with_scalars`` keys an argument; None when one
+    is neither an array nor a Python scalar."""
+    parts = []
+    for name in sorted(kwargs):
+        value = kwargs[name]
+        part = value if name in static_names else _leaf_key(value)
+        if part is None and name not in static_names:
+            return None
+        parts.append((name, part))
+    return (_KEYWORDS, key, tuple(parts))
+
+
+def fast_call(call_flat: Callable, signature: CallSignature, args: tuple) -> Callable:
+    """What the fast path calls with the dynamic arguments of calls like ``args``:
+    ``call_flat``, or with x64 off and 64-bit arrays among them, ``call_flat`` of the
+    arrays converted to the dtypes they were traced with."""
+    if signature.x64 or not any(getattr(a, "dtype", None) in x64.NARROW for a in args):
+        return call_flat
+    from .signature import narrow_leaves
+
+    avals = signature.avals
+    return lambda leaves: call_flat(narrow_leaves(list(leaves), avals))
