@@ -6,7 +6,7 @@
 Matmuls from 128^3 to 1024x1200x1100, an MLP layer (a [64, 784] batch times [784, 512]
 weights plus bias and relu), a gemm-style ``alpha * A @ B + beta * C``, a batched matmul
 and a matrix-vector product, all float64. float64 contractions of at least 2 * 256^3
-flops compile data-tiled through IREE's inner_tiled lowering (aotc/targets.py
+flops compile data-tiled through IREE's inner_tiled lowering (aotc/cpu_paths.py
 ``wants_inner_tiling``). Timing as benchmarks/run.py: device-resident inputs, interleaved
 blocks, the median over blocks of each block's per-call median. A bar chart of the
 ratios goes beside the JSON.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from aotc import runtime
+from aotc.cpu_paths import compile_flags
 from aotc.errors import AotcError
 from aotc.runtime import targets as rt_targets
 from aotc.targets import (
@@ -14,7 +15,6 @@ from aotc.targets import (
     TARGETS,
     VULKAN_MAPPABLE,
     Contraction,
-    compile_flags,
     device_targets_attribute,
     get_target,
 )
