@@ -338,6 +338,16 @@ class JittedFunction:
             # Called inside another traced function: trace through (the outer compile
             # inlines it), as nested jax.jit calls do.
             return self._fn(*args, **kwargs)
+        flat = None  # a pytree call's leaves
+        if key is None and self._static_positions is not None:
+            try:  # containers among the arguments: keyed by their structure too
+                key, flat = fast_path.tree_key(args, kwargs, self._static_positions,
+                                               self._static_names)
+                run = fast.get(key) if key is not None else None
+            except TypeError:  # an unhashable static value
+                key = run = None
+            if run is not None:
+                return run(flat)
         signature, leaves = self._binder.bind(args, kwargs)
         compiled = self._compiled.get(signature.key)
         if compiled is None:
@@ -346,9 +356,10 @@ class JittedFunction:
                 if compiled is None:
                     compiled = self._compile_miss(signature)
                     self._compiled.put(signature.key, compiled)
-        if key is not None:  # every argument had a shape and dtype or was static
-            run = fast_path.fast_call(compiled.call_flat, signature, args)
-            self._compiled.remember_fast(fast, key, signature.key, run)
+        if key is not None:  # every leaf had a shape and dtype or was static
+            run = fast_path.fast_call(compiled.call_flat, signature,
+                                      args if flat is None else flat)
+            self._compiled.remember_fast(fast, fast_path.held(key), signature.key, run)
         return compiled.call_flat(leaves)
 
     def __get__(self, obj, objtype=None):

@@ -4,16 +4,18 @@ such a call runs.
 A call's key holds what decides its trace and nothing else (docs/architecture.md,
 "jit's per-call fast path keys on what decides the trace"): (shape, dtype) per array, the
 type's name per Python bool, int or float (the runtime checks the value), the value of a
-static argument, and keyword arguments by name. ``JittedFunction`` and ``Compiled``
-(aotc/api.py) look their calls up by it before binding arguments.
+static argument, and keyword arguments by name; a call with containers among its
+arguments (a parameter dict) is flattened as the binding flattens it and keyed by its
+structure too (``tree_key``). ``JittedFunction`` and ``Compiled`` (aotc/api.py) look
+their calls up by it before binding arguments.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import x64
-from .signature import CallSignature
+from . import tree_util, x64
+from .signature import CallSignature, held_structure
 
 # Python scalars in the fast path's key: a bool, int or float argument is a weak scalar
 # whose abstract value its type alone decides (complex is left to the full binding: with
@@ -73,3 +75,36 @@ def fast_call(call_flat: Callable, signature: CallSignature, args: tuple) -> Cal
 
     avals = signature.avals
     return lambda leaves: call_flat(narrow_leaves(list(leaves), avals))
+
+
+# Marks a fast-path key of a call flattened as a pytree.
+_TREES = object()
+
+
+def tree_key(args: tuple, kwargs: dict, static: frozenset,
+             static_names: frozenset) -> tuple[tuple | None, list]:
+    """(key, leaves) of a call with containers among its arguments, flattened as
+    ``ArgumentBinder.bind`` flattens it (so ``leaves`` are what the compiled function
+    takes): its structure, each leaf's part (``_leaf_key``) and the static values. The
+    key is None when a leaf is neither an array nor a Python scalar."""
+    dynamic = tuple(a for i, a in enumerate(args) if i not in static)
+    statics = tuple(a for i, a in enumerate(args) if i in static)
+    if kwargs and static_names:
+        statics += tuple((k, kwargs[k]) for k in sorted(kwargs) if k in static_names)
+        kwargs = {k: v for k, v in kwargs.items() if k not in static_names}
+    leaves, spec = tree_util.tree_flatten((dynamic, kwargs))
+    parts = []
+    for leaf in leaves:
+        part = _leaf_key(leaf)
+        if part is None:
+            return None, leaves
+        parts.append(part)
+    return (_TREES, spec, tuple(parts), statics), leaves
+
+
+def held(key: tuple) -> tuple:
+    """``key`` as the fast path's table keeps it: a pytree key's structure held as the
+    signature caches hold theirs (``signature._Structure``, released at exit)."""
+    if key and key[0] is _TREES:
+        return (_TREES, held_structure(key[1]), *key[2:])
+    return key

@@ -167,7 +167,13 @@ class _Structure:
         return self._hash
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, _Structure) and self.spec == other.spec
+        # A bare structure compares too: the fast path looks its held keys up by one.
+        return self.spec == (other.spec if isinstance(other, _Structure) else other)
+
+
+def held_structure(spec: tree_util.PyTreeDef) -> _Structure:
+    """``spec`` as a cache may hold it (``_Structure``); equal to ``spec`` itself."""
+    return _Structure(spec)
 
 
 _HELD_SIGNATURES: weakref.WeakSet = weakref.WeakSet()

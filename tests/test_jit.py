@@ -153,6 +153,40 @@ def test_calls_with_keyword_arguments_skip_the_full_binding(cache_dir, monkeypat
         jf(x, y, scale=1.0, mode=["add"])
 
 
+def test_calls_with_pytree_arguments_skip_the_full_binding(cache_dir, monkeypatch):
+    # A parameter dict (and lists, None, scalars inside) is flattened as the binding
+    # flattens it and keyed by its structure too: another structure, another leaf dtype
+    # or a Python int where a float was binds again; with x64 off, a float64 leaf is
+    # narrowed on the fast path as on the first call.
+    def f(params, x, *, extra=None):
+        h = x @ params["w"] + params["b"][0] * params["scale"]
+        return h if extra is None else h + extra[1]
+
+    jf = aotc.jit(f)
+    rng = np.random.default_rng(0)
+    params = {"w": rng.standard_normal((3, 2)), "b": [np.ones(2), None], "scale": 2.0}
+    x = rng.standard_normal((4, 3))
+    want = x @ params["w"] + 2.0
+    np.testing.assert_allclose(np.asarray(jf(params, x)), want)
+    binds = []
+    bind = jf._binder.bind
+    monkeypatch.setattr(jf._binder, "bind", lambda *a: binds.append(1) or bind(*a))
+    other = {"w": params["w"] * 2, "b": [np.zeros(2), None], "scale": -1.0}
+    np.testing.assert_allclose(np.asarray(jf(other, x)), x @ other["w"])
+    assert binds == []
+    np.testing.assert_allclose(np.asarray(jf(params, x, extra=(0, np.ones(2)))), want + 1)
+    np.testing.assert_allclose(np.asarray(jf({**params, "scale": 2}, x)), want)
+    np.testing.assert_allclose(np.asarray(jf({**params, "b": [np.ones(2), 1.0]}, x)), want)
+    assert len(binds) == 3 and jf.stats["compiles"] == 4
+    np.testing.assert_allclose(np.asarray(jf(params, x, extra=(5, np.zeros(2)))), want)
+    assert len(binds) == 3
+    with aotc.config.override(x64=False):
+        for _ in range(2):
+            got = jf(params, x)
+            assert got.dtype == np.float32
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5)
+
+
 def test_compiled_calls_skip_the_full_binding_and_still_refuse_other_arguments(
         cache_dir, monkeypatch):
     spec = aotc.ShapeDtypeStruct((3,), "float32")
