@@ -307,11 +307,13 @@ class JittedFunction:
         self.stats = {"traces": 0, "compiles": 0, "disk_hits": 0}
 
     def __call__(self, *args, **kwargs):
-        # The fast path: array arguments (and static values) only, a signature seen before,
-        # keyed by the arguments' (shape, dtype) and static values; containers and Python
-        # scalars have no .shape: the full binding below keys on the whole signature.
+        # The fast path: a call whose key (fast_path: what decides its trace) was seen
+        # before runs its compiled function without binding its arguments. Positional
+        # arrays, Python scalars and static values are keyed as they come; keyword
+        # arguments and containers are flattened first (fast_path.tree_key).
         fast = self._fast if _option("x64") else self._fast32  # x64.enabled(), one call less
         key = None
+        static = self._static_positions
         if not kwargs and self._no_static:
             try:
                 key = tuple([(a.shape, a.dtype) for a in args])
@@ -320,29 +322,26 @@ class JittedFunction:
             run = fast.get(key)
             if run is not None and not _traces.stack:
                 return run(args)
-        elif self._static_positions is not None:
-            static = self._static_positions
+        elif not kwargs and static is not None:
             try:
-                key = fast_path.key_with_scalars(args, static)
-                if kwargs and key is not None:
-                    key = fast_path.with_keywords(key, kwargs, self._static_names)
+                try:
+                    key = tuple([a if i in static else (a.shape, a.dtype)
+                                 for i, a in enumerate(args)])
+                except AttributeError:  # a Python scalar, or not an array
+                    key = fast_path.key_with_scalars(args, static)
                 run = fast.get(key)
             except TypeError:  # an unhashable static value
                 key = run = None
             if run is not None and not _traces.stack:
-                leaves = [a for i, a in enumerate(args) if i not in static]
-                if kwargs:  # after the positional ones, by name (as a dict flattens)
-                    leaves += [kwargs[k] for k in sorted(kwargs) if k not in self._static_names]
-                return run(leaves)
+                return run([a for i, a in enumerate(args) if i not in static])
         if _traces.stack:
             # Called inside another traced function: trace through (the outer compile
             # inlines it), as nested jax.jit calls do.
             return self._fn(*args, **kwargs)
-        flat = None  # a pytree call's leaves
-        if key is None and self._static_positions is not None:
-            try:  # containers among the arguments: keyed by their structure too
-                key, flat = fast_path.tree_key(args, kwargs, self._static_positions,
-                                               self._static_names)
+        flat = None  # the leaves of a call flattened for its key
+        if key is None and static is not None:
+            try:
+                key, flat = fast_path.tree_key(args, kwargs, static, self._static_names)
                 run = fast.get(key) if key is not None else None
             except TypeError:  # an unhashable static value
                 key = run = None

@@ -4,9 +4,9 @@ such a call runs.
 A call's key holds what decides its trace and nothing else (docs/architecture.md,
 "jit's per-call fast path keys on what decides the trace"): (shape, dtype) per array, the
 type's name per Python bool, int or float (the runtime checks the value), the value of a
-static argument, and keyword arguments by name; a call with containers among its
-arguments (a parameter dict) is flattened as the binding flattens it and keyed by its
-structure too (``tree_key``). ``JittedFunction`` and ``Compiled`` (aotc/api.py) look
+static argument; a call with keyword arguments or containers among its arguments (a
+parameter dict) is flattened as the binding flattens it and keyed by its structure too
+(``tree_key``). ``JittedFunction`` and ``Compiled`` (aotc/api.py) look
 their calls up by it before binding arguments.
 """
 
@@ -27,7 +27,7 @@ def key_with_scalars(args: tuple, static: frozenset | tuple) -> tuple | None:
     """The fast path's key of a call with Python scalars or static values among its
     arguments: (shape, dtype) per array, the type's name per scalar, the value of a
     static argument; None when an argument is none of these (a container: the full
-    binding keys on its structure)."""
+    binding keys on its structure, ``tree_key``)."""
     key = []
     for i, a in enumerate(args):
         part = a if i in static else _leaf_key(a)
@@ -45,24 +45,6 @@ def _leaf_key(a: Any):
         return kind
     shape, dtype = getattr(a, "shape", None), getattr(a, "dtype", None)
     return None if shape is None or dtype is None else (shape, dtype)
-
-
-# Marks a fast-path key of a call with keyword arguments (no static value can be it).
-_KEYWORDS = object()
-
-
-def with_keywords(key: tuple, kwargs: dict, static_names: frozenset) -> tuple | None:
-    """``key`` (the positional arguments') with the keyword arguments' parts, by name: the
-    value of a static one, else as ``key_with_scalars`` keys an argument; None when one
-    is neither an array nor a Python scalar."""
-    parts = []
-    for name in sorted(kwargs):
-        value = kwargs[name]
-        part = value if name in static_names else _leaf_key(value)
-        if part is None and name not in static_names:
-            return None
-        parts.append((name, part))
-    return (_KEYWORDS, key, tuple(parts))
 
 
 def fast_call(call_flat: Callable, signature: CallSignature, args: tuple) -> Callable:
@@ -83,7 +65,7 @@ _TREES = object()
 
 def tree_key(args: tuple, kwargs: dict, static: frozenset,
              static_names: frozenset) -> tuple[tuple | None, list]:
-    """(key, leaves) of a call with containers among its arguments, flattened as
+    """(key, leaves) of a call with keyword arguments or containers, flattened as
     ``ArgumentBinder.bind`` flattens it (so ``leaves`` are what the compiled function
     takes): its structure, each leaf's part (``_leaf_key``) and the static values. The
     key is None when a leaf is neither an array nor a Python scalar."""

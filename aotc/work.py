@@ -56,9 +56,7 @@ def count_custom_call(outer, forward, backward) -> None:
     either only for a second derivative (not counted)."""
     outer.work += forward.work
     outer.ops += forward.ops
-    outer.custom_work += forward.work
-    outer.rule_work += backward.work
-    outer.rule_ops += backward.ops
+    _add_custom_calls(outer, forward.work, backward.work, backward.ops)
 
 
 def count_derivative(outer, inner, forward: bool) -> None:
@@ -76,19 +74,24 @@ def count_derivative(outer, inner, forward: bool) -> None:
             outer.work += inner.rule_work
             outer.ops += inner.rule_ops
     outer.ops += inner.ops
-    outer.custom_work += inner.custom_work
-    outer.rule_work += inner.rule_work
-    outer.rule_ops += inner.rule_ops
+    _add_custom_calls(outer, inner.custom_work, inner.rule_work, inner.rule_ops)
 
 
 def count_batch(outer, inner, size: int) -> None:
     """The function traced as ``inner`` run on a batch of ``size`` examples (``vmap``):
     the same ops, each on the whole batch (``Work.batched``)."""
     outer.work += inner.work.batched(size)
-    outer.custom_work += inner.custom_work.batched(size)
-    outer.rule_work += inner.rule_work.batched(size)
     outer.ops += inner.ops
-    outer.rule_ops += inner.rule_ops
+    _add_custom_calls(outer, inner.custom_work.batched(size), inner.rule_work.batched(size),
+                      inner.rule_ops)
+
+
+def _add_custom_calls(outer, custom_work: Work, rule_work: Work, rule_ops: float) -> None:
+    """Custom calls in ``outer``: their forward functions' work (part of ``work``) and
+    their rules', counted where ``outer`` is differentiated (``count_derivative``)."""
+    outer.custom_work += custom_work
+    outer.rule_work += rule_work
+    outer.rule_ops += rule_ops
 
 
 def tally(trace) -> tuple:

@@ -38,10 +38,10 @@ import collections
 from dataclasses import dataclass
 
 from .base import ModulePass, as_op, collect_ops, register
+from .kernel_barriers import MARK as RESULTS_MARK
+from .kernel_roots import KERNEL
 
-KERNEL = "aotc.kernel"
-INPUT_MARK = "aotc.kernel_input"
-RESULTS_MARK = "aotc.kernel_results"
+INPUT_MARK = "aotc.kernel_input"  # sequential.build's barrier over each kernel input
 EXPOSED = "aotc.kernel_exposed"  # on the regions whose results barrier the guard rebuilds
 
 

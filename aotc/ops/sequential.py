@@ -53,10 +53,11 @@ from ..lowering import barrier
 # Partial sums a kernel's sum loop keeps in flight, as the loops aotc puts in one
 # dispatch do: one accumulator waits for each add.
 from ..passes.scalarize import SUM_CHAINS
+# Marks the barrier over each input, for aotc-expose-kernels.
+from ..passes.share_kernels import INPUT_MARK as KERNEL_INPUT
 
 KERNEL_ATTRIBUTE = "aotc.kernel"
 KERNEL_RESULTS = "aotc.kernel_results"  # marks the barrier over a kernel's results
-KERNEL_INPUT = "aotc.kernel_input"  # marks the barrier over each input (passes/share_kernels)
 
 Builder = Callable[[Sequence[ir.Value]], list[ir.Value]]
 KERNELS: dict[str, Builder] = {}
