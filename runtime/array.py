@@ -191,17 +191,13 @@ class Array:
         dtype = self._dtype
         device = self._owner.device
         if device.is_host:
-            # DLPack gives the buffer's host address with no mapping call: the cheapest
-            # way to read a result from a CPU device (~0.4 us against ~1.6 us to map).
-            raw = np.from_dlpack(_Export(self, bv))
+            raw = self._host_memory(bv)
         elif bv.byte_length == 0:
             raw = np.empty(self.shape, dtype)
         else:
             # Mapping device memory fails in this IREE's Python binding (std::bad_cast):
             # copy through imported host memory instead.
             return _copy_to_host(bv, device, self.shape, dtype)
-        if raw.dtype is not dtype:
-            raw = raw.view(dtype)
         if raw.nbytes <= SMALL_HOST_COPY_BYTES:
             host = raw.copy()
             host.setflags(write=False)
@@ -214,6 +210,13 @@ class Array:
             view._hold = _Hold(led, self._nbytes)
             self._led = None
         return np.asarray(view)
+
+    def _host_memory(self, bv: rt.HalBufferView) -> np.ndarray:
+        """The buffer ``bv`` of this array on a CPU device, as a numpy array over its
+        memory, with no copy. DLPack gives the buffer's host address with no mapping
+        call: the cheapest way to read a result (~0.4 us against ~1.6 us to map)."""
+        raw = np.from_dlpack(_Export(self, bv))
+        return raw if raw.dtype is self._dtype else raw.view(self._dtype)
 
     def __dlpack__(self, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Any = None) -> Any:

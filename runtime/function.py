@@ -19,30 +19,33 @@ import iree.runtime as rt
 import numpy as np
 
 from . import dtypes
-from .allocator import device_copy, preallocate
+from .allocator import preallocate
 from .array import (
     SMALL_HOST_COPY_BYTES,
     Array,
     TrackedArray,
     adopt,
-    device_put,
     host_array,
-    is_committed,
     make_array,
-    mark_shared,
     tracked,
 )
-from .device import forget_lost, shader_loop_refusal
-from .errors import ArgumentError, DeviceMismatchError, InvocationError
+from .call_support import (
+    DEVICE_LOCAL,
+    USAGE,
+    array_buffer,
+    invocation_error,
+    invoke_held,
+    plan_bytes,
+    spec_bytes,
+)
+from .device import shader_loop_refusal
+from .donating_call import build_general_call
+from .errors import ArgumentError
 from .integrity import check_result, result_checks
 from .ledger import out_of_memory
 from .metadata import FunctionMetadata
-from .sharing import take_donated
 from .tree import leaves_like, structure, unflatten
 from .validate import ArgPlan, plan_args, prepare, structure_error
-
-_DEVICE_LOCAL = int(rt.MemoryType.DEVICE_LOCAL)
-_USAGE = int(rt.BufferUsage.DEFAULT)
 
 
 class RawSignature:
@@ -109,7 +112,7 @@ class Function:
         if self._device.ledger.limit is not None:
             # A preallocation budget: reserve this function's argument and result buffers
             # in the reuse cache now, so its first calls take no memory from the system.
-            preallocate(self._device, [_spec_bytes(s) for s in (*metadata.args, *metadata.results)])
+            preallocate(self._device, [spec_bytes(s) for s in (*metadata.args, *metadata.results)])
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs:
@@ -149,16 +152,16 @@ class Function:
         hal = self._device.hal
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, Array):
-                args.push_ref(_array_buffer(self.name, self._device, leaf, str(i)))
+                args.push_ref(array_buffer(self.name, self._device, leaf, str(i)))
                 continue
             array, entry = host_array(leaf, f"{self.name}(): argument {i}")
             args.push_ref(hal.allocator.allocate_buffer_copy(
-                _DEVICE_LOCAL, _USAGE, hal, array, entry.element_type))
+                DEVICE_LOCAL, USAGE, hal, array, entry.element_type))
         results = rt.VmVariantList(4)
         try:
             self._loaded.context.invoke(self._vm_function, args, results)
         except (ValueError, RuntimeError) as e:
-            raise _invocation_error(self, e) from e
+            raise invocation_error(self, e) from e
         outs: list = []
         for i in range(len(results)):
             try:
@@ -187,25 +190,54 @@ class Function:
 def _build_call_flat(
     meta: FunctionMetadata, plans: tuple[ArgPlan, ...], loaded: Any
 ) -> Callable[[list | tuple], list[Array]]:
-    """The call path of one function, with everything it needs bound as closure
-    variables (the cheapest lookups in CPython). It must not reference the Function it
-    is stored on: that cycle would keep the module's context alive until the garbage
-    collector runs.
-
-    Functions that donate arguments, may return an argument's buffer (``aliases``), or
-    run on a device whose argument buffers come from the runtime's pool take the
-    general path (``_build_general_call``); this one is for everything else."""
+    """The call path of one function. Functions that may return an argument's buffer
+    (``aliases``), or run on a device whose argument buffers come from the runtime's
+    pool, take the general path (donating_call.py). So does a donating function's call
+    when a donated argument is an ``Array``. Where every donated argument is a numpy
+    array (numpy code's in-place updates, called as numpy code calls them), each is
+    copied to the device anyway and its copy becomes the result: the plain path serves,
+    about 4 us a call cheaper."""
     device = loaded.device
-    if meta.donated or meta.aliases or device.pool is not None:
-        return _build_general_call(meta, plans, loaded)
+    if meta.aliases or device.pool is not None:
+        return build_general_call(meta, plans, loaded)
+    if not meta.donated:
+        return _build_plain_call(meta, plans, loaded)
+    general = build_general_call(meta, plans, loaded)
+    plain = _build_plain_call(meta, plans, loaded, frozenset(meta.donated.values()))
+    names = [a.name for a in meta.args]
+    donated_at = tuple(names.index(name) for name in meta.donated if name in names)
+    n_args, array = len(names), Array
+
+    def call_flat(leaves: list | tuple) -> list[Array]:
+        if len(leaves) == n_args:
+            for i in donated_at:
+                if isinstance(leaves[i], array):
+                    return general(leaves)
+        return plain(leaves)
+
+    return call_flat
+
+
+def _build_plain_call(
+    meta: FunctionMetadata, plans: tuple[ArgPlan, ...], loaded: Any,
+    paired: frozenset = frozenset(),
+) -> Callable[[list | tuple], list[Array]]:
+    """The call path of a call that donates no ``Array``, with everything it needs bound
+    as closure variables (the cheapest lookups in CPython). It must not reference the
+    Function it is stored on: that cycle would keep the module's context alive until
+    the garbage collector runs. ``paired``: the results written into a donated numpy
+    argument's device copy (no buffer of their own)."""
+    device = loaded.device
     # (shape, dtype, element type, bytes) per argument, unpacked in one step per call.
-    expected = tuple((p.shape, p.dtype, p.element_type, _nbytes(p)) for p in plans)
+    expected = tuple((p.shape, p.dtype, p.element_type, plan_bytes(p)) for p in plans)
     n_args = len(expected)
     in_bytes = sum(e[3] for e in expected)
     result_dtypes = tuple(dtypes.lookup(r.dtype).numpy for r in meta.results)
-    result_bytes = tuple(_spec_bytes(r) for r in meta.results)
+    result_bytes = tuple(spec_bytes(r) for r in meta.results)
     out_bytes = sum(result_bytes)
     n_results = len(result_dtypes)
+    fresh_bytes = sum(nb for k, nb in enumerate(result_bytes) if k not in paired)
+    donated_bytes = out_bytes - fresh_bytes
     # Large results are TrackedArrays, whose bytes the ledger holds (see array.py); a
     # function whose arguments and results are all small skips the peak bookkeeping.
     kept_bytes = sum(tracked(nb) for nb in result_bytes)
@@ -230,14 +262,14 @@ def _build_call_flat(
     # uploads whose size the metadata does not give: the ledger derives how many buffers
     # this function asked for from them (Ledger.totals), so a call with numpy arguments
     # pays one increment.
-    counts = led.register(n_args, in_bytes, n_results, out_bytes)
+    counts = led.register(n_args, in_bytes, n_results - len(paired), fresh_bytes)
     copy = hal.allocator.allocate_buffer_copy
     invoke = loaded.context.invoke
     vm_function = loaded.vm_module.lookup_function(meta.name)
     variant_list, buffer_view = rt.VmVariantList, rt.HalBufferView
     ndarray, array = np.ndarray, Array
     tracked_array, make = TrackedArray, make_array
-    device_local, usage = _DEVICE_LOCAL, _USAGE
+    device_local, usage = DEVICE_LOCAL, USAGE
 
     def call_flat(leaves: list | tuple) -> list[Array]:
         if len(leaves) != n_args:
@@ -285,14 +317,17 @@ def _build_call_flat(
         if track:
             # Arguments and results are held together while the call runs; the large
             # results stay (each gives its bytes back when it goes).
-            _invoke_held(meta, device, led, invoke, vm_function, args, results, up + out_bytes)
+            invoke_held(meta, device, led, invoke, vm_function, args, results,
+                        up + fresh_bytes)
         else:
             # Small arguments and results: no peak bookkeeping (and no extra call).
             try:
                 invoke(vm_function, args, results)
             except (ValueError, RuntimeError) as e:
-                raise _invocation_error(meta, e, device, up + out_bytes) from e
+                raise invocation_error(meta, e, device, up + fresh_bytes) from e
         counts[0] += 1
+        if donated_bytes:
+            led.bytes_donated += donated_bytes
         if track:
             led.in_use += kept_bytes
         if single is not None:
@@ -349,7 +384,11 @@ def _writing_back(meta: FunctionMetadata, call_flat: Callable) -> Callable:
             if isinstance(leaf, Array):
                 adopt(leaf, outs[k])
             elif isinstance(leaf, np.ndarray):
-                np.copyto(leaf, np.asarray(outs[k]), casting="unsafe")
+                out = outs[k]  # the call's own: no host copy of it is kept
+                if out._owner.device.is_host:
+                    np.copyto(leaf, out._host_memory(out._bv), casting="unsafe")
+                else:
+                    np.copyto(leaf, np.asarray(out), casting="unsafe")
         return outs[:n_results]
 
     return call
@@ -359,185 +398,6 @@ def _fits(shape: tuple, spec_shape: tuple) -> bool:
     """Whether ``shape`` is one of ``spec_shape``'s (a dynamic dimension takes any size)."""
     return len(shape) == len(spec_shape) and all(
         not isinstance(d, int) or d == n for d, n in zip(spec_shape, shape))
-
-
-def _nbytes(plan: ArgPlan) -> int:
-    return _spec_bytes(plan.spec)
-
-
-def _spec_bytes(spec: Any) -> int:
-    """Bytes of a tensor of static shape (0 when a dimension is dynamic: unknown)."""
-    if any(not isinstance(d, int) for d in spec.shape):
-        return 0
-    return int(np.prod(spec.shape, dtype=np.int64)) * dtypes.lookup(spec.dtype).numpy.itemsize
-
-
-def _build_general_call(
-    meta: FunctionMetadata, plans: tuple[ArgPlan, ...], loaded: Any
-) -> Callable[[list | tuple], list[Array]]:
-    """The call path with donation, shared result buffers and the runtime's pool.
-
-    Donation (``meta.donated``: argument name -> result index): a donated ``Array``
-    gives its buffer to the call and is deleted after it, with a reason naming the
-    function and the argument; a numpy array is copied to the device once (that copy is
-    what the result overwrites; the user's array is never touched). One array cannot be
-    donated twice in a call, nor passed both donated and not. Once every argument is
-    checked, the donated Arrays are consumed at once (``sharing.take_donated``: from then on
-    they read as deleted, in every thread); one whose buffer something else may still
-    read (another array, a host view, a DLPack export) is copied first, so the update
-    never shows through the other holder. A call that fails after that leaves them
-    deleted: its code may have written into their buffers.
-    """
-    device = loaded.device
-    hal = device.hal
-    led = device.ledger
-    pool = device.pool
-    names = [a.name for a in meta.args]
-    donated = {names.index(name): k for name, k in meta.donated.items() if name in names}
-    expected = tuple((p.shape, p.dtype, p.element_type, _nbytes(p)) for p in plans)
-    n_args = len(expected)
-    result_dtypes = tuple(dtypes.lookup(r.dtype).numpy for r in meta.results)
-    result_bytes = tuple(_spec_bytes(r) for r in meta.results)
-    n_results = len(result_dtypes)
-    paired = set(donated.values())
-    fresh_bytes = sum(nb for k, nb in enumerate(result_bytes) if k not in paired)
-    out_bytes = sum(result_bytes)
-    kept_bytes = sum(tracked(nb) for nb in result_bytes)
-    result_types, result_shapes, shape_tuples = result_checks(meta)
-    kept = [tracked(nb) for nb in result_bytes]
-    unclaimed = [sum(kept[k:]) for k in range(n_results)]  # ledger bytes of results k..
-    # Results returned in a buffer that is also an argument's or another result's.
-    alias_args: dict[int, int] = {}
-    alias_outs: dict[int, int] = {}
-    for k, source in meta.aliases.items():
-        kind, _, index = source.partition(" ")
-        (alias_args if kind == "arg" else alias_outs)[int(k)] = int(index)
-    copy = hal.allocator.allocate_buffer_copy
-    invoke = loaded.context.invoke
-    vm_function = loaded.vm_module.lookup_function(meta.name)
-    where = f"{meta.name}()"
-
-    kept_args = frozenset(alias_args.values())  # their buffers live on in a result
-    reasons = {i: f"donated to {meta.name}(), argument {names[i]!r}" for i in donated}
-    for i in donated:
-        if names[i] in meta.mutated:  # the call gives it back, updated (_writing_back)
-            reasons[i] = (f"being written into by {meta.name}(), argument {names[i]!r} (a "
-                          f"call that fails leaves it deleted: its buffer was written)")
-
-    def upload(leaf: np.ndarray, element_type: int, i: int, pooled: list) -> rt.HalBufferView:
-        if pool is None:
-            return copy(_DEVICE_LOCAL, _USAGE, hal, leaf, element_type)
-        bv, buffer = pool.upload(leaf, element_type)
-        if i in donated or i in kept_args:
-            pool.forget(leaf.nbytes)  # it becomes a result's storage
-        else:
-            pooled.append((buffer, leaf.nbytes))  # back to the pool after the call
-        return bv
-
-    def call_flat(leaves: list | tuple) -> list[Array]:
-        if len(leaves) != n_args:
-            raise structure_error(meta, structure(tuple(leaves)))
-        bindings: dict = {}
-        up = 0
-        n_up = 0
-        buffers: list = []  # per argument; a donated Array's is filled in once all are checked
-        consumed: list[tuple[Array, int]] = []  # donated Arrays (deleted by the call)
-        seen: dict[int, int] = {}  # id of an Array argument -> its position
-        pooled: list = []  # pool buffers to give back after the call
-        for i, leaf in enumerate(leaves):
-            shape, dtype, _, nb = expected[i]
-            give = i in donated
-            if isinstance(leaf, Array):
-                first = seen.get(id(leaf))
-                if first is not None and (give or first in donated):
-                    a, b = (first, i)
-                    which = "both are" if give and a in donated else "one is"
-                    raise ArgumentError(
-                        f"{where}: the same Array is passed as argument {names[a]!r} and as "
-                        f"argument {names[b]!r}, and {which} "
-                        f"donated: a donated buffer is consumed by the call, so it cannot also "
-                        f"be read as another argument. Pass a copy for one of them "
-                        f"(aotc.device_put(np.array(x)))"
-                    )
-                seen[id(leaf)] = i
-                if leaf._bv is None or not (leaf._dtype is dtype and leaf.shape == shape):
-                    value = prepare(leaf, plans[i], bindings)  # raises with the reason
-                buffers.append(_array_buffer(meta.name, device, leaf, repr(names[i])))
-                if give:
-                    consumed.append((leaf, i))
-                continue
-            if type(leaf) is np.ndarray and leaf.dtype is dtype and leaf.shape == shape \
-                    and leaf.flags.c_contiguous:
-                value = leaf
-            else:
-                value = prepare(leaf, plans[i], bindings)
-                if isinstance(value, Array):  # not reached: Arrays are handled above
-                    buffers.append(_array_buffer(meta.name, device, value, repr(names[i])))
-                    continue
-            buffers.append(upload(value, plans[i].element_type, i, pooled))
-            up += value.nbytes
-            n_up += 1
-        if consumed:
-            # Every argument checked: the donated Arrays are consumed now, all at once.
-            taken = take_donated([(leaf, reasons[i]) for leaf, i in consumed])
-            for (leaf, i), (own, shared) in zip(consumed, taken):
-                if buffers[i] is own and shared:
-                    # Something else still reads the old buffer: the call updates a copy.
-                    buffers[i] = device_copy(device, own)
-                    up += expected[i][3]
-                    n_up += 1
-                # (else its own buffer, or already a copy: an eager array from elsewhere)
-        args = rt.VmVariantList(n_args)
-        for bv in buffers:
-            args.push_ref(bv)
-        del buffers
-        results = rt.VmVariantList(n_results)
-        try:
-            _invoke_held(meta, device, led, invoke, vm_function, args, results,
-                         up + fresh_bytes)
-        finally:
-            del args
-            for leaf, _ in consumed:
-                leaf._give_back()
-        for buffer, nbytes in pooled:
-            pool.release(buffer, nbytes)
-        led.in_use += kept_bytes
-        led.num_allocs += (n_results - len(paired)) + n_up
-        led.bytes_allocated += up + fresh_bytes
-        led.bytes_donated += out_bytes - fresh_bytes
-        get = results.get_as_object
-        outs = []
-        for k, dt in enumerate(result_dtypes):
-            bv = get(k, rt.HalBufferView)
-            if bv.element_type != result_types[k] or bv.shape != result_shapes[k]:
-                check_result(meta, k, bv, led, unclaimed[k])
-            outs.append(make_array(bv, dt, loaded, result_bytes[k], led, shape_tuples[k]))
-        for k, i in alias_args.items():
-            mark_shared(outs[k])
-            leaf = leaves[i]
-            if isinstance(leaf, Array):
-                mark_shared(leaf)
-        for k, j in alias_outs.items():
-            mark_shared(outs[k])
-            mark_shared(outs[j])
-        return outs
-
-    return call_flat
-
-
-def _invoke_held(meta: FunctionMetadata, device: Any, led: Any, invoke: Callable,
-                 vm_function: rt.VmFunction, args: rt.VmVariantList,
-                 results: rt.VmVariantList, held: int) -> None:
-    """Invokes a call that holds ``held`` more bytes (its uploads and new results) while
-    it runs: a new peak in the ledger is checked against the budget first (raising
-    ``OutOfMemoryError``), and IREE's failure becomes an ``InvocationError``."""
-    top = led.in_use + held
-    if top > led.peak:
-        led.new_peak(top, meta.name, device, held)  # checks the budget
-    try:
-        invoke(vm_function, args, results)
-    except (ValueError, RuntimeError) as e:
-        raise _invocation_error(meta, e, device, held) from e
 
 
 def _slow_arg(meta: FunctionMetadata, plans: tuple[ArgPlan, ...], device: Any, leaves: Any,
@@ -552,10 +412,10 @@ def _slow_arg(meta: FunctionMetadata, plans: tuple[ArgPlan, ...], device: Any, l
     plan = plans[index]
     value = prepare(leaf, plan, bindings)
     if isinstance(value, Array):
-        return _array_buffer(meta.name, device, value, repr(plan.spec.name)), None
+        return array_buffer(meta.name, device, value, repr(plan.spec.name)), None
     hal = device.hal
     try:
-        bv = hal.allocator.allocate_buffer_copy(_DEVICE_LOCAL, _USAGE, hal, value,
+        bv = hal.allocator.allocate_buffer_copy(DEVICE_LOCAL, USAGE, hal, value,
                                                 plan.element_type)
     except (ValueError, RuntimeError) as e:
         if "RESOURCE_EXHAUSTED" in str(e):
@@ -563,36 +423,3 @@ def _slow_arg(meta: FunctionMetadata, plans: tuple[ArgPlan, ...], device: Any, l
         raise
     return bv, value.nbytes
 
-
-def _array_buffer(name: str, device: Any, array: Array, label: str) -> rt.HalBufferView:
-    """The buffer of an ``Array`` argument, which must live on the function's device, or
-    be in host memory when the function's device is a CPU one too: local-sync and
-    local-task buffers are both plain host memory, and functions loaded on the two
-    drivers (which ``load`` picks per artifact) must be able to pass results along."""
-    source = array.device
-    if source is not device and not (source.is_host and device.is_host):
-        if not is_committed(array):  # an eager result: goes where it is used, as in JAX
-            return device_put(array.to_host(), device)._live()
-        raise DeviceMismatchError(
-            f"{name}(): argument {label}: expected an array on {device.uri}, got one on "
-            f"{array.device.uri}. Bring it to the host with np.asarray(...) first, or load "
-            f"the module on {array.device.uri}"
-        )
-    return array._live()
-
-
-def _invocation_error(fn: Any, error: Exception, device: Any = None,
-                      requested: int = 0) -> InvocationError:
-    """Wraps IREE's error (``fn``: FunctionMetadata, or a Function without metadata); an
-    allocation failure becomes an ``OutOfMemoryError`` with the size and bytes in use."""
-    text = str(error).strip()
-    if device is not None and ("RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower()):
-        return out_of_memory(f"{fn.name}()", device, requested, text)
-    if device is not None and "DEVICE_LOST" in text:
-        return InvocationError(forget_lost(device, f"{fn.name}()", text))
-    hint = ("The arguments matched the metadata, so this is likely out-of-memory or an "
-            "artifact whose metadata disagrees with its code: re-export it"
-            if isinstance(fn, FunctionMetadata) else
-            "This function has no aotc metadata, so only IREE checked the arguments: "
-            f"compare them with its signature {fn.signature}")
-    return InvocationError(f"{fn.name}(): IREE failed running the function: {text}\n{hint}")

@@ -59,6 +59,26 @@ def test_donated_loop_allocates_nothing_per_step():
     np.testing.assert_array_equal(np.asarray(state)[:2], 63.0)
 
 
+def test_a_donated_numpy_argument_is_copied_once_and_updated_there():
+    """A donating function called with a numpy array, as numpy code is called: the copy
+    made for the call becomes the result (one buffer asked for, the state's bytes
+    donated, as with an Array) and the caller's array is untouched. An Array in the same
+    place is still consumed."""
+    uri = "local-sync"
+    m = aotc.export(step, aotc.ShapeDtypeStruct((STATE,), "float32"), donate_argnums=0).load(uri)
+    x = np.zeros(STATE, np.float32)
+    m.step(x)  # the first call
+    before = runtime.memory_stats(uri).num_allocs
+    result, deltas = _loop(lambda _: m.step(x), None, 3, uri)
+    assert runtime.memory_stats(uri).num_allocs - before == 3
+    assert [(asked, donated) for asked, _, donated in deltas] == [(NBYTES, NBYTES)] * 3
+    assert not x.any()
+    np.testing.assert_array_equal(np.asarray(result)[:2], 1.0)
+    state = runtime.device_put(x, uri)
+    np.testing.assert_array_equal(np.asarray(m.step(state))[:2], 1.0)
+    assert state.is_deleted()
+
+
 def test_undonated_loop_allocates_the_state_every_step_from_reuse():
     # In a fresh interpreter: the reuse cache is process-wide, and buffers other tests
     # left in its free slots would change what it serves.

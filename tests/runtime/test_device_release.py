@@ -62,12 +62,12 @@ def test_a_lost_device_is_replaced_by_a_new_one():
     """IREE's DEVICE_LOST (a GPU driver's; lavapipe once lost a device in the suite) makes
     every later use of the device fail: the error says so and how to go on, and the next
     load on its URI, or on the lost device itself, runs on a new one."""
-    from aotc.runtime import function
+    from aotc.runtime import call_support
 
     art = aotc.export(lambda x: x * 2, aotc.ShapeDtypeStruct((4,), "float32"), name="double")
     module = runtime.load(art.vmfb, device=OWN_DEVICE)
     lost = module.device
-    error = function._invocation_error(
+    error = call_support.invocation_error(
         module["double"].metadata,
         RuntimeError("queue.c:5253: DATA_LOSS; [vkQueueSubmit2] VK_ERROR_DEVICE_LOST"), lost)
     assert isinstance(error, runtime.InvocationError)
