@@ -105,7 +105,8 @@ class Function:
             metadata, plan_args(metadata), loaded
         )
         if metadata.mutated:
-            self.call_flat = _writing_back(metadata, self.call_flat)  # type: ignore[method-assign]
+            self.call_flat = _writing_back(  # type: ignore[method-assign]
+                metadata, self.call_flat, self._device.is_host)
         refused = shader_loop_refusal(metadata, self._device)  # calls that would be cut short
         if refused is not None:
             self.call_flat = refused  # type: ignore[method-assign]
@@ -350,7 +351,7 @@ def _build_plain_call(
     return call_flat
 
 
-def _writing_back(meta: FunctionMetadata, call_flat: Callable) -> Callable:
+def _writing_back(meta: FunctionMetadata, call_flat: Callable, on_host: bool) -> Callable:
     """``call_flat`` for a function that writes into some of its arguments (numpy's
     in-place updates): after the call, each such argument holds its final value, as after
     the same numpy code, and the results are the function's own. A numpy argument is
@@ -359,7 +360,8 @@ def _writing_back(meta: FunctionMetadata, call_flat: Callable) -> Callable:
     (``meta.donated``), that value was written into its own buffer; otherwise it takes
     the new buffer. Either way the caller's Array object holds the new value, with no
     copy. Python and numpy scalars are immutable (the write only rebound a name there),
-    so they are left alone."""
+    so they are left alone. ``on_host``: the function runs on a CPU device, whose results
+    are copied into the numpy arguments straight from device memory."""
     index = {a.name: i for i, a in enumerate(meta.args)}
     writes = [(index[name], k) for name, k in meta.mutated.items()]
     n_results = len(meta.results) - len(writes)
@@ -385,10 +387,8 @@ def _writing_back(meta: FunctionMetadata, call_flat: Callable) -> Callable:
                 adopt(leaf, outs[k])
             elif isinstance(leaf, np.ndarray):
                 out = outs[k]  # the call's own: no host copy of it is kept
-                if out._owner.device.is_host:
-                    np.copyto(leaf, out._host_memory(out._bv), casting="unsafe")
-                else:
-                    np.copyto(leaf, np.asarray(out), casting="unsafe")
+                value = out._host_memory(out._bv) if on_host else np.asarray(out)
+                np.copyto(leaf, value, casting="unsafe")
         return outs[:n_results]
 
     return call
