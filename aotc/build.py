@@ -49,7 +49,8 @@ from .passes.matmul_tiles import tiles_every_contraction
 from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
-from .cpu_paths import compile_flags, inner_tiling, tiles_float32_matmuls, tiles_matmuls
+from .cpu_paths import (compile_flags, inner_tiling, register_bytes, tiles_float32_matmuls,
+                        tiles_matmuls)
 from .targets import DATA_TILING, LOOP_VECTORIZATION, Target, device_targets_attribute
 
 
@@ -213,7 +214,7 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     elements = (TileMatmuls.elements if tiles_matmuls(target)
                 else ("f32",) if tiles_float32_matmuls(target) else ())
     if elements and DATA_TILING[0] not in flags:
-        run_pipeline(module, [TileMatmuls(elements)])
+        run_pipeline(module, [TileMatmuls(elements, register_bytes(target))])
     # float32 row reductions: several accumulators in flight (passes/reduction_tiles.py)
     if tiles_matmuls(target):
         run_pipeline(module, [TileReductions()])

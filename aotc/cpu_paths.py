@@ -87,18 +87,24 @@ def tiles_matmuls(target: Target) -> bool:
 
 def tiles_float32_matmuls(target: Target) -> bool:
     """Whether float32 matmuls (not float64 ones, nor reductions) get aotc-tile-matmuls'
-    tiles where ``tiles_matmuls`` says no: a single CPU target for AMD Zen 4 (``host``
-    code on one, CPU family 25 with AVX-512, or ``znver4``). Measured there with
-    ``benchmarks/run.py``, two interleaved pairs: the MLP at batch 1 110-114 -> 50-60 us,
-    at 10 211-252 -> 151-160, at 64 and 100 unchanged; its float64 tiles were slower than
-    IREE's choice at 1024^3 and faster at 256^3, so they stay Zen 5's."""
+    tiles where ``tiles_matmuls`` says no: a single CPU target for AMD Zen 4 or Zen 3
+    (``host`` code on one, CPU family 25; ``znver4``, ``znver3``). Measured on Zen 4
+    with ``benchmarks/run.py``, two interleaved pairs: the MLP at batch 1 110-114 -> 50-60
+    us, at 10 211-252 -> 151-160, at 64 and 100 unchanged; its float64 tiles were slower
+    than IREE's choice at 1024^3 and faster at 256^3, so they stay Zen 5's. Zen 3 (AVX2)
+    runs them with registers of half the columns (``register_bytes``;
+    benchmarks/README.md, "Matmul tiles on AVX2")."""
     if not (target.is_cpu and not target.parts and _architecture(target) == "x86_64"):
         return False
     level = _cpu_level(target)
     if level == "host":
-        return (_cpuinfo("vendor_id") == "AuthenticAMD" and _cpuinfo("cpu family") == "25"
-                and "avx512f" in _cpu_flags())
-    return level == "znver4"
+        return _cpuinfo("vendor_id") == "AuthenticAMD" and _cpuinfo("cpu family") == "25"
+    return level in ("znver4", "znver3")
+
+
+def register_bytes(target: Target) -> int:
+    """The vector register size of an x86 CPU target's code: 64 with AVX-512, else 32."""
+    return 64 if has_avx512(target) else 32
 
 
 def has_avx512(target: Target) -> bool:

@@ -60,9 +60,14 @@ matmul keeps IREE's choice. A copied ``W.T`` larger than d runs as ``(W @ d.T).T
 keeps it to the backward pass.
 
 The compiler runs it for one CPU target of AMD Zen 5 (``cpu_paths.tiles_matmuls``), and for
-float32 products alone (``elements``) on AMD Zen 4 (``cpu_paths.tiles_float32_matmuls``), on
-modules without data tiling (``build.finish_module``); a module IREE cannot compile with
+float32 products alone (``elements``) on AMD Zen 4 and Zen 3 (``cpu_paths.tiles_float32_matmuls``),
+on modules without data tiling (``build.finish_module``); a module IREE cannot compile with
 it is compiled again without (``compiler.compile_bytecode``, ``without_tile_settings``).
+The tiles were measured with AVX-512's 64-byte registers; a CPU with AVX2's 32-byte ones
+(Zen 3) gets the same register counts, each of half the columns (``register_bytes``,
+``narrowed``): there IREE's own choice ran the batch-1 MLP at 207-221 us, the narrowed
+tiles at 71-78 (the unnarrowed ones at 81-94: 16 registers of accumulators leave AVX2's
+none for the operands).
 
 Invariants: values are unchanged (only code generation differs); a matmul that carries a
 setting keeps it, so running the pass twice changes nothing more.
@@ -125,6 +130,9 @@ TILES = {"f32": (128, (8, 32)), "f64": (64, (8, 16))}
 SEPARATED_RESULTS = frozenset({"f64"})
 # A vector-matrix product's register columns: the first not above its N (module docstring).
 VECTOR_COLUMNS = (128, 64)
+# The vector register size the tiles above were measured with (AVX-512); CPUs with
+# narrower registers (AVX2: 32 bytes) get as many registers of fewer columns (``narrowed``).
+FULL_REGISTER_BYTES = 64
 # x[k] and W[k, n] into y[n], loops (n, k): the form IREE's own matvec rewrite makes.
 VECTOR_MAPS = ("(d0, d1) -> (d1)", "(d0, d1) -> (d1, d0)", "(d0, d1) -> (d0)")
 # A[m, k] and v[k] into y[m], loops (m, k): a matrix-vector product (module docstring).
@@ -190,14 +198,22 @@ STATIC_PIPELINE = _PIPELINE + ">"
 PEELED_PIPELINE = _PIPELINE + ", {enable_loop_peeling}>"
 
 
+def narrowed(columns: int, register_bytes: int) -> int:
+    """``columns`` of a tile measured with 64-byte vector registers (AVX-512), for a CPU
+    whose registers hold ``register_bytes``: as many registers, each of fewer columns."""
+    return columns * register_bytes // FULL_REGISTER_BYTES
+
+
 def setting(rows: int | None, element: str = "f32", batched: bool = False, depth: int = 0,
-            columns: int = 0) -> str:
+            columns: int = 0, register_bytes: int = 64) -> str:
     """The ``compilation_info`` of a float32 or float64 (``element``) matmul with ``rows``
     rows (``tiles``; None: dynamic rows, tiled as 32); ``batched``: a batch_matmul, one
     batch element a workgroup; ``depth`` and ``columns`` (its K and N, where known) add
-    the K blocks of ``cache_blocks``."""
+    the K blocks of ``cache_blocks``; the columns are ``narrowed`` to ``register_bytes``."""
     workgroup, wg_columns, vector_rows, vector_columns = tiles(
         WORKGROUP_ROWS[0] if rows is None else rows, element, batched)
+    wg_columns = narrowed(wg_columns, register_bytes)
+    vector_columns = narrowed(vector_columns, register_bytes)
     batch = [1] if batched else []  # one batch element per workgroup and register tile
 
     def sizes(values):
@@ -293,11 +309,13 @@ class TileMatmuls(ModulePass):
 
     name = "aotc-tile-matmuls"
     elements: tuple[str, ...] = ("f32", "f64")  # the element types whose products it tiles
+    register_bytes: int = FULL_REGISTER_BYTES  # the target's vector register size
 
     @classmethod
     def from_options(cls, options):
         elements = options.get("elements")
-        return cls(tuple(elements.split(",")) if elements else cls.elements)
+        return cls(tuple(elements.split(",")) if elements else cls.elements,
+                   int(options.get("register-bytes", FULL_REGISTER_BYTES)))
 
     def run(self, module) -> None:
         from aotc._mlir import ir
@@ -320,10 +338,12 @@ class TileMatmuls(ModulePass):
                 _pad_rows(op, rows)
             depth, columns = ir.RankedTensorType(op.operands[1].type).shape[-2:]
             op.attributes[ATTRIBUTE] = ir.Attribute.parse(setting(
-                rows, element, batched=MATMUL_RANKS[op.name] == 3, depth=depth, columns=columns))
+                rows, element, batched=MATMUL_RANKS[op.name] == 3, depth=depth, columns=columns,
+                register_bytes=self.register_bytes))
             if element in SEPARATED_RESULTS:
                 separate_readers(op.results[0])
-        for op, columns in collect_ops(module, lambda o: _vector_columns(as_op(o))):
+        for op, columns in collect_ops(module,
+                                       lambda o: _vector_columns(as_op(o), self.register_bytes)):
             if _element(op) in self.elements:
                 as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(vector_setting(columns))
         for op, _ in collect_ops(module, lambda o: _matrix_vector(as_op(o))):
@@ -424,14 +444,15 @@ def _product_matrix(op, maps: tuple[str, ...], matrix_operand: int):
     return matrix
 
 
-def _vector_columns(op) -> int | None:
+def _vector_columns(op, register_bytes: int) -> int | None:
     """The register columns of a vector-matrix product generic that should get a
     setting (``VECTOR_MAPS``, ``_product_matrix``, at least ``MIN_DEPTH`` x
-    ``MIN_COLUMNS``), else None."""
+    ``MIN_COLUMNS``; ``narrowed`` to ``register_bytes``), else None."""
     matrix = _product_matrix(op, VECTOR_MAPS, 1)
     if matrix is None or matrix.shape[0] < MIN_DEPTH:
         return None
-    return next((c for c in VECTOR_COLUMNS if c <= matrix.shape[1]), None)
+    return next((narrowed(c, register_bytes) for c in VECTOR_COLUMNS
+                 if c <= matrix.shape[1]), None)
 
 
 def _matrix_vector(op) -> bool | None:

@@ -6,6 +6,7 @@ carries settings loses them on a retry (compiler.compile_bytecode)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import aotc
 import aotc.numpy as anp
@@ -13,6 +14,13 @@ from aotc import build
 from aotc.passes.matmul_tiles import ATTRIBUTE, without_tile_settings
 
 RNG = np.random.default_rng(7)
+
+
+@pytest.fixture(autouse=True)
+def _avx512_registers(monkeypatch):
+    """The settings these tests name are the ones for 64-byte vector registers (AVX-512),
+    whatever this host's: the compiler would otherwise narrow them on an AVX2 host."""
+    monkeypatch.setattr(build, "register_bytes", lambda target: 64)
 
 
 def _layers(m, x, w1, b1, w2):
@@ -216,3 +224,31 @@ def test_float32_tiles_alone_leave_float64_products_to_iree(monkeypatch):
         wide = [a.astype(np.float64) for a in (x, w, v)]
         for got, want in zip(jitted(x, w, v), products(*wide)):
             np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol * 10)
+
+
+def test_avx2_registers_get_tiles_of_half_the_columns(monkeypatch):
+    """On a CPU with 32-byte vector registers (AMD Zen 3, AVX2: cpu_paths.register_bytes)
+    the float32 tiles keep their registers, each of half the columns: a layer's 8x32
+    register tile becomes 8x16 in workgroups of 64 columns, a batch-1 row's 128 register
+    columns 64; numpy's values. The rule: Zen 3 and Zen 4 get float32 tiles, their
+    register size from the target's instruction set."""
+    from aotc.cpu_paths import register_bytes, tiles_float32_matmuls
+    from aotc.targets import get_target
+
+    assert [register_bytes(get_target(f"x86_64:{cpu}")) for cpu in ("znver3", "znver4")] \
+        == [32, 64]
+    assert all(tiles_float32_matmuls(get_target(f"x86_64:{cpu}"))
+               for cpu in ("znver3", "znver4"))
+    assert not tiles_float32_matmuls(get_target("x86_64:skylake"))
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: False)
+    monkeypatch.setattr(build, "tiles_float32_matmuls", lambda target: True)
+    monkeypatch.setattr(build, "register_bytes", lambda target: 32)
+    x = RNG.standard_normal((64, 784)).astype(np.float32)
+    w = (RNG.standard_normal((784, 512)) / 28).astype(np.float32)
+    jitted = aotc.jit(lambda x, w: (x @ w, x[:1] @ w))
+    text = jitted.lower(x, w).as_text()
+    assert "distribution = [32, 64, 0]" in text and "vector_common_parallel = [8, 16, 0]" in text
+    assert "vector_common_parallel = [64, 0]" in text, text
+    wide = (x.astype(np.float64), w.astype(np.float64))
+    for got, want in zip(jitted(x, w), (wide[0] @ wide[1], wide[0][:1] @ wide[1])):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-4, atol=2e-4)
