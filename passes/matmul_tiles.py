@@ -205,7 +205,7 @@ def narrowed(columns: int, register_bytes: int) -> int:
 
 
 def setting(rows: int | None, element: str = "f32", batched: bool = False, depth: int = 0,
-            columns: int = 0, register_bytes: int = 64) -> str:
+            columns: int = 0, register_bytes: int = FULL_REGISTER_BYTES) -> str:
     """The ``compilation_info`` of a float32 or float64 (``element``) matmul with ``rows``
     rows (``tiles``; None: dynamic rows, tiled as 32); ``batched``: a batch_matmul, one
     batch element a workgroup; ``depth`` and ``columns`` (its K and N, where known) add
