@@ -50,7 +50,7 @@ from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
 from .cpu_paths import (compile_flags, inner_tiling, register_bytes, tiles_float32_matmuls,
-                        tiles_matmuls)
+                        tiles_matmuls, tiles_reductions)
 from .targets import DATA_TILING, LOOP_VECTORIZATION, Target, device_targets_attribute
 
 
@@ -200,7 +200,7 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
         with module.context:
             module.operation.attributes["hal.device.targets"] = ir.Attribute.parse(attribute)
     # float64 matmuls: aotc-tile-matmuls' tiles where it gives every contraction one (on
-    # AMD Zen 5), else through inner_tiled, each alone in its dispatch
+    # AMD Zen 5 and Zen 3), else through inner_tiled, each alone in its dispatch
     # (targets.INNER_TILED).
     tiled = (tiles_matmuls(target) and bool(contractions)
              and all(c.dtype == "float64" for c in contractions)
@@ -209,14 +209,14 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
     if inner:
         run_pipeline(module, [IsolateMatmuls()])
     flags = compile_flags(target, contractions, inner, tiled)
-    # float32 and float64 matmuls: the tiles measured fastest on AMD Zen 5 (float32's on
-    # Zen 4 too), where no data tiling repacks them (passes/matmul_tiles.py).
+    # float32 and float64 matmuls: the tiles measured fastest on AMD Zen 5 and Zen 3
+    # (float32's on Zen 4), where no data tiling repacks them (passes/matmul_tiles.py).
     elements = (TileMatmuls.elements if tiles_matmuls(target)
                 else ("f32",) if tiles_float32_matmuls(target) else ())
     if elements and DATA_TILING[0] not in flags:
         run_pipeline(module, [TileMatmuls(elements, register_bytes(target))])
     # float32 row reductions: several accumulators in flight (passes/reduction_tiles.py)
-    if tiles_matmuls(target):
+    if tiles_reductions(target):
         run_pipeline(module, [TileReductions()])
     if any(t.family.is_cpu for t in target.targets):
         if has_adjoints:

@@ -73,37 +73,46 @@ def _cpu_level(target: Target) -> str:
                  if f.startswith(CPU_FLAG + "=")), "")
 
 
-def tiles_matmuls(target: Target) -> bool:
-    """Whether float32 and float64 matmuls get aotc-tile-matmuls' tile settings: a single
-    CPU target for AMD Zen 5 (``host`` code on one, CPU family 26, or ``znver5``), where
-    they were measured; other CPUs keep IREE's choice."""
+def _amd_family(target: Target, family: str, level: str) -> bool:
+    """A single x86_64 CPU target for an AMD CPU of ``family`` (``host`` code on one) or
+    named by its LLVM CPU ``level``."""
     if not (target.is_cpu and not target.parts and _architecture(target) == "x86_64"):
         return False
-    level = _cpu_level(target)
-    if level == "host":
-        return _cpuinfo("vendor_id") == "AuthenticAMD" and _cpuinfo("cpu family") == "26"
-    return level == "znver5"
+    if _cpu_level(target) == "host":
+        return _cpuinfo("vendor_id") == "AuthenticAMD" and _cpuinfo("cpu family") == family
+    return _cpu_level(target) == level
+
+
+def tiles_matmuls(target: Target) -> bool:
+    """Whether float32 and float64 matmuls get aotc-tile-matmuls' tile settings: a single
+    CPU target for AMD Zen 5 (``host`` code on one, CPU family 26, or ``znver5``) or Zen
+    3 (family 25 without AVX-512, or ``znver3``: its own float64 register tiles,
+    ``matmul_tiles.AVX2_TILES``), where they were measured; other CPUs keep IREE's
+    choice."""
+    return (_amd_family(target, "26", "znver5")
+            or (_amd_family(target, "25", "znver3") and not has_avx512(target)))
+
+
+def tiles_reductions(target: Target) -> bool:
+    """Whether float32 row maxima get aotc-tile-reductions' vector tiles: AMD Zen 5, where
+    they were measured."""
+    return _amd_family(target, "26", "znver5")
 
 
 def tiles_float32_matmuls(target: Target) -> bool:
     """Whether float32 matmuls (not float64 ones, nor reductions) get aotc-tile-matmuls'
-    tiles where ``tiles_matmuls`` says no: a single CPU target for AMD Zen 4 or Zen 3
-    (``host`` code on one, CPU family 25; ``znver4``, ``znver3``). Measured on Zen 4
-    with ``benchmarks/run.py``, two interleaved pairs: the MLP at batch 1 110-114 -> 50-60
-    us, at 10 211-252 -> 151-160, at 64 and 100 unchanged; its float64 tiles were slower
-    than IREE's choice at 1024^3 and faster at 256^3, so they stay Zen 5's. Zen 3 (AVX2)
-    runs them with registers of half the columns (``register_bytes``;
-    benchmarks/README.md, "Matmul tiles on AVX2")."""
-    if not (target.is_cpu and not target.parts and _architecture(target) == "x86_64"):
-        return False
-    level = _cpu_level(target)
-    if level == "host":
-        return _cpuinfo("vendor_id") == "AuthenticAMD" and _cpuinfo("cpu family") == "25"
-    return level in ("znver4", "znver3")
+    tiles where ``tiles_matmuls`` says no: a single CPU target for AMD Zen 4 (``host``
+    code on one, CPU family 25 with AVX-512, or ``znver4``). Measured there with
+    ``benchmarks/run.py``, two interleaved pairs: the MLP at batch 1 110-114 -> 50-60 us,
+    at 10 211-252 -> 151-160, at 64 and 100 unchanged; its float64 tiles were slower than
+    IREE's choice at 1024^3 and faster at 256^3, so they stay Zen 5's (and Zen 3's)."""
+    return _amd_family(target, "25", "znver4") and has_avx512(target)
 
 
 def register_bytes(target: Target) -> int:
-    """The vector register size of an x86 CPU target's code: 64 with AVX-512, else 32."""
+    """The vector register size of an x86 CPU target's code: 64 with AVX-512, else 32
+    (AVX2; aotc-tile-matmuls then narrows its tiles, benchmarks/README.md "Matmul tiles on
+    AVX2")."""
     return 64 if has_avx512(target) else 32
 
 

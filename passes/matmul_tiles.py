@@ -59,15 +59,16 @@ matmul keeps IREE's choice. A copied ``W.T`` larger than d runs as ``(W @ d.T).T
 (``_copies_the_smaller_side``): IREE computes a weight's copy when the program starts and
 keeps it to the backward pass.
 
-The compiler runs it for one CPU target of AMD Zen 5 (``cpu_paths.tiles_matmuls``), and for
-float32 products alone (``elements``) on AMD Zen 4 and Zen 3 (``cpu_paths.tiles_float32_matmuls``),
-on modules without data tiling (``build.finish_module``); a module IREE cannot compile with
-it is compiled again without (``compiler.compile_bytecode``, ``without_tile_settings``).
-The tiles were measured with AVX-512's 64-byte registers; a CPU with AVX2's 32-byte ones
-(Zen 3) gets the same register counts, each of half the columns (``register_bytes``,
-``narrowed``): there IREE's own choice ran the batch-1 MLP at 207-221 us, the narrowed
-tiles at 71-78 (the unnarrowed ones at 81-94: 16 registers of accumulators leave AVX2's
-none for the operands).
+The compiler runs it for one CPU target of AMD Zen 5 or Zen 3 (``cpu_paths.tiles_matmuls``),
+and for float32 products alone (``elements``) on AMD Zen 4
+(``cpu_paths.tiles_float32_matmuls``), on modules without data tiling
+(``build.finish_module``); a module IREE cannot compile with it is compiled again without
+(``compiler.compile_bytecode``, ``without_tile_settings``). The tiles were measured with
+AVX-512's 64-byte registers; a CPU with AVX2's 32-byte ones (Zen 3) gets the same
+register counts, each of half the columns (``register_bytes``, ``narrowed``), float64
+its own tiles (``AVX2_TILES``): there IREE's own choice ran the batch-1 MLP at 207-221
+us, the narrowed tiles at 71-78 (the unnarrowed ones at 81-94: 16 registers of
+accumulators leave AVX2's none for the operands).
 
 Invariants: values are unchanged (only code generation differs); a matmul that carries a
 setting keeps it, so running the pass twice changes nothing more.
@@ -131,8 +132,17 @@ SEPARATED_RESULTS = frozenset({"f64"})
 # A vector-matrix product's register columns: the first not above its N (module docstring).
 VECTOR_COLUMNS = (128, 64)
 # The vector register size the tiles above were measured with (AVX-512); CPUs with
-# narrower registers (AVX2: 32 bytes) get as many registers of fewer columns (``narrowed``).
+# narrower registers (AVX2: 32 bytes) get as many registers of fewer columns (``narrowed``),
+# but for the element types of ``AVX2_TILES``.
 FULL_REGISTER_BYTES = 64
+# Workgroup columns and register tiles for 32-byte registers where narrowing is not what
+# runs fastest (AMD Zen 3, interleaved in one process, min over blocks): float64's 8x16
+# narrowed to 8x8 keeps 16 accumulators in AVX2's 16 registers and ran as IREE's own
+# choice (512^3 10.5 ms either way); 4 rows of 8 columns ran 512^3 10.5 -> 6.7-7.4 ms,
+# 1024^3 90-107 -> 73-84, the MLP layer [64, 784] @ [784, 512] + bias 1.85-1.97 -> 1.62-1.80,
+# alpha * A @ B + beta * C at 512 11.8 -> 7.3, 8 x 256^3 batched 6.0-7.8 -> 6.3; 4x12 and
+# 6x8 ran 4-5x slower (rows or columns no power of two).
+AVX2_TILES = {"f64": (32, (4, 8))}
 # x[k] and W[k, n] into y[n], loops (n, k): the form IREE's own matvec rewrite makes.
 VECTOR_MAPS = ("(d0, d1) -> (d1)", "(d0, d1) -> (d1, d0)", "(d0, d1) -> (d0)")
 # A[m, k] and v[k] into y[m], loops (m, k): a matrix-vector product (module docstring).
@@ -210,10 +220,14 @@ def setting(rows: int | None, element: str = "f32", batched: bool = False, depth
     rows (``tiles``; None: dynamic rows, tiled as 32); ``batched``: a batch_matmul, one
     batch element a workgroup; ``depth`` and ``columns`` (its K and N, where known) add
     the K blocks of ``cache_blocks``; the columns are ``narrowed`` to ``register_bytes``."""
-    workgroup, wg_columns, vector_rows, vector_columns = tiles(
-        WORKGROUP_ROWS[0] if rows is None else rows, element, batched)
-    wg_columns = narrowed(wg_columns, register_bytes)
-    vector_columns = narrowed(vector_columns, register_bytes)
+    runs_at = WORKGROUP_ROWS[0] if rows is None else rows
+    workgroup, wg_columns, vector_rows, vector_columns = tiles(runs_at, element, batched)
+    if (register_bytes < FULL_REGISTER_BYTES and element in AVX2_TILES
+            and runs_at % WORKGROUP_ROWS[-1] == 0):
+        wg_columns, (vector_rows, vector_columns) = AVX2_TILES[element]
+    else:
+        wg_columns = narrowed(wg_columns, register_bytes)
+        vector_columns = narrowed(vector_columns, register_bytes)
     batch = [1] if batched else []  # one batch element per workgroup and register tile
 
     def sizes(values):
@@ -346,6 +360,10 @@ class TileMatmuls(ModulePass):
                                        lambda o: _vector_columns(as_op(o), self.register_bytes)):
             if _element(op) in self.elements:
                 as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(vector_setting(columns))
+        # AVX2's matrix-vector products keep IREE's choice: float64 [2048, 2048] @ v ran
+        # 1.02-1.21 ms with it, 1.28-1.42 with this setting (AMD Zen 3).
+        if self.register_bytes < FULL_REGISTER_BYTES:
+            return
         for op, _ in collect_ops(module, lambda o: _matrix_vector(as_op(o))):
             if _element(op) in self.elements:
                 as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(MATRIX_VECTOR_SETTING)

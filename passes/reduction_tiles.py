@@ -26,8 +26,8 @@ the consumer reads the input again (4 MiB more for the softmax) and the max runs
 own speed: softmax 256 -> 230-233 us a call (JAX 207-211), ``log_softmax`` written out
 550 -> 230, ``x - max`` 202 -> 199.
 
-It runs where aotc-tile-matmuls does (``cpu_paths.tiles_matmuls``: one CPU target of AMD
-Zen 5); a module IREE cannot compile with the settings is compiled again without them
+It runs for one CPU target of AMD Zen 5 (``cpu_paths.tiles_reductions``), where it was
+measured; a module IREE cannot compile with the settings is compiled again without them
 (``compiler.compile_bytecode``, ``matmul_tiles.without_tile_settings``, which removes
 every ``compilation_info``; the clones stay, values unchanged).
 

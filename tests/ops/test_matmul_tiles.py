@@ -228,27 +228,33 @@ def test_float32_tiles_alone_leave_float64_products_to_iree(monkeypatch):
 
 def test_avx2_registers_get_tiles_of_half_the_columns(monkeypatch):
     """On a CPU with 32-byte vector registers (AMD Zen 3, AVX2: cpu_paths.register_bytes)
-    the float32 tiles keep their registers, each of half the columns: a layer's 8x32
+    float32 tiles keep their registers, each of half the columns: a layer's 8x32
     register tile becomes 8x16 in workgroups of 64 columns, a batch-1 row's 128 register
-    columns 64; numpy's values. The rule: Zen 3 and Zen 4 get float32 tiles, their
-    register size from the target's instruction set."""
-    from aotc.cpu_paths import register_bytes, tiles_float32_matmuls
+    columns 64; float64 layers get 4x8 tiles in workgroups of 32 columns and matrix-vector
+    products none; numpy's values. The rule: Zen 5 and Zen 3 tile both dtypes, Zen 4
+    float32 alone, reductions only Zen 5; the register size from the instruction set."""
+    from aotc import cpu_paths
     from aotc.targets import get_target
 
-    assert [register_bytes(get_target(f"x86_64:{cpu}")) for cpu in ("znver3", "znver4")] \
-        == [32, 64]
-    assert all(tiles_float32_matmuls(get_target(f"x86_64:{cpu}"))
-               for cpu in ("znver3", "znver4"))
-    assert not tiles_float32_matmuls(get_target("x86_64:skylake"))
-    monkeypatch.setattr(build, "tiles_matmuls", lambda target: False)
-    monkeypatch.setattr(build, "tiles_float32_matmuls", lambda target: True)
+    cpus = ("znver3", "znver4", "znver5", "skylake")
+    targets = [get_target(f"x86_64:{cpu}") for cpu in cpus]
+    assert [cpu_paths.register_bytes(t) for t in targets] == [32, 64, 64, 32]
+    assert [cpu_paths.tiles_matmuls(t) for t in targets] == [True, False, True, False]
+    assert [cpu_paths.tiles_float32_matmuls(t) for t in targets] == [False, True, False, False]
+    assert [cpu_paths.tiles_reductions(t) for t in targets] == [False, False, True, False]
+    monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
     monkeypatch.setattr(build, "register_bytes", lambda target: 32)
-    x = RNG.standard_normal((64, 784)).astype(np.float32)
-    w = (RNG.standard_normal((784, 512)) / 28).astype(np.float32)
-    jitted = aotc.jit(lambda x, w: (x @ w, x[:1] @ w))
-    text = jitted.lower(x, w).as_text()
-    assert "distribution = [32, 64, 0]" in text and "vector_common_parallel = [8, 16, 0]" in text
-    assert "vector_common_parallel = [64, 0]" in text, text
-    wide = (x.astype(np.float64), w.astype(np.float64))
-    for got, want in zip(jitted(x, w), (wide[0] @ wide[1], wide[0][:1] @ wide[1])):
-        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-4, atol=2e-4)
+    for dtype, layer, rtol in ((np.float32, "[32, 64, 0], vector_common_parallel = [8, 16, 0]",
+                                2e-4),
+                               (np.float64, "[32, 32, 0], vector_common_parallel = [4, 8, 0]",
+                                1e-12)):
+        x = RNG.standard_normal((64, 784)).astype(dtype)
+        w = (RNG.standard_normal((784, 512)) / 28).astype(dtype)
+        jitted = aotc.jit(lambda x, w: (x @ w, x[:1] @ w, w @ x[0, :512]))
+        text = jitted.lower(x, w).as_text()
+        assert f"distribution = {layer}" in text, text
+        assert "vector_common_parallel = [64, 0]" in text, text
+        assert text.count(f"{ATTRIBUTE} = ") == 2, text  # not the matrix-vector product
+        xw, ww = x.astype(np.float64), w.astype(np.float64)
+        for got, want in zip(jitted(x, w), (xw @ ww, xw[:1] @ ww, ww @ xw[0, :512])):
+            np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol)

@@ -114,9 +114,9 @@ def test_long_row_maxima_and_minima(monkeypatch):
     """float32 rows of 1024 elements and more get aotc-tile-reductions' vector tiles
     (several accumulators a row): values as numpy's, NaN propagating from any position,
     infinities, and whole rows of one value, also where a full-size consumer reads the
-    max (a softmax); the op carries the setting (forced on: cpu_paths.tiles_matmuls
+    max (a softmax); the op carries the setting (forced on: cpu_paths.tiles_reductions
     gives it where it was measured, AMD Zen 5)."""
-    monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
+    monkeypatch.setattr(build, "tiles_reductions", lambda target: True)
     x = sample("float32", (64, 4096), seed=71)
     x[3, 4095] = x[5, 0] = x[7, 1777] = np.nan
     x[9, :] = -np.inf

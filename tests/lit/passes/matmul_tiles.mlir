@@ -12,7 +12,8 @@
 // whose rows alone are dynamic gets the 32-row setting with loop peeling. Running it
 // twice changes nothing more. For 32-byte vector registers (register-bytes=32, AVX2) the
 // same tiles have half the columns: 8x16 in workgroups of 64 columns, 64 register columns
-// for a batch-1 row.
+// for a batch-1 row; float64's are 4x8 in workgroups of 32 columns, and matrix-vector
+// products keep IREE's choice.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls,aotc-tile-matmuls' | filecheck %s
@@ -22,8 +23,12 @@
 // AVX2-DAG:    #[[VNARROW:.*]] = #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]>
 // AVX2-DAG:    #[[NSETTING:.*]] = #iree_codegen.compilation_info<lowering_config = #[[NARROW]]
 // AVX2-DAG:    #[[VNSETTING:.*]] = #iree_codegen.compilation_info<lowering_config = #[[VNARROW]]
+// AVX2-DAG:    #[[NARROW64:.*]] = #iree_cpu.lowering_config<distribution = [32, 32, 0], vector_common_parallel = [4, 8, 0], vector_reduction = [0, 0, 1]>
+// AVX2-DAG:    #[[NSETTING64:.*]] = #iree_codegen.compilation_info<lowering_config = #[[NARROW64]]
 // AVX2-LABEL:  func.func @layer
 // AVX2:          linalg.matmul {compilation_info = #[[NSETTING]]} ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x512xf32>)
+// AVX2-LABEL:  func.func @float64_layer
+// AVX2:          linalg.matmul {compilation_info = #[[NSETTING64]]} ins(%arg0, %arg1 : tensor<64x784xf64>, tensor<784x512xf64>)
 // AVX2-LABEL:  func.func @vector_products
 // AVX2:          linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<784xf32>, tensor<784x512xf32>) {{.*}} attrs =  {compilation_info = #[[VNSETTING]]}
 
@@ -298,6 +303,9 @@ func.func @vector_products(%x: tensor<1x784xf32>, %w: tensor<784x512xf32>, %v: t
 // A matrix-vector product A @ v, float64 or float32, gets one row at a time, a K step of
 // 32 and peeling; 32 reduction steps keep IREE's choice.
 // CHECK-LABEL: func.func @matrix_vector_products
+// AVX2-LABEL:  func.func @matrix_vector_products
+// AVX2-NOT:      compilation_info
+// AVX2:          return
 // CHECK:         linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<2048x1000xf64>, tensor<1000xf64>) {{.*}} attrs =  {compilation_info = #[[MVSETTING]]}
 // CHECK:         linalg.generic {{.*}} ins(%arg2, %arg3 : tensor<100x512xf32>, tensor<512xf32>) {{.*}} attrs =  {compilation_info = #[[MVSETTING]]}
 // CHECK-NOT:     compilation_info
