@@ -149,9 +149,32 @@ VECTOR_MAPS = ("(d0, d1) -> (d1)", "(d0, d1) -> (d1, d0)", "(d0, d1) -> (d0)")
 MATRIX_VECTOR_MAPS = ("(d0, d1) -> (d0, d1)", "(d0, d1) -> (d1)", "(d0, d1) -> (d0)")
 
 
-def tiles(rows: int, element: str = "f32", batched: bool = False):
+def narrowed(columns: int, register_bytes: int) -> int:
+    """``columns`` of a tile measured with 64-byte vector registers (AVX-512), for a CPU
+    whose registers hold ``register_bytes``: as many registers, each of fewer columns."""
+    return columns * register_bytes // FULL_REGISTER_BYTES
+
+
+def tiles(rows: int, element: str = "f32", batched: bool = False,
+          register_bytes: int = FULL_REGISTER_BYTES):
     """(workgroup rows, workgroup columns, register rows, register columns) of a matmul
-    with ``rows`` rows, or None where it keeps IREE's choice (or is padded: ``padded``)."""
+    with ``rows`` rows on a CPU whose vector registers hold ``register_bytes``, or None
+    where it keeps IREE's choice (or is padded: ``padded``). Narrower registers than
+    AVX-512's get ``AVX2_TILES`` where it has the element type and the rows are whole
+    register tiles, else the same tiles ``narrowed``."""
+    found = _full_register_tiles(rows, element, batched)
+    if found is None or register_bytes >= FULL_REGISTER_BYTES:
+        return found
+    workgroup, columns, vector_rows, vector_columns = found
+    if element in AVX2_TILES and rows % WORKGROUP_ROWS[-1] == 0:
+        columns, (vector_rows, vector_columns) = AVX2_TILES[element]
+        return workgroup, columns, vector_rows, vector_columns
+    return (workgroup, narrowed(columns, register_bytes), vector_rows,
+            narrowed(vector_columns, register_bytes))
+
+
+def _full_register_tiles(rows: int, element: str, batched: bool):
+    """``tiles`` for AVX-512's 64-byte registers, where they were measured."""
     columns, (vector_rows, vector_columns) = TILES[element]
     if rows % WORKGROUP_ROWS[-1] == 0:
         return next(t for t in WORKGROUP_ROWS if rows % t == 0), columns, vector_rows, \
@@ -208,26 +231,14 @@ STATIC_PIPELINE = _PIPELINE + ">"
 PEELED_PIPELINE = _PIPELINE + ", {enable_loop_peeling}>"
 
 
-def narrowed(columns: int, register_bytes: int) -> int:
-    """``columns`` of a tile measured with 64-byte vector registers (AVX-512), for a CPU
-    whose registers hold ``register_bytes``: as many registers, each of fewer columns."""
-    return columns * register_bytes // FULL_REGISTER_BYTES
-
-
 def setting(rows: int | None, element: str = "f32", batched: bool = False, depth: int = 0,
             columns: int = 0, register_bytes: int = FULL_REGISTER_BYTES) -> str:
     """The ``compilation_info`` of a float32 or float64 (``element``) matmul with ``rows``
     rows (``tiles``; None: dynamic rows, tiled as 32); ``batched``: a batch_matmul, one
     batch element a workgroup; ``depth`` and ``columns`` (its K and N, where known) add
-    the K blocks of ``cache_blocks``; the columns are ``narrowed`` to ``register_bytes``."""
-    runs_at = WORKGROUP_ROWS[0] if rows is None else rows
-    workgroup, wg_columns, vector_rows, vector_columns = tiles(runs_at, element, batched)
-    if (register_bytes < FULL_REGISTER_BYTES and element in AVX2_TILES
-            and runs_at % WORKGROUP_ROWS[-1] == 0):
-        wg_columns, (vector_rows, vector_columns) = AVX2_TILES[element]
-    else:
-        wg_columns = narrowed(wg_columns, register_bytes)
-        vector_columns = narrowed(vector_columns, register_bytes)
+    the K blocks of ``cache_blocks``; ``register_bytes``: the CPU's vector register size."""
+    workgroup, wg_columns, vector_rows, vector_columns = tiles(
+        WORKGROUP_ROWS[0] if rows is None else rows, element, batched, register_bytes)
     batch = [1] if batched else []  # one batch element per workgroup and register tile
 
     def sizes(values):

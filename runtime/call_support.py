@@ -16,15 +16,9 @@ from .device import forget_lost
 from .errors import DeviceMismatchError, InvocationError
 from .ledger import out_of_memory
 from .metadata import FunctionMetadata
-from .validate import ArgPlan
 
 DEVICE_LOCAL = int(rt.MemoryType.DEVICE_LOCAL)
 USAGE = int(rt.BufferUsage.DEFAULT)
-
-
-def plan_bytes(plan: ArgPlan) -> int:
-    """Bytes of an argument of static shape (0 when a dimension is dynamic)."""
-    return spec_bytes(plan.spec)
 
 
 def spec_bytes(spec: Any) -> int:

@@ -19,7 +19,6 @@ from .call_support import (
     USAGE,
     array_buffer,
     invoke_held,
-    plan_bytes,
     spec_bytes,
 )
 from .errors import ArgumentError
@@ -52,7 +51,7 @@ def build_general_call(
     pool = device.pool
     names = [a.name for a in meta.args]
     donated = {names.index(name): k for name, k in meta.donated.items() if name in names}
-    expected = tuple((p.shape, p.dtype, p.element_type, plan_bytes(p)) for p in plans)
+    expected = tuple((p.shape, p.dtype, p.element_type, spec_bytes(p.spec)) for p in plans)
     n_args = len(expected)
     result_dtypes = tuple(dtypes.lookup(r.dtype).numpy for r in meta.results)
     result_bytes = tuple(spec_bytes(r) for r in meta.results)

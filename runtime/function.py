@@ -35,7 +35,6 @@ from .call_support import (
     array_buffer,
     invocation_error,
     invoke_held,
-    plan_bytes,
     spec_bytes,
 )
 from .device import shader_loop_refusal
@@ -230,7 +229,7 @@ def _build_plain_call(
     argument's device copy (no buffer of their own)."""
     device = loaded.device
     # (shape, dtype, element type, bytes) per argument, unpacked in one step per call.
-    expected = tuple((p.shape, p.dtype, p.element_type, plan_bytes(p)) for p in plans)
+    expected = tuple((p.shape, p.dtype, p.element_type, spec_bytes(p.spec)) for p in plans)
     n_args = len(expected)
     in_bytes = sum(e[3] for e in expected)
     result_dtypes = tuple(dtypes.lookup(r.dtype).numpy for r in meta.results)
