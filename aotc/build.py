@@ -40,6 +40,7 @@ from .passes import (
     ShieldReductions,
     ShieldStridedSlices,
     SplitBoolBroadcasts,
+    TileConvolutions,
     TileMatmuls,
     TileReductions,
     run_pipeline,
@@ -49,8 +50,8 @@ from .passes.matmul_tiles import tiles_every_contraction
 from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
-from .cpu_paths import (compile_flags, inner_tiling, register_bytes, tiles_float32_matmuls,
-                        tiles_matmuls, tiles_reductions)
+from .cpu_paths import (compile_flags, inner_tiling, register_bytes, tiles_convolutions,
+                        tiles_float32_matmuls, tiles_matmuls, tiles_reductions)
 from .targets import DATA_TILING, LOOP_VECTORIZATION, Target, device_targets_attribute
 
 
@@ -215,6 +216,9 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
                 else ("f32",) if tiles_float32_matmuls(target) else ())
     if elements and DATA_TILING[0] not in flags:
         run_pipeline(module, [TileMatmuls(elements, register_bytes(target))])
+    # channel-last convolutions: register tiles of whole AVX2 vectors (passes/conv_tiles.py)
+    if tiles_convolutions(target):
+        run_pipeline(module, [TileConvolutions(register_bytes(target))])
     # float32 row reductions: several accumulators in flight (passes/reduction_tiles.py)
     if tiles_reductions(target):
         run_pipeline(module, [TileReductions()])

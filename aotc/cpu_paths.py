@@ -109,6 +109,14 @@ def tiles_float32_matmuls(target: Target) -> bool:
     return _amd_family(target, "25", "znver4") and has_avx512(target)
 
 
+def tiles_convolutions(target: Target) -> bool:
+    """Whether channel-last convolutions get aotc-tile-convolutions' register tiles: a
+    single x86_64 CPU target without AVX-512, for which IREE picks the same half-register
+    tiles whatever the CPU (measured on AMD Zen 3; passes/conv_tiles.py)."""
+    return (target.is_cpu and not target.parts and _architecture(target) == "x86_64"
+            and not has_avx512(target))
+
+
 def register_bytes(target: Target) -> int:
     """The vector register size of an x86 CPU target's code: 64 with AVX-512, else 32
     (AVX2; aotc-tile-matmuls then narrows its tiles, benchmarks/README.md "Matmul tiles on

@@ -29,6 +29,7 @@ from .hoist_scan_matmuls import HoistScanMatmuls
 from .host_scalars import HostScalars
 from .isolate_matmuls import IsolateMatmuls
 from .loops_in_dispatch import LoopsInDispatch
+from .conv_tiles import TileConvolutions
 from .matmul_tiles import TileMatmuls
 from .reduction_tiles import TileReductions
 from .kernel_barriers import KeepUnusedKernelResults
@@ -56,7 +57,7 @@ __all__ = [
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
     "KeepUnusedKernelResults", "RootKernelsForGpu", "SplitComplexSelects",
     "SeparateComplexParts", "ComplexPadsAsInserts", "SeparateGatherSlices",
-    "TileMatmuls", "TileReductions", "ShareDearValues", "UnrollLoops",
+    "TileConvolutions", "TileMatmuls", "TileReductions", "ShareDearValues", "UnrollLoops",
     "ExposeKernels", "GuardKernels", "SHARE_KERNELS",
     "CLEANUP", "Donate", "pair_donations", "run_pipeline", "WidenNarrowInts",
     "CheckNarrowArguments", "ExpandMath", "ExpandFloat32Math", "Vjp", "Jvp", "DropStopGradients",

@@ -241,6 +241,8 @@ CONTRACTION_OPS = of_group("contraction")
 DISPATCH_OPS = of_group("kernel")
 # The named matmuls, by their rank: (batch,) rows, depth x depth, columns.
 MATMUL_RANKS = {"linalg.matmul": 2, "linalg.batch_matmul": 3}
+# Convolutions whose register tiles aotc-tile-convolutions sets (channel-last, 2-D).
+TILED_CONVOLUTIONS = frozenset({"linalg.conv_2d_nhwc_hwcf"})
 CONSTANT_LIKE_OPS = having("constant_like")
 RESHAPE_OPS = having("keeps_storage")
 GATHER_FUSING_OPS = having("fuses_into_gather")
