@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import ModulePass, as_op, collect_ops, register
-from .matmul_tiles import ATTRIBUTE
+from .matmul_tiles import ATTRIBUTE, ELEMENT_BYTES
 from .opset import TILED_CONVOLUTIONS
 
 # Output columns a register tile covers: the largest divisor of the output's columns in
@@ -52,7 +52,6 @@ MIN_ROW_TILE, MAX_ROW_TILE = 4, 14
 # workgroups of 1-4 rows (3584-7168 elements), 35.9 with 28 rows.
 WORKGROUP_COLUMNS = WORKGROUP_CHANNELS = 64
 WORKGROUP_ELEMENTS = 4096
-ELEMENT_BYTES = {"f32": 4, "f64": 8}
 
 _PIPELINE = ("#iree_codegen.translation_info<pipeline = "
              "#iree_cpu.pipeline<ConvTileAndDecomposeExpert>>")

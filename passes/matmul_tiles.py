@@ -141,8 +141,19 @@ FULL_REGISTER_BYTES = 64
 # choice (512^3 10.5 ms either way); 4 rows of 8 columns ran 512^3 10.5 -> 6.7-7.4 ms,
 # 1024^3 90-107 -> 73-84, the MLP layer [64, 784] @ [784, 512] + bias 1.85-1.97 -> 1.62-1.80,
 # alpha * A @ B + beta * C at 512 11.8 -> 7.3, 8 x 256^3 batched 6.0-7.8 -> 6.3; 4x12 and
-# 6x8 ran 4-5x slower (rows or columns no power of two).
-AVX2_TILES = {"f64": (32, (4, 8))}
+# 6x8 ran 4-5x slower (rows or columns no power of two). float32's 8x32 narrowed to 8x16
+# holds 16 accumulators too: one core, [64, 784] @ [784, 512] 1.87-1.99 ms against IREE's
+# 1.44-1.56 and 4x16's 1.30-1.45 (8x8 1.23-1.69, 4x16 in workgroups of 32 or 128 columns
+# 1.34-1.44).
+AVX2_TILES = {"f32": (64, (4, 16)), "f64": (32, (4, 8))}
+# The most accumulators a narrowed register tile keeps in AVX2's 16 registers (the rest
+# hold the operands); a tile of more runs with its columns halved until it fits. One
+# core, [M, 784] @ [784, 512] float32 (narrowed -> halved, IREE's choice): M = 6 (6x32 ->
+# 6x16) 178-199 -> 97-123 us (141-176), 10 (5x32 -> 5x16) 255-310 -> 170-235 (330-343),
+# 30 461-620 against 812 (644-821), 100 3.07-3.10 -> 1.51-1.94 ms (2.07-2.52); 7 rows'
+# 7x16 (14) and 7x8 ran alike.
+AVX2_MAX_ACCUMULATORS = 12
+ELEMENT_BYTES = {"f32": 4, "f64": 8}
 # x[k] and W[k, n] into y[n], loops (n, k): the form IREE's own matvec rewrite makes.
 VECTOR_MAPS = ("(d0, d1) -> (d1)", "(d0, d1) -> (d1, d0)", "(d0, d1) -> (d0)")
 # A[m, k] and v[k] into y[m], loops (m, k): a matrix-vector product (module docstring).
@@ -161,7 +172,8 @@ def tiles(rows: int, element: str = "f32", batched: bool = False,
     with ``rows`` rows on a CPU whose vector registers hold ``register_bytes``, or None
     where it keeps IREE's choice (or is padded: ``padded``). Narrower registers than
     AVX-512's get ``AVX2_TILES`` where it has the element type and the rows are whole
-    register tiles, else the same tiles ``narrowed``."""
+    register tiles, else the same tiles ``narrowed``, their columns halved down to
+    ``AVX2_MAX_ACCUMULATORS``."""
     found = _full_register_tiles(rows, element, batched)
     if found is None or register_bytes >= FULL_REGISTER_BYTES:
         return found
@@ -169,8 +181,11 @@ def tiles(rows: int, element: str = "f32", batched: bool = False,
     if element in AVX2_TILES and rows % WORKGROUP_ROWS[-1] == 0:
         columns, (vector_rows, vector_columns) = AVX2_TILES[element]
         return workgroup, columns, vector_rows, vector_columns
-    return (workgroup, narrowed(columns, register_bytes), vector_rows,
-            narrowed(vector_columns, register_bytes))
+    vector_columns = narrowed(vector_columns, register_bytes)
+    lanes = register_bytes // ELEMENT_BYTES[element]
+    while vector_rows * vector_columns // lanes > AVX2_MAX_ACCUMULATORS:
+        vector_columns //= 2
+    return workgroup, narrowed(columns, register_bytes), vector_rows, vector_columns
 
 
 def _full_register_tiles(rows: int, element: str, batched: bool):

@@ -11,6 +11,7 @@ import pytest
 import aotc
 import aotc.numpy as anp
 from aotc import build
+from aotc.passes import matmul_tiles
 from aotc.passes.matmul_tiles import ATTRIBUTE, without_tile_settings
 
 RNG = np.random.default_rng(7)
@@ -226,12 +227,12 @@ def test_float32_tiles_alone_leave_float64_products_to_iree(monkeypatch):
             np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol * 10)
 
 
-def test_avx2_registers_get_tiles_of_half_the_columns(monkeypatch):
+def test_avx2_registers_get_tiles_of_at_most_12_accumulators(monkeypatch):
     """On a CPU with 32-byte vector registers (AMD Zen 3, AVX2: cpu_paths.register_bytes)
-    float32 tiles keep their registers, each of half the columns: a layer's 8x32
-    register tile becomes 8x16 in workgroups of 64 columns, a batch-1 row's 128 register
-    columns 64; float64 layers get 4x8 tiles in workgroups of 32 columns and matrix-vector
-    products none; numpy's values. The rule: Zen 5 and Zen 3 tile both dtypes, Zen 4
+    a float32 layer gets 4x16 register tiles in workgroups of 64 columns, a batch-1 row
+    64 register columns (128 narrowed); float64 layers get 4x8 tiles in workgroups of 32
+    columns and matrix-vector products none; other tiles are narrowed to at most 12
+    accumulators; numpy's values. The rule: Zen 5 and Zen 3 tile both dtypes, Zen 4
     float32 alone, reductions only Zen 5; the register size from the instruction set."""
     from aotc import cpu_paths
     from aotc.targets import get_target
@@ -242,9 +243,14 @@ def test_avx2_registers_get_tiles_of_half_the_columns(monkeypatch):
     assert [cpu_paths.tiles_matmuls(t) for t in targets] == [True, False, True, False]
     assert [cpu_paths.tiles_float32_matmuls(t) for t in targets] == [False, True, False, False]
     assert [cpu_paths.tiles_reductions(t) for t in targets] == [False, False, True, False]
+    # odd rows: the narrowed tile's columns halved to at most 12 accumulators (8 lanes of
+    # float32, 4 of float64 a register): 5x32 -> 5x16, float64 5x16 -> 5x8; 2x32 fits
+    assert matmul_tiles.tiles(10, "f32", False, 32) == (10, 64, 5, 16)
+    assert matmul_tiles.tiles(10, "f64", False, 32) == (10, 32, 5, 8)
+    assert matmul_tiles.tiles(2, "f32", False, 32) == (2, 128, 2, 32)
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
     monkeypatch.setattr(build, "register_bytes", lambda target: 32)
-    for dtype, layer, rtol in ((np.float32, "[32, 64, 0], vector_common_parallel = [8, 16, 0]",
+    for dtype, layer, rtol in ((np.float32, "[32, 64, 0], vector_common_parallel = [4, 16, 0]",
                                 2e-4),
                                (np.float64, "[32, 32, 0], vector_common_parallel = [4, 8, 0]",
                                 1e-12)):

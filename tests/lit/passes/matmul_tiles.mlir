@@ -10,16 +10,16 @@
 // product gets one row at a time and a K step of 32, peeled. A K of 1024 or more runs
 // in blocks of 256 where they and the workgroups divide it. A float32 matmul
 // whose rows alone are dynamic gets the 32-row setting with loop peeling. Running it
-// twice changes nothing more. For 32-byte vector registers (register-bytes=32, AVX2) the
-// same tiles have half the columns: 8x16 in workgroups of 64 columns, 64 register columns
-// for a batch-1 row; float64's are 4x8 in workgroups of 32 columns, and matrix-vector
-// products keep IREE's choice.
+// twice changes nothing more. For 32-byte vector registers (register-bytes=32, AVX2)
+// float32 tiles are 4x16 in workgroups of 64 columns, 64 register columns for a batch-1
+// row; float64's are 4x8 in workgroups of 32 columns, and matrix-vector products keep
+// IREE's choice.
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls,aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls{register-bytes=32}' | filecheck %s --check-prefix=AVX2
 
-// AVX2-DAG:    #[[NARROW:.*]] = #iree_cpu.lowering_config<distribution = [32, 64, 0], vector_common_parallel = [8, 16, 0], vector_reduction = [0, 0, 1]>
+// AVX2-DAG:    #[[NARROW:.*]] = #iree_cpu.lowering_config<distribution = [32, 64, 0], vector_common_parallel = [4, 16, 0], vector_reduction = [0, 0, 1]>
 // AVX2-DAG:    #[[VNARROW:.*]] = #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]>
 // AVX2-DAG:    #[[NSETTING:.*]] = #iree_codegen.compilation_info<lowering_config = #[[NARROW]]
 // AVX2-DAG:    #[[VNSETTING:.*]] = #iree_codegen.compilation_info<lowering_config = #[[VNARROW]]
