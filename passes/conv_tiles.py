@@ -48,8 +48,9 @@ from .opset import TILED_CONVOLUTIONS
 # this range (module docstring).
 MIN_ROW_TILE, MAX_ROW_TILE = 4, 14
 # A workgroup's output columns and channels at most, and its output elements at most
-# (rows are added while they fit): [8, 56, 56, 64] * 3x3x64x64 ran 26.4-27.7 ms with
-# workgroups of 1-4 rows (3584-7168 elements), 35.9 with 28 rows.
+# (rows are added while they fit): [8, 56, 56, 64] * 3x3x64x64 ran 26.4-27.7 ms in
+# workgroups of 1792-3584 output elements ([1, 4, 14, 32], [1, 4, 28, 32], [1, 1, 56,
+# 64]), 35.9-40.9 in workgroups of 14336 or more ([1, 4, 56, 64], [1, 28, 56, 64]).
 WORKGROUP_COLUMNS = WORKGROUP_CHANNELS = 64
 WORKGROUP_ELEMENTS = 4096
 

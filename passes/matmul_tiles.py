@@ -65,10 +65,11 @@ and for float32 products alone (``elements``) on AMD Zen 4
 (``build.finish_module``); a module IREE cannot compile with it is compiled again without
 (``compiler.compile_bytecode``, ``without_tile_settings``). The tiles were measured with
 AVX-512's 64-byte registers; a CPU with AVX2's 32-byte ones (Zen 3) gets the same
-register counts, each of half the columns (``register_bytes``, ``narrowed``), float64
-its own tiles (``AVX2_TILES``): there IREE's own choice ran the batch-1 MLP at 207-221
-us, the narrowed tiles at 71-78 (the unnarrowed ones at 81-94: 16 registers of
-accumulators leave AVX2's none for the operands).
+register counts, each of half the columns (``register_bytes``, ``narrowed``), but at most
+``AVX2_MAX_ACCUMULATORS`` of its 16 registers accumulate (a layer's own tiles,
+``AVX2_TILES``, are 4x16 for float32 and 4x8 for float64): there IREE's own choice ran
+the batch-1 MLP at 207-221 us, the narrowed tiles at 71-78 (the unnarrowed ones at
+81-94: 16 registers of accumulators leave AVX2's none for the operands).
 
 Invariants: values are unchanged (only code generation differs); a matmul that carries a
 setting keeps it, so running the pass twice changes nothing more.
