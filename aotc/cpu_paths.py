@@ -73,10 +73,15 @@ def _cpu_level(target: Target) -> str:
                  if f.startswith(CPU_FLAG + "=")), "")
 
 
+def _single_x86(target: Target) -> bool:
+    """One CPU target (no others beside it) whose code is for x86_64."""
+    return target.is_cpu and not target.parts and _architecture(target) == "x86_64"
+
+
 def _amd_family(target: Target, family: str, level: str) -> bool:
     """A single x86_64 CPU target for an AMD CPU of ``family`` (``host`` code on one) or
     named by its LLVM CPU ``level``."""
-    if not (target.is_cpu and not target.parts and _architecture(target) == "x86_64"):
+    if not _single_x86(target):
         return False
     if _cpu_level(target) == "host":
         return _cpuinfo("vendor_id") == "AuthenticAMD" and _cpuinfo("cpu family") == family
@@ -113,8 +118,7 @@ def tiles_convolutions(target: Target) -> bool:
     """Whether channel-last convolutions get aotc-tile-convolutions' register tiles: a
     single x86_64 CPU target without AVX-512, for which IREE picks the same half-register
     tiles whatever the CPU (measured on AMD Zen 3; passes/conv_tiles.py)."""
-    return (target.is_cpu and not target.parts and _architecture(target) == "x86_64"
-            and not has_avx512(target))
+    return _single_x86(target) and not has_avx512(target)
 
 
 def register_bytes(target: Target) -> int:

@@ -72,11 +72,11 @@ def setting(output: tuple[int, int, int, int], window: tuple[int, int], channels
     row_tile = _largest_divisor(columns, MIN_ROW_TILE, MAX_ROW_TILE)
     if (window == (1, 1) or channels < lanes or features % lanes or row_tile is None):
         return None
+    # at most 64 columns by 64 channels: the rows' bound is at least 1
     group_columns = row_tile * _largest_divisor(columns // row_tile, 1,
-                                                max(1, WORKGROUP_COLUMNS // row_tile))
+                                                WORKGROUP_COLUMNS // row_tile)
     group_features = lanes * _largest_divisor(features // lanes, 1, WORKGROUP_CHANNELS // lanes)
-    group_rows = _largest_divisor(
-        rows, 1, max(1, WORKGROUP_ELEMENTS // (group_columns * group_features)))
+    group_rows = _largest_divisor(rows, 1, WORKGROUP_ELEMENTS // (group_columns * group_features))
     return ("#iree_codegen.compilation_info<lowering_config = #iree_cpu.lowering_config<"
             f"distribution = [1, {group_rows}, {group_columns}, {group_features}, 0, 0, 0], "
             f"vector_common_parallel = [1, 1, {row_tile}, {lanes}, 0, 0, 0], "
@@ -108,7 +108,7 @@ class TileConvolutions(ModulePass):
 
     @classmethod
     def from_options(cls, options):
-        return cls(int(options.get("register-bytes", 32)))
+        return cls(int(options.get("register-bytes", cls.register_bytes)))
 
     def run(self, module) -> None:
         from aotc._mlir import ir
