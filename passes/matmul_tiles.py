@@ -82,6 +82,7 @@ from dataclasses import dataclass
 
 from .base import (ModulePass, as_op, collect_ops, indexing_maps, multiplies_inputs, register,
                    separate_readers, separated)
+from .matmul_panels import as_panel_product, grown, multiply_add, packs
 from .opset import CONTRACTION_OPS, MATMUL_RANKS
 
 # The smallest matmul that gets a setting: below these, IREE's choice ran as fast.
@@ -371,6 +372,9 @@ class TileMatmuls(ModulePass):
             if rows == 1:
                 _as_vector_product(op)
                 continue
+            if self._on_panels(op, rows, element):  # packs copy transposed operands too
+                as_panel_product(op, self.register_bytes, element in SEPARATED_RESULTS)
+                continue
             for i in copies:
                 value = op.operands[i]
                 with ir.InsertionPoint(op), op.location:
@@ -394,6 +398,20 @@ class TileMatmuls(ModulePass):
         for op, _ in collect_ops(module, lambda o: _matrix_vector(as_op(o))):
             if _element(op) in self.elements:
                 as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(MATRIX_VECTOR_SETTING)
+
+
+    def _on_panels(self, op, rows, element: str) -> bool:
+        """Whether ``op`` runs on packed panels (passes/matmul_panels.py): AVX2 registers,
+        a static matmul (``rows`` None: dynamic rows)."""
+        from aotc._mlir import ir
+
+        if self.register_bytes >= FULL_REGISTER_BYTES or op.name != "linalg.matmul":
+            return False
+        if rows is None:
+            return False
+        (rows, depth), columns = (ir.RankedTensorType(op.operands[0].type).shape,
+                                  ir.RankedTensorType(op.operands[1].type).shape[1])
+        return packs(rows, depth, columns, ELEMENT_BYTES[element])
 
 
 def _element(op) -> str:
@@ -449,19 +467,14 @@ def _pad_rows(matmul, rows: int) -> None:
     dispatch), and its readers read the rows it had through a clone and a slice."""
     from aotc._mlir import ir, tensor
 
-    from .autodiff.core import zeros as filled_zeros
-
-    def grown(value):
-        t = ir.RankedTensorType(value.type)
-        zeros = filled_zeros(ir.RankedTensorType.get([rows, t.shape[1]], t.element_type))
-        return separated(tensor.insert_slice(value, zeros, [], [], [], [0, 0], t.shape,
-                                             [1, 1]))
+    def padded_copy(value):
+        return separated(grown(value, [rows, ir.RankedTensorType(value.type).shape[1]]))
 
     product = matmul.results[0]
     result = ir.RankedTensorType(product.type)
     with ir.InsertionPoint(matmul), matmul.location:
-        matmul.operands[0] = grown(matmul.operands[0])
-        matmul.operands[2] = grown(matmul.operands[2])
+        matmul.operands[0] = padded_copy(matmul.operands[0])
+        matmul.operands[2] = padded_copy(matmul.operands[2])
         product.set_type(ir.RankedTensorType.get([rows, result.shape[1]], result.element_type))
     with ir.InsertionPoint.after(matmul), matmul.location:
         copy = separated(product)
@@ -526,16 +539,10 @@ def _as_vector_product(matmul) -> None:
         body = product.regions[0].blocks.append(row.element_type, row.element_type,
                                                 out.element_type)
         with ir.InsertionPoint(body):
-            linalg.YieldOp([_multiply_add(*body.arguments)])
+            linalg.YieldOp([multiply_add(*body.arguments)])
         result = tensor.expand_shape(out, product.results[0], [[0, 1]], [], out.shape)
     matmul.results[0].replace_all_uses_with(result)
     matmul.erase()
-
-
-def _multiply_add(a, b, acc):
-    from aotc._mlir import arith
-
-    return arith.addf(acc, arith.mulf(a, b))
 
 
 def without_tile_settings(mlir: bytes) -> bytes | None:

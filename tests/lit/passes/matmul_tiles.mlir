@@ -13,22 +13,36 @@
 // twice changes nothing more. For 32-byte vector registers (register-bytes=32, AVX2)
 // float32 tiles are 4x16 in workgroups of 64 columns, 64 register columns for a batch-1
 // row; float64's are 4x8 in workgroups of 32 columns, and matrix-vector products keep
-// IREE's choice.
+// IREE's choice. There a float64 matmul of at least 64 rows (float32: 100) and 2 * 256^3
+// flops runs on packed panels: each operand copied (through clones, apart from its
+// producer) into [M/4, K, 4] and [N/8, K, 8] (float32 16) panels, their product a
+// generic over (row block, row, panel, column, k) collapsed back to [M, N].
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls,aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls{register-bytes=32}' | filecheck %s --check-prefix=AVX2
+// RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls{register-bytes=32},aotc-tile-matmuls{register-bytes=32}' | filecheck %s --check-prefix=AVX2
 
 // AVX2-DAG:    #[[NARROW:.*]] = #iree_cpu.lowering_config<distribution = [32, 64, 0], vector_common_parallel = [4, 16, 0], vector_reduction = [0, 0, 1]>
 // AVX2-DAG:    #[[VNARROW:.*]] = #iree_cpu.lowering_config<distribution = [128, 0], vector_common_parallel = [64, 0], vector_reduction = [0, 1]>
 // AVX2-DAG:    #[[NSETTING:.*]] = #iree_codegen.compilation_info<lowering_config = #[[NARROW]]
 // AVX2-DAG:    #[[VNSETTING:.*]] = #iree_codegen.compilation_info<lowering_config = #[[VNARROW]]
-// AVX2-DAG:    #[[NARROW64:.*]] = #iree_cpu.lowering_config<distribution = [32, 32, 0], vector_common_parallel = [4, 8, 0], vector_reduction = [0, 0, 1]>
-// AVX2-DAG:    #[[NSETTING64:.*]] = #iree_codegen.compilation_info<lowering_config = #[[NARROW64]]
+// AVX2-DAG:    #[[PANELS64_CONFIG:.*]] = #iree_cpu.lowering_config<distribution = [8, 4, 4, 8, 0], vector_common_parallel = [1, 4, 1, 8, 0], vector_reduction = [0, 0, 0, 0, 1]>
 // AVX2-LABEL:  func.func @layer
 // AVX2:          linalg.matmul {compilation_info = #[[NSETTING]]} ins(%arg0, %arg1 : tensor<64x784xf32>, tensor<784x512xf32>)
 // AVX2-LABEL:  func.func @float64_layer
-// AVX2:          linalg.matmul {compilation_info = #[[NSETTING64]]} ins(%arg0, %arg1 : tensor<64x784xf64>, tensor<784x512xf64>)
+// AVX2:          %[[X:.*]] = flow.tensor.clone %arg0 : tensor<64x784xf64>
+// AVX2:          %[[W:.*]] = flow.tensor.clone %arg1 : tensor<784x512xf64>
+// AVX2:          %[[XE:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0, 1], [2]] output_shape [16, 4, 784]
+// AVX2:          %[[XT:.*]] = linalg.transpose ins(%[[XE]] : tensor<16x4x784xf64>) outs(%{{.*}} : tensor<16x784x4xf64>) permutation = [0, 2, 1]
+// AVX2:          %[[XP:.*]] = flow.tensor.clone %[[XT]] : tensor<16x784x4xf64>
+// AVX2:          %[[WE:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0], [1, 2]] output_shape [784, 64, 8]
+// AVX2:          %[[WT:.*]] = linalg.transpose ins(%[[WE]] : tensor<784x64x8xf64>) outs(%{{.*}} : tensor<64x784x8xf64>) permutation = [1, 0, 2]
+// AVX2:          %[[WP:.*]] = flow.tensor.clone %[[WT]] : tensor<64x784x8xf64>
+// AVX2:          %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[XP]], %[[WP]] : tensor<16x784x4xf64>, tensor<64x784x8xf64>) outs(%{{.*}} : tensor<16x4x64x8xf64>) attrs =  {compilation_info = #[[PANELS64:.*]]}
+// AVX2:          %[[C:.*]] = tensor.collapse_shape %[[P]] {{\[\[}}0, 1], [2, 3]] : tensor<16x4x64x8xf64> into tensor<64x512xf64>
+// AVX2:          %[[S:.*]] = flow.tensor.clone %[[C]] : tensor<64x512xf64>
+// AVX2:          linalg.generic {{.*}} ins(%[[S]], %arg2 : tensor<64x512xf64>, tensor<512xf64>)
 // AVX2-LABEL:  func.func @vector_products
 // AVX2:          linalg.generic {{.*}} ins(%{{.*}}, %arg1 : tensor<784xf32>, tensor<784x512xf32>) {{.*}} attrs =  {compilation_info = #[[VNSETTING]]}
 
