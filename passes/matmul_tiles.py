@@ -402,15 +402,13 @@ class TileMatmuls(ModulePass):
 
     def _on_panels(self, op, rows, element: str) -> bool:
         """Whether ``op`` runs on packed panels (passes/matmul_panels.py): AVX2 registers,
-        a static matmul (``rows`` None: dynamic rows)."""
+        a static matmul or batch matmul (``rows`` None: dynamic rows)."""
         from aotc._mlir import ir
 
-        if self.register_bytes >= FULL_REGISTER_BYTES or op.name != "linalg.matmul":
+        if self.register_bytes >= FULL_REGISTER_BYTES or rows is None:
             return False
-        if rows is None:
-            return False
-        (rows, depth), columns = (ir.RankedTensorType(op.operands[0].type).shape,
-                                  ir.RankedTensorType(op.operands[1].type).shape[1])
+        (rows, depth), columns = (ir.RankedTensorType(op.operands[0].type).shape[-2:],
+                                  ir.RankedTensorType(op.operands[1].type).shape[-1])
         return packs(rows, depth, columns, ELEMENT_BYTES[element])
 
 

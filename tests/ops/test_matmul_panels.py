@@ -38,6 +38,7 @@ def test_the_rule():
     # workgroups: the most register rows up to 8 that divide the row blocks, 4 panels
     assert "distribution = [8, 4, 4, 8, 0]" in matmul_panels.setting(512, 8)
     assert "distribution = [5, 4, 4, 16, 0]" in matmul_panels.setting(100, 16)
+    assert "vector_common_parallel = [1, 1, 4, 1, 8, 0]" in matmul_panels.setting(64, 8, True)
     assert "distribution = [1, 4, 4, 8, 0]" in matmul_panels.setting(68, 8)  # 17 blocks
 
 
@@ -65,6 +66,17 @@ def test_programs_on_panels_compute_numpys_values(avx2, dtype, rows, rtol):
     wide = [a.astype(np.float64) for a in args]
     for got, want in zip(jitted(*args), _program(np, *wide)):
         np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=rtol)
+
+
+def test_batch_matmuls_on_panels_compute_numpys_values(avx2):
+    """One batch element a workgroup; 516 columns padded to whole panels."""
+    a, b = RNG.standard_normal((2, 72, 512)), RNG.standard_normal((2, 512, 516))
+    jitted = aotc.jit(lambda a, b: anp.matmul(a, b) - 1.0)
+    text = jitted.lower(a, b).as_text()
+    loops = "iterator_types = [" + '"parallel", ' * 5 + '"reduction"]'  # (batch, b, r, p, c, k)
+    assert text.count(loops) == 1, text
+    assert "distribution = [1, 6, 4, 4, 8, 0]" in text and "batch_matmul" not in text, text
+    np.testing.assert_allclose(np.asarray(jitted(a, b)), a @ b - 1.0, rtol=1e-12, atol=1e-12)
 
 
 def test_without_avx2_registers_no_panels(monkeypatch):

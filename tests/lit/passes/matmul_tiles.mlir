@@ -16,7 +16,8 @@
 // IREE's choice. There a float64 matmul of at least 64 rows (float32: 100) and 2 * 256^3
 // flops runs on packed panels: each operand copied (through clones, apart from its
 // producer) into [M/4, K, 4] and [N/8, K, 8] (float32 16) panels, their product a
-// generic over (row block, row, panel, column, k) collapsed back to [M, N].
+// generic over (row block, row, panel, column, k) collapsed back to [M, N] (a batch
+// matmul's batch dimension in front).
 
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls' | filecheck %s
 // RUN: %aotc-opt %s --pass-pipeline='aotc-tile-matmuls,aotc-tile-matmuls' | filecheck %s
