@@ -46,7 +46,7 @@ from .passes import (
     run_pipeline,
 )
 from .passes.base import collect_ops, is_private, read_metadata, write_metadata
-from .passes.matmul_tiles import tiles_every_contraction
+from .passes.matmul_tiles import panels_for_every_contraction, tiles_every_contraction
 from .passes.donation import donate_and_record, mark_donated, mark_written
 from .runtime.metadata import FunctionMetadata
 from .signature import ArgumentBinder, CallSignature, build_metadata
@@ -202,10 +202,12 @@ def finish_module(module: ir.Module, target: Target, contractions, *,
             module.operation.attributes["hal.device.targets"] = ir.Attribute.parse(attribute)
     # float64 matmuls: aotc-tile-matmuls' tiles where it gives every contraction one (on
     # AMD Zen 5 and Zen 3), else through inner_tiled, each alone in its dispatch
-    # (targets.INNER_TILED).
-    tiled = (tiles_matmuls(target) and bool(contractions)
-             and all(c.dtype == "float64" for c in contractions)
-             and tiles_every_contraction(module.operation))
+    # (targets.INNER_TILED); on AVX2 any module whose contractions all run on its packed
+    # panels, float32 too, compiles without data tiling.
+    tiled = tiles_matmuls(target) and bool(contractions) and (
+        (all(c.dtype == "float64" for c in contractions)
+         and tiles_every_contraction(module.operation))
+        or panels_for_every_contraction(module.operation, register_bytes(target)))
     inner = not tiled and inner_tiling(target, contractions) and matrix_matmuls(module)
     if inner:
         run_pipeline(module, [IsolateMatmuls()])

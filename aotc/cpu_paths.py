@@ -150,8 +150,9 @@ def compile_flags(target: Target, contractions: Sequence[Contraction],
                   matrix_matmuls: bool = False, tiled: bool = False) -> tuple[str, ...]:
     """``matrix_matmuls``: every contraction is a matmul of two matrices, its consumers
     kept out of its dispatch (``build.finish_module``); ``tiled``: every contraction is a
-    float64 matmul that aotc-tile-matmuls gives its tiles, which run faster than data
-    tiling (passes/matmul_tiles.py)."""
+    float64 matmul that aotc-tile-matmuls gives its tiles, or (AVX2) one it runs on packed
+    panels, which run faster than data tiling (passes/matmul_tiles.py,
+    passes/matmul_panels.py)."""
     flags = target.flags
     if tiled:
         return flags

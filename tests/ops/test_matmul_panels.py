@@ -79,6 +79,25 @@ def test_batch_matmuls_on_panels_compute_numpys_values(avx2):
     np.testing.assert_allclose(np.asarray(jitted(a, b)), a @ b - 1.0, rtol=1e-12, atol=1e-12)
 
 
+def test_modules_all_on_panels_compile_without_data_tiling(avx2):
+    """A float32 matmul large enough for data tiling (2 * 512^3 flops) runs on panels
+    instead when every contraction of its module does; with one of too few rows for
+    panels beside it (64), the module keeps data tiling (and the pass does not run)."""
+    from aotc.targets import DATA_TILING
+
+    a = RNG.standard_normal((256, 512)).astype(np.float32)
+    b = RNG.standard_normal((512, 2048)).astype(np.float32)
+    large = aotc.jit(lambda a, b: a @ b)
+    lowered = large.lower(a, b)
+    assert DATA_TILING[0] not in lowered.flags and PANEL_SETTING in lowered.as_text()
+    np.testing.assert_allclose(np.asarray(large(a, b)), a.astype(np.float64) @ b,
+                               rtol=1e-4, atol=1e-3)
+    c = np.zeros((64, 4096), np.float32)
+    d = np.zeros((4096, 1024), np.float32)
+    lowered = aotc.jit(lambda a, b, c, d: (a @ b, c @ d)).lower(a, b, c, d)
+    assert DATA_TILING[0] in lowered.flags and PANEL_SETTING not in lowered.as_text()
+
+
 def test_without_avx2_registers_no_panels(monkeypatch):
     monkeypatch.setattr(build, "tiles_matmuls", lambda target: True)
     monkeypatch.setattr(build, "register_bytes", lambda target: 64)
