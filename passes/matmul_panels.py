@@ -24,18 +24,22 @@ One core (``iree-benchmark-module``, local-sync), the packs included, plain 4x8 
 | [64, 512] @ [512, 512] | 1.64 ms | 1.46 | |
 | 256^3 | 1.13 ms | 0.91 | 0.91 |
 
-float32: [64, 784] @ [784, 512] 1.06 -> 0.86 ms, [100, 784] @ [784, 512] 2.00 -> 1.25,
-[64, 512] @ [512, 512] 0.78 -> 0.57, 512^3 4.93 -> 3.43, 256^3 0.50 -> 0.46.
+float32 (panels of 16 columns): [100, 784] @ [784, 512] 1.64-2.12 -> 1.21-1.25 ms, [128,
+784] @ [784, 512] 2.46-2.82 -> 1.87-2.23, 512^3 4.93-5.51 -> 3.43-3.53; [64, 784] @ [784, 512]
+1.06-1.39 -> 1.16-1.26 (no gain: packing its [784, 512] weights alone takes 0.26-0.43 ms,
+numpy's own copy into that order 0.28).
 
 Smaller matmuls pay for the packs on every call and ran slower packed ([8, 784] @ [784,
 512] float32 0.16 -> 0.48 ms, float64 0.36 -> 0.53; [32, 784] @ [784, 512] float64 1.29 ->
 1.63; 128 x 512 x 128 float64 0.57 -> 0.86; 192^3 0.45 -> 0.54), so only matmuls of at
-least ``MIN_ROWS`` rows and ``MIN_FLOPS`` get panels (``packs``); their rows must be
-whole register tiles and their columns whole panels. Workgroups of up to
-``WORKGROUP_ROW_BLOCKS`` register rows by ``WORKGROUP_PANELS`` panels (32 rows by 4
-panels ran 7.5-8.4 ms at 512^3, 16 rows 10.6). A batch matmul keeps its batch dimension in
-front of the panels, one batch element a workgroup, and the rule applies to one element
-(two cores through ``aotc.jit``: float64 8 x 256^3 6.7 -> 5.9 ms, numpy 5.9).
+least ``MIN_ROWS`` rows and ``MIN_FLOPS`` get panels (``packs``). Rows and columns that
+are not whole register tiles and panels are padded with zeros, the product cut back
+through a clone. Workgroups of up to ``WORKGROUP_ROW_BLOCKS`` register rows by
+``WORKGROUP_PANELS`` panels (32 rows by 4 panels ran 7.5-8.4 ms at 512^3, 16 rows 10.6;
+at 1024^3 the measurements' noise exceeded the differences between shapes). A batch
+matmul keeps its batch dimension in front of the panels, one batch element a workgroup,
+and the rule applies to one element (two cores through ``aotc.jit``: float64 8 x 256^3
+6.7 -> 5.9 ms, numpy 5.9).
 """
 
 from __future__ import annotations

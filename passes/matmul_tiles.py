@@ -69,7 +69,10 @@ register counts, each of half the columns (``register_bytes``, ``narrowed``), bu
 ``AVX2_MAX_ACCUMULATORS`` of its 16 registers accumulate (a layer's own tiles,
 ``AVX2_TILES``, are 4x16 for float32 and 4x8 for float64): there IREE's own choice ran
 the batch-1 MLP at 207-221 us, the narrowed tiles at 71-78 (the unnarrowed ones at
-81-94: 16 registers of accumulators leave AVX2's none for the operands).
+81-94: 16 registers of accumulators leave AVX2's none for the operands). There large
+static matmuls and batch matmuls run on packed panels instead (passes/matmul_panels.py,
+``_on_panels``), and a module whose contractions all do is not data-tiled
+(``panels_for_every_contraction``).
 
 Invariants: values are unchanged (only code generation differs); a matmul that carries a
 setting keeps it, so running the pass twice changes nothing more.
@@ -414,13 +417,13 @@ class TileMatmuls(ModulePass):
             if _element(op) in self.elements:
                 as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(MATRIX_VECTOR_SETTING)
 
-
-    def _on_panels(self, op, rows, element: str) -> bool:
-        """Whether ``op`` runs on packed panels (passes/matmul_panels.py): AVX2 registers,
-        a static matmul or batch matmul (``rows`` None: dynamic rows)."""
+    def _on_panels(self, op, planned_rows, element: str) -> bool:
+        """Whether ``op`` (a matmul or batch matmul with a plan, ``_plan``) runs on packed
+        panels (passes/matmul_panels.py): AVX2 registers and static rows
+        (``planned_rows`` None: dynamic)."""
         from aotc._mlir import ir
 
-        if self.register_bytes >= FULL_REGISTER_BYTES or rows is None:
+        if self.register_bytes >= FULL_REGISTER_BYTES or planned_rows is None:
             return False
         (rows, depth), columns = (ir.RankedTensorType(op.operands[0].type).shape[-2:],
                                   ir.RankedTensorType(op.operands[1].type).shape[-1])
