@@ -55,6 +55,10 @@ MIN_ROWS = {8: 64, 4: 100}
 MIN_FLOPS = 2 * 256**3
 WORKGROUP_ROW_BLOCKS = 8
 WORKGROUP_PANELS = 4
+# IREE's CPU pipeline of these settings (and aotc-tile-matmuls'), its options and closing
+# bracket left to the setting.
+DOUBLE_TILING_PIPELINE = ("#iree_codegen.translation_info<pipeline = "
+                          "#iree_cpu.pipeline<DoubleTilingExpert>")
 
 
 def panel_columns(element_bytes_: int, register_bytes: int) -> int:
@@ -84,7 +88,7 @@ def setting(rows: int, panel: int, batched: bool = False) -> str:
             f"distribution = [{ones}{workgroup_blocks}, {REGISTER_ROWS}, {WORKGROUP_PANELS}, "
             f"{panel}, 0], vector_common_parallel = [{ones}1, {REGISTER_ROWS}, 1, {panel}, 0], "
             f"vector_reduction = [{zeros}0, 0, 0, 0, 1]>, translation_info = "
-            "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>>>")
+            f"{DOUBLE_TILING_PIPELINE}>>")
 
 
 def as_panel_product(matmul, register_bytes: int, separate_result: bool) -> None:

@@ -85,7 +85,7 @@ from dataclasses import dataclass
 
 from .base import (ModulePass, as_op, collect_ops, indexing_maps, multiplies_inputs, register,
                    separate_readers, separated)
-from .matmul_panels import as_panel_product, grown, multiply_add, packs
+from .matmul_panels import DOUBLE_TILING_PIPELINE, as_panel_product, grown, multiply_add, packs
 from .opset import CONTRACTION_OPS, MATMUL_RANKS
 
 # The smallest matmul that gets a setting: below these, IREE's choice ran as fast.
@@ -244,7 +244,7 @@ def cache_blocks(depth: int, columns: int, workgroup_columns: int) -> bool:
             and columns % workgroup_columns == 0)
 
 
-_PIPELINE = "#iree_codegen.translation_info<pipeline = #iree_cpu.pipeline<DoubleTilingExpert>"
+_PIPELINE = DOUBLE_TILING_PIPELINE
 STATIC_PIPELINE = _PIPELINE + ">"
 # Remainder iterations peeled off the loops (a matmul with dynamic rows, whose IREE
 # setting carries the same option; a matrix-vector product's K).
