@@ -71,7 +71,7 @@ register counts, each of half the columns (``register_bytes``, ``narrowed``), bu
 the batch-1 MLP at 207-221 us, the narrowed tiles at 71-78 (the unnarrowed ones at
 81-94: 16 registers of accumulators leave AVX2's none for the operands). There large
 static matmuls and batch matmuls run on packed panels instead (passes/matmul_panels.py,
-``_on_panels``), and a module whose contractions all do is not data-tiled
+``runs_on_panels``), and a module whose contractions all do is not data-tiled
 (``panels_for_every_contraction``).
 
 Invariants: values are unchanged (only code generation differs); a matmul that carries a
@@ -352,14 +352,28 @@ def panels_for_every_contraction(module, register_bytes: int) -> bool:
     registers of ``register_bytes`` (the compiler then compiles it without data tiling:
     float32 1024^3 on AMD Zen 3, two cores, 24.0 ms data-tiled against 17.3 on panels,
     JAX 17.2)."""
-    tiling = TileMatmuls(register_bytes=register_bytes)
+    if register_bytes >= FULL_REGISTER_BYTES:  # no panels: no walk
+        return False
 
     def on_panels(op) -> bool:
         plan = _plan(op)
-        return plan is not None and tiling._on_panels(op, plan[0], plan[1])
+        return plan is not None and runs_on_panels(op, plan[0], plan[1], register_bytes)
 
     found = collect_ops(module, lambda o: as_op(o).name in CONTRACTION_OPS or None)
     return bool(found) and all(on_panels(as_op(op)) for op, _ in found)
+
+
+def runs_on_panels(op, planned_rows, element: str, register_bytes: int) -> bool:
+    """Whether ``op`` (a matmul or batch matmul with a plan, ``_plan``) runs on packed
+    panels (passes/matmul_panels.py): AVX2 registers and static rows (``planned_rows``
+    None: dynamic)."""
+    from aotc._mlir import ir
+
+    if register_bytes >= FULL_REGISTER_BYTES or planned_rows is None:
+        return False
+    (rows, depth), columns = (ir.RankedTensorType(op.operands[0].type).shape[-2:],
+                              ir.RankedTensorType(op.operands[1].type).shape[-1])
+    return packs(rows, depth, columns, ELEMENT_BYTES[element])
 
 
 @register
@@ -390,7 +404,8 @@ class TileMatmuls(ModulePass):
             if rows == 1:
                 _as_vector_product(op)
                 continue
-            if self._on_panels(op, rows, element):  # packs copy transposed operands too
+            # packs copy transposed operands too
+            if runs_on_panels(op, rows, element, self.register_bytes):
                 as_panel_product(op, self.register_bytes, element in SEPARATED_RESULTS)
                 continue
             for i in copies:
@@ -416,18 +431,6 @@ class TileMatmuls(ModulePass):
         for op, _ in collect_ops(module, lambda o: _matrix_vector(as_op(o))):
             if _element(op) in self.elements:
                 as_op(op).attributes[ATTRIBUTE] = ir.Attribute.parse(MATRIX_VECTOR_SETTING)
-
-    def _on_panels(self, op, planned_rows, element: str) -> bool:
-        """Whether ``op`` (a matmul or batch matmul with a plan, ``_plan``) runs on packed
-        panels (passes/matmul_panels.py): AVX2 registers and static rows
-        (``planned_rows`` None: dynamic)."""
-        from aotc._mlir import ir
-
-        if self.register_bytes >= FULL_REGISTER_BYTES or planned_rows is None:
-            return False
-        (rows, depth), columns = (ir.RankedTensorType(op.operands[0].type).shape[-2:],
-                                  ir.RankedTensorType(op.operands[1].type).shape[-1])
-        return packs(rows, depth, columns, ELEMENT_BYTES[element])
 
 
 def _element(op) -> str:
