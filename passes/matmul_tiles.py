@@ -244,11 +244,10 @@ def cache_blocks(depth: int, columns: int, workgroup_columns: int) -> bool:
             and columns % workgroup_columns == 0)
 
 
-_PIPELINE = DOUBLE_TILING_PIPELINE
-STATIC_PIPELINE = _PIPELINE + ">"
+STATIC_PIPELINE = DOUBLE_TILING_PIPELINE + ">"
 # Remainder iterations peeled off the loops (a matmul with dynamic rows, whose IREE
 # setting carries the same option; a matrix-vector product's K).
-PEELED_PIPELINE = _PIPELINE + ", {enable_loop_peeling}>"
+PEELED_PIPELINE = DOUBLE_TILING_PIPELINE + ", {enable_loop_peeling}>"
 
 
 def setting(rows: int | None, element: str = "f32", batched: bool = False, depth: int = 0,
