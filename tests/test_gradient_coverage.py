@@ -10,7 +10,7 @@ random direction and against reverse mode (the transposition check), and both ag
 the finite-difference points come from JAX (x64, all perturbations in one vmapped call)
 for the cases JAX has, and from aotc (the same, vmapped) for the others, or for all
 without JAX: aotc's forward values are the op tests' subject, and the batched forward of
-every case was a third of each table's compile."""
+every case was over a third of a table's IREE compile ("selection": 43 s against 27 s)."""
 
 from __future__ import annotations
 
