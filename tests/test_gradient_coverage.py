@@ -392,6 +392,11 @@ def _points(a, b):
     return moves[:, :a.size].reshape(-1, *a.shape), moves[:, a.size:].reshape(-1, *b.shape)
 
 
+def _on(namespaces, f):
+    """The case ``f`` as a function of (a, b) calling ``namespaces`` (aotc's or JAX's)."""
+    return lambda a, b: f(namespaces, a, b)
+
+
 def _derivatives(cases, differenced):
     """One program: for every case, its gradient and its jvp along DIRECTION; for the cases
     in ``differenced``, its values at the finite-difference points too."""
@@ -399,8 +404,7 @@ def _derivatives(cases, differenced):
     def derivatives(a, b, a_points, b_points, ta, tb):
         out = {}
         for name, f in cases.items():
-            def g(a, b, f=f):
-                return f(AOTC, a, b)
+            g = _on(AOTC, f)
             out[name] = (aotc.grad(g, argnums=(0, 1))(a, b), aotc.jvp(g, (a, b), (ta, tb))[1])
             if name in differenced:
                 out[name] += (aotc.vmap(g)(a_points, b_points),)
@@ -445,8 +449,7 @@ def _jax_references(cases) -> dict:
     def references(a, b, a_points, b_points):
         out = {}
         for name, f in compared.items():
-            def g(a, b, f=f):
-                return f(JAX, a, b)
+            g = _on(JAX, f)
             out[name] = (jax.grad(g, argnums=(0, 1))(a, b), jax.vmap(g)(a_points, b_points))
         return out
 
