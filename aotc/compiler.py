@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import tempfile
 import threading
 
@@ -172,6 +173,8 @@ _isolated = threading.local()
 def _compile_once(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
     from iree.compiler.api import Output, Source
 
+    if _several_devices(mlir, flags):
+        return _compile_in_stages(mlir, flags, name)
     if (any(f.split("=", 1)[0] in PROCESS_WIDE_FLAGS for f in flags)
             or getattr(_isolated, "active", False)):
         return _compile_with_tool(mlir, flags, name)
@@ -194,6 +197,41 @@ def _compile_once(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
             return bytes(output.map_memory())
         finally:
             invocation.close()
+
+
+def _several_devices(mlir: bytes, flags: tuple[str, ...]) -> bool:
+    """Is the module for several devices (a CPU and a GPU)? Such a module names its
+    devices in its ``hal.device.targets`` attribute, never in a flag."""
+    if any(f.startswith("--iree-hal-target-device=") for f in flags):
+        return False
+    from ._mlir import parse_module
+
+    module = parse_module(mlir)
+    if "hal.device.targets" not in module.operation.attributes:
+        return False
+    devices = re.findall(r'#hal\.device\.target<"(\w+)"',
+                         str(module.operation.attributes["hal.device.targets"]))
+    return len(set(devices)) > 1
+
+
+def _compile_in_stages(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:
+    """A module for several devices, with each device's executables linked: IREE's tool
+    to the executables' code, aotc's pass that gives each backend executables of its own,
+    the tool to the HAL program (linking per backend), aotc's pass that lets a device
+    skip executables it has no code for, and the tool to the end
+    (passes/device_executables.py says why)."""
+    from ._mlir import bytecode, parse_module
+    from .passes import PartialExecutables, SplitExecutablesPerBackend, run_pipeline
+
+    for phases, rewrite in (
+            (("--compile-to=executable-targets",), SplitExecutablesPerBackend()),
+            (("--compile-from=executable-targets", "--compile-to=hal"), PartialExecutables()),
+    ):
+        module = parse_module(_compile_with_tool(
+            mlir, flags + phases + ("--emit-mlir-bytecode",), name))
+        run_pipeline(module, [rewrite])
+        mlir = bytecode(module)
+    return _compile_with_tool(mlir, flags + ("--compile-from=hal",), name)
 
 
 def _compile_with_tool(mlir: bytes, flags: tuple[str, ...], name: str) -> bytes:

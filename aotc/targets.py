@@ -46,10 +46,6 @@ DATA_TILING = ("--iree-opt-data-tiling",)
 # float32 ones 1.2-1.4x slower (benchmarks/f64_contractions.py). Not measured elsewhere,
 # so x86_64 only.
 INNER_TILED = ("--iree-llvmcpu-enable-inner-tiled",)
-# IREE 3.13 links the executables of a module per backend and, when one module holds
-# code for several devices (CPU and a GPU), keeps only the CPU variants: every GPU dispatch
-# is lost. Unlinked, each dispatch keeps one variant per device.
-NO_LINKING = ("--iree-hal-link-executables=false",)
 # IREE leaves LLVM's loop vectorizer off: its own vectorization covers structured ops, not
 # the scalar loops of the dispatches aotc forms (sequential kernels, loops in one
 # dispatch). On, those loops run 2-7x faster (a 64x64 LU by masked updates 166 -> 25 us,
@@ -135,8 +131,7 @@ class Target:
         for t in self.targets:
             extra += tuple(f for f in t.extra_flags if f not in extra)
         device = () if self.needs_attribute else self.device_flags
-        devices = {t.family.driver or "local" for t in self.targets}
-        return device + OPT + NO_DEMOTION + extra + (NO_LINKING if len(devices) > 1 else ())
+        return device + OPT + NO_DEMOTION + extra
 
     def device_target(self) -> str:
         """IREE's ``#hal.device.target<...>`` attribute for one target, as text."""

@@ -17,6 +17,7 @@ from .check_dtypes import CheckDtypes
 from .copy_shared_destinations import CopySharedDestinations
 from .materialize_constants import MaterializeConstants
 from .donation import Donate, pair_donations
+from .device_executables import PartialExecutables, SplitExecutablesPerBackend
 from .drop_carry_barriers import DropCarryBarriers
 from .expand_math import ExpandFloat32Math, ExpandMath
 from .expand_minmax import ExpandFloatMinMax
@@ -53,7 +54,7 @@ __all__ = [
     "SeparateReturnedUpdates", "FuseSiblings", "FoldEmptyLoops", "FoldSplats",
     "ShieldReductions", "ShieldStridedSlices", "SplitBoolBroadcasts",
     "GuardKnownNans", "FoldToArguments", "DropCarryBarriers", "HoistScanMatmuls",
-    "HostScalars",
+    "HostScalars", "PartialExecutables", "SplitExecutablesPerBackend",
     "CopySharedDestinations", "MaterializeConstants", "IsolateMatmuls", "LoopsInDispatch",
     "KeepUnusedKernelResults", "RootKernelsForGpu", "SplitComplexSelects",
     "SeparateComplexParts", "ComplexPadsAsInserts", "SeparateGatherSlices",

@@ -20,9 +20,11 @@ def test_multi_target_artifact_carries_every_target(artifacts):
     art = artifacts.mlp(MULTI)
     files = archive(art.vmfb)
     host_format = {"x86_64": "x86_64", "aarch64": "arm_64"}.get(HOST, HOST)
-    for fmt in (f"embedded_elf_{host_format}", "embedded_elf_arm_64", "vulkan_spirv_fb"):
-        # every dispatch of the MLP, for every target
-        assert sum(fmt in name for name in files) == 5, (fmt, sorted(files))
+    # every dispatch of the MLP for Vulkan; the CPU code linked, one ELF per CPU target
+    # (compiler._compile_in_stages)
+    assert sum("vulkan_spirv_fb" in name for name in files) == 5, sorted(files)
+    for fmt in (f"embedded_elf_{host_format}", "embedded_elf_arm_64"):
+        assert sum(fmt in name for name in files) == 1, (fmt, sorted(files))
     assert art.target == MULTI and art.functions["predict"].target == MULTI
     assert 'hal.device.select' in art.mlir
 
@@ -103,6 +105,18 @@ def test_several_targets_none_of_which_fit(artifacts):
     names = art.target.split(",")
     assert f"compiled for targets {', '.join(names)}, which device 'local-task'" in message
     assert f"target='{art.target},cpu'" in message
+
+
+def test_cpu_and_gpu_targets_none_of_which_fit(artifacts):
+    """A CPU+GPU artifact whose CPU code is for another machine: IREE's device selection
+    refuses the host CPU (its executables, linked per device, are each for one device:
+    passes/device_executables.py), and the error gives the same advice."""
+    foreign = "aarch64" if HOST == "x86_64" else "x86_64"
+    art = artifacts.ops(f"{foreign},vulkan")
+    message = _load_error(art.vmfb, "local-task")
+    assert (f"compiled for targets {foreign}, vulkan, which device 'local-task' cannot run"
+            in message)
+    assert "not found or unavailable" in message and f"target='{art.target},cpu'" in message
 
 
 def test_cuda_artifact_without_cuda():
