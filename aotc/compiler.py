@@ -206,7 +206,10 @@ def _several_devices(mlir: bytes, flags: tuple[str, ...]) -> bool:
         return False
     from ._mlir import parse_module
 
-    module = parse_module(mlir)
+    try:
+        module = parse_module(mlir)
+    except Exception:  # IREE's parser reports it, with its diagnostics, in the compile
+        return False
     if "hal.device.targets" not in module.operation.attributes:
         return False
     devices = re.findall(r'#hal\.device\.target<"(\w+)"',
