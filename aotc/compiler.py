@@ -6,6 +6,9 @@ KiB per distinct module), so it is replaced after ``SESSION_MAX_COMPILES`` compi
 dropped by ``release_sessions`` (``clear_cache``); a new one takes under a millisecond.
 IREE prints its diagnostics to the C-level stderr, so they are captured from file
 descriptor 2 and carried in ``CompileError``.
+A module for several devices (a CPU and a GPU) compiles instead in three runs of the
+``iree-compile`` tool, with aotc's passes between IREE's phases so that each device's
+code is linked (``_compile_in_stages``).
 """
 
 from __future__ import annotations

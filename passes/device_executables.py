@@ -4,8 +4,9 @@ IREE 3.13 links a module's executables per backend (all CPU dispatches into one 
 linking repoints every reference to a linked executable at the new one, so the GPU
 variants that lived in the same executables lose their dispatches and are dropped: a
 ``cpu,vulkan`` module linked runs on the CPU only. Compiled unlinked it runs on both, at
-2-2.3x the compile time and with every dispatch its own ELF (``aotc.multi_device``
-measured it). These two passes, run between IREE's phases, let linking work:
+2-2.3x the compile time and with every dispatch its own ELF (docs/architecture.md has the
+figures). These two passes, run between IREE's phases by ``compiler._compile_in_stages``,
+let linking work:
 
 - ``aotc-split-executables-per-backend`` (on ``executable-targets`` IR, before linking)
   moves the variants of every backend but the first into executables of their own and
@@ -17,7 +18,8 @@ measured it). These two passes, run between IREE's phases, let linking work:
   module has such executables on every device (the GPU's on the CPU, the CPU's on the
   GPU), and dispatches pick their variant by the same format queries, so they never use
   the executable left unmade. The module still fails to load, with IREE's status and a
-  message naming the formats, on a device that supports none of its formats.
+  message naming the formats, on a device that supports none of its formats (IREE's
+  device selection refuses such a device first; this keeps the guard where it was).
 
 Invariants: only executables with variants of several backends are split; dispatches run
 the same code; running either pass twice changes nothing more.
