@@ -215,7 +215,7 @@ def _several_devices(mlir: bytes, flags: tuple[str, ...]) -> bool:
         return False
     if "hal.device.targets" not in module.operation.attributes:
         return False
-    devices = re.findall(r'#hal\.device\.target<"(\w+)"',
+    devices = re.findall(r'#hal\.device\.target<"([\w-]+)"',
                          str(module.operation.attributes["hal.device.targets"]))
     return len(set(devices)) > 1
 

@@ -76,9 +76,6 @@ class SplitExecutablesPerBackend(ModulePass):
     name = "aotc-split-executables-per-backend"
 
     def run(self, module) -> None:
-        from aotc._mlir import ir
-
-        body = module.regions[0].blocks[0]
         taken = {_symbol(op) for op in _body_ops(module) if "sym_name" in op.attributes}
         moved: dict[tuple[str, str], str] = {}
         for exe in _body_ops(module):
@@ -90,25 +87,39 @@ class SplitExecutablesPerBackend(ModulePass):
                     groups.setdefault(_backend(v), []).append(v)
             for backend, variants in list(groups.items())[1:]:
                 new = _fresh(_symbol(exe) + "_" + re.sub(r"\W", "_", backend), taken)
-                clone = exe.clone(ip=ir.InsertionPoint(body))
-                clone.attributes["sym_name"] = ir.StringAttr.get(new)
-                for v in _body_ops(clone):
-                    if v.name == "hal.executable.variant" and _backend(v) != backend:
-                        v.erase()
-                for v in variants:
-                    moved[(_symbol(exe), _symbol(v))] = new
-                    v.erase()
-        if not moved:
-            return
-        # The references are outside executables (dispatches), whose code is not walked.
-        for top in _body_ops(module):
-            if top.name == "hal.executable":
-                continue
-            for op, _ in collect_ops(top, lambda op: True):
-                for name in list(op.attributes):
-                    new = _renamed(op.attributes[name], moved)
-                    if new is not None:
-                        op.attributes[name] = new
+                moved.update({(_symbol(exe), _symbol(v)): new for v in variants})
+                _move_into_new_executable(exe, new, variants)
+        if moved:
+            _repoint(module, moved)
+
+
+def _move_into_new_executable(exe, name: str, variants: list) -> None:
+    """Moves ``variants`` out of ``exe`` into a new executable ``name`` (the same
+    attributes otherwise) at the end of the module."""
+    from aotc._mlir import ir
+
+    attributes = {a: exe.attributes[a] for a in list(exe.attributes) if a != "sym_name"}
+    attributes["sym_name"] = ir.StringAttr.get(name)
+    new = ir.Operation.create("hal.executable", attributes=attributes, regions=1,
+                              loc=exe.location,
+                              ip=ir.InsertionPoint(exe.parent.regions[0].blocks[0]))
+    end = ir.Operation.create("hal.executable_end", loc=exe.location,
+                              ip=ir.InsertionPoint(new.regions[0].blocks.append()))
+    for v in variants:
+        v.move_before(end)
+
+
+def _repoint(module, moved: dict) -> None:
+    """Points every reference to a moved variant at its new executable. The references
+    are outside executables (dispatches), whose code is not walked."""
+    for top in _body_ops(module):
+        if top.name == "hal.executable":
+            continue
+        for op, _ in collect_ops(top, lambda op: True):
+            for name in list(op.attributes):
+                new = _renamed(op.attributes[name], moved)
+                if new is not None:
+                    op.attributes[name] = new
 
 
 def _fresh(name: str, taken: set) -> str:
